@@ -1,0 +1,225 @@
+//! The admission domain, free of HTTP: join, status, release and pass verification on top
+//! of a [`Store`], turning store snapshots into what a visitor is told (ETA, pass,
+//! redirect). Handlers parse, call the [`Engine`], and render.
+
+use std::sync::Arc;
+
+use serde::Serialize;
+
+use crate::config::Settings;
+use crate::error::{from_store, ApiError};
+use crate::eta::{estimate, measured_rate, EtaInput};
+use crate::identity::{VisitorId, VisitorSigner};
+use crate::metrics::Metrics;
+use crate::pass::{Claims, PassKeys};
+use crate::ratelimit::{IpLimiter, LimitedAction};
+use crate::store::{Snapshot, Store, StoreError, VisitorState};
+
+/// What a visitor is told; the JSON body of join and status.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct VisitorView {
+    pub room: String,
+    pub state: VisitorState,
+    pub position: u64,
+    pub queue_length: u64,
+    pub active: u64,
+    pub capacity: u64,
+    pub eta_seconds: u64,
+    pub eta_low_seconds: u64,
+    pub eta_high_seconds: u64,
+    /// Units left, when the room has finite stock.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stock: Option<u64>,
+    pub visitor_token: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pass: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub redirect_url: Option<String>,
+    /// When the pass expires (seconds since the epoch).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub expires_at: Option<u64>,
+}
+
+/// Everything a request needs; shared by all workers.
+pub struct Engine {
+    pub store: Arc<dyn Store>,
+    pub passes: PassKeys,
+    pub visitors: VisitorSigner,
+    pub metrics: Metrics,
+    pub ip_limiter: IpLimiter,
+    pub settings: Settings,
+    /// Set `Secure` on cookies (TLS deployments).
+    pub secure_cookies: bool,
+    /// Base URL visitors reach this server at, without a trailing slash.
+    pub public_base: String,
+}
+
+/// Adds `anteroom_pass=<pass>` to the target URL (for cross-site deployments).
+pub fn redirect_with_pass(target: &str, pass: &str) -> String {
+    match url::Url::parse(target) {
+        Ok(mut u) => {
+            u.query_pairs_mut().append_pair("anteroom_pass", pass);
+            u.to_string()
+        }
+        Err(_) => target.to_string(),
+    }
+}
+
+impl Engine {
+    /// Logs and counts a store failure, then maps it for the client.
+    pub fn store_failed(&self, op: &'static str, room: &str, e: StoreError) -> ApiError {
+        if !matches!(e, StoreError::NoSuchRoom) {
+            tracing::warn!(op, room, error = %e, "store operation failed");
+            self.metrics.store_errors.with_label_values(&[op]).inc();
+        }
+        from_store(room, e)
+    }
+
+    /// Builds the visitor's view from a snapshot.
+    pub fn view(&self, room: &str, visitor: &VisitorId, s: &Snapshot) -> VisitorView {
+        let waiting = s.position > 0;
+        let eta = if waiting {
+            estimate(EtaInput {
+                position: s.position,
+                capacity: s.capacity,
+                session_ttl_ms: s.session_ttl_ms,
+                rate_cap_per_minute: s.rate_cap_per_minute,
+                rate: measured_rate(&s.rate, s.now_ms),
+            })
+        } else {
+            Default::default()
+        };
+        let (pass, redirect_url, expires_at) = match (&s.admission, s.state) {
+            (Some(a), VisitorState::Admitted) => {
+                let pass = self.passes.issue(room, visitor.as_str(), a);
+                let redirect = redirect_with_pass(&s.target_url, &pass);
+                (
+                    Some(pass),
+                    Some(redirect),
+                    Some(a.expires_at_ms.div_ceil(1000)),
+                )
+            }
+            _ => (None, None, None),
+        };
+        VisitorView {
+            room: room.to_string(),
+            state: s.state,
+            position: s.position,
+            queue_length: s.queue_length,
+            active: s.active,
+            capacity: s.capacity,
+            eta_seconds: eta.seconds,
+            eta_low_seconds: eta.low,
+            eta_high_seconds: eta.high,
+            stock: s.stock,
+            visitor_token: self.visitors.token(visitor),
+            pass,
+            redirect_url,
+            expires_at,
+        }
+    }
+
+    /// Per-visitor fixed window; fails open when the store is unreachable.
+    pub async fn check_visitor_limit(
+        &self,
+        visitor: &VisitorId,
+        action: LimitedAction,
+    ) -> Result<(), ApiError> {
+        let rl = &self.settings.rate_limit;
+        if rl.visitor_requests == 0 {
+            return Ok(());
+        }
+        let window_ms = u64::from(rl.visitor_window_secs) * 1000;
+        match self
+            .store
+            .hit_window(visitor.as_str(), u64::from(rl.visitor_requests), window_ms)
+            .await
+        {
+            Ok(d) if d.allowed => Ok(()),
+            Ok(d) => {
+                self.metrics
+                    .rate_limited
+                    .with_label_values(&[&format!("visitor_{}", action.label())])
+                    .inc();
+                Err(ApiError::RateLimited {
+                    retry_after_secs: d.reset_ms.div_ceil(1000).max(1),
+                })
+            }
+            Err(e) => {
+                // Fail open: limiting is protection, not correctness.
+                tracing::warn!(error = %e, "visitor rate limiter unavailable; failing open");
+                self.metrics
+                    .store_errors
+                    .with_label_values(&["rate_limit"])
+                    .inc();
+                Ok(())
+            }
+        }
+    }
+
+    /// Per-IP limiter (in process).
+    pub fn check_ip_limit(
+        &self,
+        ip: std::net::IpAddr,
+        action: LimitedAction,
+    ) -> Result<(), ApiError> {
+        self.ip_limiter.check(ip).map_err(|retry_after_secs| {
+            self.metrics
+                .rate_limited
+                .with_label_values(&[&format!("ip_{}", action.label())])
+                .inc();
+            ApiError::RateLimited {
+                retry_after_secs: retry_after_secs.max(1),
+            }
+        })
+    }
+
+    pub async fn join(&self, room: &str, visitor: &VisitorId) -> Result<VisitorView, ApiError> {
+        let s = self
+            .store
+            .join(room, visitor.as_str())
+            .await
+            .map_err(|e| self.store_failed("join", room, e))?;
+        Ok(self.view(room, visitor, &s))
+    }
+
+    pub async fn status(&self, room: &str, visitor: &VisitorId) -> Result<VisitorView, ApiError> {
+        let s = self
+            .store
+            .status(room, visitor.as_str())
+            .await
+            .map_err(|e| self.store_failed("status", room, e))?;
+        Ok(self.view(room, visitor, &s))
+    }
+
+    /// Ends the visitor's session or place; returns who was admitted as a result.
+    pub async fn release(&self, room: &str, visitor: &str) -> Result<Vec<String>, ApiError> {
+        let (_, promoted) = self
+            .store
+            .release(room, visitor)
+            .await
+            .map_err(|e| self.store_failed("release", room, e))?;
+        Ok(promoted)
+    }
+
+    /// Full pass check: signature, algorithm, expiry, room, and that the session behind
+    /// it is still live in the store (released or removed sessions fail at once).
+    pub async fn verify_pass(&self, room: &str, token: &str) -> Result<Claims, ApiError> {
+        let claims = self.passes.verify(token, room)?;
+        let serial = claims
+            .serial()
+            .ok_or_else(|| ApiError::unauthorized("invalid_pass", "the pass is not valid"))?;
+        let live = self
+            .store
+            .session_live(room, &claims.sub, serial)
+            .await
+            .map_err(|e| self.store_failed("verify", room, e))?;
+        if !live {
+            return Err(ApiError::unauthorized(
+                "invalid_pass",
+                "the session behind this pass has ended",
+            ));
+        }
+        Ok(claims)
+    }
+}

@@ -1,0 +1,15 @@
+//! Anteroom: a fair FIFO virtual waiting room. See README.md for the overview.
+
+pub mod admission;
+pub mod config;
+pub mod error;
+pub mod eta;
+pub mod identity;
+pub mod metrics;
+pub mod pass;
+pub mod ratelimit;
+pub mod reaper;
+pub mod routes;
+pub mod startup;
+pub mod store;
+pub mod telemetry;

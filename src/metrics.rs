@@ -1,0 +1,141 @@
+//! Prometheus figures served at `/metrics`.
+//!
+//! Room figures (`anteroom_queue_length`, `anteroom_active`, `anteroom_capacity`,
+//! `anteroom_admissions_total`, `anteroom_reaped_total{kind="abandoned"}`) are read from the
+//! store at scrape time, so every instance reports the same room-wide value: aggregate
+//! them with `max`, not `sum`. Process figures (`anteroom_rate_limited_total`,
+//! `anteroom_store_errors_total`, `anteroom_reaped_total{kind="expired"}`,
+//! `anteroom_reaper_passes_total`) are this instance's own: aggregate with `sum`.
+
+use prometheus::{Encoder, IntCounterVec, IntGaugeVec, Opts, Registry, TextEncoder};
+
+use crate::store::RoomStats;
+
+#[derive(Clone)]
+pub struct Metrics {
+    registry: Registry,
+    queue_length: IntGaugeVec,
+    active: IntGaugeVec,
+    capacity: IntGaugeVec,
+    stock: IntGaugeVec,
+    admissions: IntCounterVec,
+    pub reaped: IntCounterVec,
+    pub rate_limited: IntCounterVec,
+    pub store_errors: IntCounterVec,
+    pub reaper_passes: IntCounterVec,
+}
+
+fn gauge(r: &Registry, name: &str, help: &str, labels: &[&str]) -> IntGaugeVec {
+    // unwrap: names and labels are static and valid; registration happens once per registry.
+    let g = IntGaugeVec::new(Opts::new(name, help), labels).unwrap();
+    r.register(Box::new(g.clone())).unwrap();
+    g
+}
+
+fn counter(r: &Registry, name: &str, help: &str, labels: &[&str]) -> IntCounterVec {
+    // unwrap: as above.
+    let c = IntCounterVec::new(Opts::new(name, help), labels).unwrap();
+    r.register(Box::new(c.clone())).unwrap();
+    c
+}
+
+impl Default for Metrics {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Metrics {
+    pub fn new() -> Self {
+        let r = Registry::new();
+        Self {
+            queue_length: gauge(&r, "anteroom_queue_length", "Visitors waiting", &["room"]),
+            active: gauge(&r, "anteroom_active", "Live admitted sessions", &["room"]),
+            capacity: gauge(&r, "anteroom_capacity", "Room capacity", &["room"]),
+            stock: gauge(
+                &r,
+                "anteroom_stock",
+                "Units left (-1 = unlimited)",
+                &["room"],
+            ),
+            admissions: counter(&r, "anteroom_admissions_total", "Admissions", &["room"]),
+            reaped: counter(
+                &r,
+                "anteroom_reaped_total",
+                "Visitors dropped for silence (abandoned) and sessions pruned (expired)",
+                &["room", "kind"],
+            ),
+            rate_limited: counter(
+                &r,
+                "anteroom_rate_limited_total",
+                "Requests refused by a limiter",
+                &["limiter"],
+            ),
+            store_errors: counter(
+                &r,
+                "anteroom_store_errors_total",
+                "Store operations that failed",
+                &["op"],
+            ),
+            reaper_passes: counter(
+                &r,
+                "anteroom_reaper_passes_total",
+                "Reaper passes by outcome",
+                &["outcome"],
+            ),
+            registry: r,
+        }
+    }
+
+    /// Sets a store-wide counter to `total` (it only moves forward unless the room was
+    /// reset, in which case the series restarts).
+    fn follow(vec: &IntCounterVec, labels: &[&str], total: u64) {
+        let c = vec.with_label_values(labels);
+        let cur = c.get();
+        if total >= cur {
+            c.inc_by(total - cur);
+        } else {
+            let _ = vec.remove_label_values(labels);
+            vec.with_label_values(labels).inc_by(total);
+        }
+    }
+
+    /// Records one room's figures, read from the store at scrape time.
+    pub fn observe_room(&self, room: &str, s: &RoomStats) {
+        self.queue_length
+            .with_label_values(&[room])
+            .set(s.queue_length as i64);
+        self.active.with_label_values(&[room]).set(s.active as i64);
+        self.capacity
+            .with_label_values(&[room])
+            .set(s.capacity as i64);
+        self.stock
+            .with_label_values(&[room])
+            .set(s.stock.map(|x| x as i64).unwrap_or(-1));
+        Self::follow(&self.admissions, &[room], s.admitted_total);
+        Self::follow(&self.reaped, &[room, "abandoned"], s.reaped_total);
+    }
+
+    /// Forgets a deleted room's series.
+    pub fn forget_room(&self, room: &str) {
+        for v in [
+            &self.queue_length,
+            &self.active,
+            &self.capacity,
+            &self.stock,
+        ] {
+            let _ = v.remove_label_values(&[room]);
+        }
+        let _ = self.admissions.remove_label_values(&[room]);
+    }
+
+    /// The Prometheus text exposition.
+    pub fn render(&self) -> String {
+        let mut buf = Vec::new();
+        // unwrap: encoding to a Vec cannot fail.
+        TextEncoder::new()
+            .encode(&self.registry.gather(), &mut buf)
+            .unwrap();
+        String::from_utf8(buf).unwrap_or_default()
+    }
+}

@@ -1,0 +1,163 @@
+//! Background work, one set per instance:
+//!
+//! - the **reaper**: per room, under a distributed lease so one instance works a room at a
+//!   time, drops queued visitors whose heartbeat stopped, prunes expired sessions (both in
+//!   bounded batches), then promotes;
+//! - the **promoter**: every `promote_interval_ms`, promotes every room, so capacity freed
+//!   by expiry is reused within about a second. Promotion is one atomic script, so many
+//!   instances promoting at once is safe (and cheap: a full room answers at once).
+//!
+//! Both are a one-pass function (tests call it directly) plus a loop that stops on a
+//! cancellation token.
+
+use std::time::Duration;
+
+use tokio_util::sync::CancellationToken;
+
+use crate::config::ReaperSettings;
+use crate::metrics::Metrics;
+use crate::store::{Store, StoreError};
+
+/// Most batches worked per room in one pass; the rest waits for the next pass.
+const MAX_BATCHES_PER_PASS: u32 = 100;
+/// Most admissions per promote call.
+const PROMOTE_LIMIT: u32 = 1000;
+
+/// What one reaper pass did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ReapOutcome {
+    /// Rooms this instance held the lease for and reaped.
+    pub rooms_reaped: usize,
+    /// Rooms skipped because another instance holds their lease.
+    pub rooms_skipped: usize,
+    /// Queued visitors dropped for silence.
+    pub dropped: u64,
+    /// Expired sessions pruned.
+    pub expired: u64,
+    /// Visitors admitted by the promote that follows.
+    pub admitted: Vec<(String, Vec<String>)>,
+}
+
+/// The lease name of a room's reaper.
+pub fn lease_name(room: &str) -> String {
+    format!("{room}/reaper")
+}
+
+/// One pass over every room. `holder` identifies this instance in the lease.
+pub async fn reap_once(
+    store: &dyn Store,
+    holder: &str,
+    cfg: &ReaperSettings,
+) -> Result<ReapOutcome, StoreError> {
+    let mut out = ReapOutcome::default();
+    for room in store.rooms().await? {
+        if !store
+            .acquire_lease(&lease_name(&room), holder, cfg.lease_ms)
+            .await?
+        {
+            out.rooms_skipped += 1;
+            continue;
+        }
+        out.rooms_reaped += 1;
+        for _ in 0..MAX_BATCHES_PER_PASS {
+            let b = match store.reap(&room, cfg.batch_size).await {
+                Ok(b) => b,
+                Err(StoreError::NoSuchRoom) => break, // deleted meanwhile
+                Err(e) => return Err(e),
+            };
+            out.dropped += b.dropped;
+            out.expired += b.expired;
+            if b.dropped < u64::from(cfg.batch_size) && b.expired < u64::from(cfg.batch_size) {
+                break;
+            }
+        }
+        match store.promote(&room, PROMOTE_LIMIT).await {
+            Ok(admitted) if !admitted.is_empty() => out.admitted.push((room, admitted)),
+            Ok(_) | Err(StoreError::NoSuchRoom) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(out)
+}
+
+/// Promotes every room once; returns the admitted visitors per room.
+pub async fn promote_once(store: &dyn Store) -> Result<Vec<(String, Vec<String>)>, StoreError> {
+    let mut out = Vec::new();
+    for room in store.rooms().await? {
+        match store.promote(&room, PROMOTE_LIMIT).await {
+            Ok(a) if !a.is_empty() => out.push((room, a)),
+            Ok(_) | Err(StoreError::NoSuchRoom) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(out)
+}
+
+/// Runs [`reap_once`] every `interval_ms` until cancelled, then gives up its leases.
+pub async fn run_reaper(
+    store: std::sync::Arc<dyn Store>,
+    holder: String,
+    cfg: ReaperSettings,
+    metrics: Metrics,
+    cancel: CancellationToken,
+) {
+    let mut tick = tokio::time::interval(Duration::from_millis(cfg.interval_ms));
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            _ = cancel.cancelled() => break,
+            _ = tick.tick() => {}
+        }
+        match reap_once(store.as_ref(), &holder, &cfg).await {
+            Ok(o) => {
+                metrics.reaper_passes.with_label_values(&["ok"]).inc();
+                if o.dropped > 0 || o.expired > 0 {
+                    tracing::info!(
+                        dropped = o.dropped,
+                        expired = o.expired,
+                        rooms = o.rooms_reaped,
+                        "reaper pass"
+                    );
+                }
+                if o.expired > 0 {
+                    // Per-room split is not kept for expired sessions; count them once.
+                    metrics
+                        .reaped
+                        .with_label_values(&["*", "expired"])
+                        .inc_by(o.expired);
+                }
+            }
+            Err(e) => {
+                metrics.reaper_passes.with_label_values(&["error"]).inc();
+                metrics.store_errors.with_label_values(&["reap"]).inc();
+                tracing::warn!(error = %e, "reaper pass failed");
+            }
+        }
+    }
+    if let Ok(rooms) = store.rooms().await {
+        for room in rooms {
+            let _ = store.release_lease(&lease_name(&room), &holder).await;
+        }
+    }
+}
+
+/// Runs [`promote_once`] every `promote_interval_ms` until cancelled.
+pub async fn run_promoter(
+    store: std::sync::Arc<dyn Store>,
+    cfg: ReaperSettings,
+    metrics: Metrics,
+    cancel: CancellationToken,
+) {
+    let mut tick = tokio::time::interval(Duration::from_millis(cfg.promote_interval_ms));
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            _ = cancel.cancelled() => break,
+            _ = tick.tick() => {}
+        }
+        if let Err(e) = promote_once(store.as_ref()).await {
+            metrics.store_errors.with_label_values(&["promote"]).inc();
+            tracing::debug!(error = %e, "promote tick failed");
+        }
+    }
+}

@@ -1,0 +1,124 @@
+-- Shared prelude for the room scripts; prepended to each of them when they are loaded
+-- (Redis has no script includes). Every room script gets the same KEYS, all sharing the
+-- room's hash tag so the scripts run unchanged on Redis Cluster:
+--   KEYS[1] cfg   HASH   live room config
+--   KEYS[2] q     ZSET   queued visitor -> ticket (monotonic, from st.seq)
+--   KEYS[3] hb    ZSET   queued visitor -> last heartbeat (ms)
+--   KEYS[4] act   ZSET   admitted visitor -> session expiry (ms)
+--   KEYS[5] sess  HASH   admitted visitor -> "serial:issued_ms"
+--   KEYS[6] st    HASH   seq, admits, reaped, ewma, ewma_t, ewma_t0
+--   KEYS[7] win   ZSET   admission serial -> time (ms), last 60 s (rate cap only)
+--   KEYS[8] units SET    visitors who consumed a stock unit
+-- The only clock is Redis TIME, so instances with skewed clocks still agree.
+local K_CFG, K_Q, K_HB, K_ACT, K_SESS, K_ST, K_WIN, K_UNITS =
+  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8]
+local TAU_MS = 120000      -- time constant of the admission-rate average
+local WINDOW_MS = 60000    -- arrival-rate cap window
+
+local function now_ms()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+
+local function load_cfg()
+  local v = redis.call('HMGET', K_CFG, 'capacity', 'rate_cap', 'ttl_ms', 'stock', 'paused', 'closed', 'hb_ms', 'target')
+  if not v[1] then return nil end
+  return {
+    capacity = tonumber(v[1]), rate_cap = tonumber(v[2]) or 0, ttl_ms = tonumber(v[3]),
+    stock = tonumber(v[4]) or -1, paused = v[5] == '1', closed = v[6] == '1',
+    hb_ms = tonumber(v[7]), target = v[8] or '',
+  }
+end
+
+-- Sessions whose expiry is still ahead. Expired ones are pruned by the reaper in
+-- bounded batches; counting with ZCOUNT keeps this O(log n) on the hot path.
+local function active_count(now)
+  return redis.call('ZCOUNT', K_ACT, '(' .. now, '+inf')
+end
+
+-- How many admissions may happen right now.
+local function free_slots(cfg, now)
+  local free = cfg.capacity - active_count(now)
+  if cfg.stock >= 0 and cfg.stock < free then free = cfg.stock end
+  if cfg.rate_cap > 0 and free > 0 then
+    redis.call('ZREMRANGEBYSCORE', K_WIN, '-inf', now - WINDOW_MS)
+    local left = cfg.rate_cap - redis.call('ZCARD', K_WIN)
+    if left < free then free = left end
+  end
+  return free
+end
+
+-- Exponentially decaying admission count: raw = raw * e^(-dt/tau) + k/tau.
+local function rate_add(now, k)
+  local s = redis.call('HMGET', K_ST, 'ewma', 'ewma_t', 'ewma_t0')
+  local raw, t = tonumber(s[1]) or 0, tonumber(s[2]) or 0
+  if t > 0 and now > t then raw = raw * math.exp(-(now - t) / TAU_MS) end
+  raw = raw + k * 1000 / TAU_MS
+  redis.call('HSET', K_ST, 'ewma', tostring(raw), 'ewma_t', now)
+  if not s[3] then redis.call('HSET', K_ST, 'ewma_t0', now) end
+end
+
+local function admit(cfg, v, now)
+  local serial = redis.call('HINCRBY', K_ST, 'admits', 1)
+  redis.call('ZADD', K_ACT, now + cfg.ttl_ms, v)
+  redis.call('HSET', K_SESS, v, serial .. ':' .. now)
+  if cfg.stock >= 0 and redis.call('SADD', K_UNITS, v) == 1 then
+    cfg.stock = cfg.stock - 1
+    redis.call('HSET', K_CFG, 'stock', cfg.stock)
+  end
+  if cfg.rate_cap > 0 then redis.call('ZADD', K_WIN, now, serial) end
+end
+
+-- Admits queue heads in ticket order; returns the admitted visitor ids.
+local function promote(cfg, now, limit)
+  local out = {}
+  if cfg.paused or cfg.closed then return out end
+  local free = free_slots(cfg, now)
+  if free > limit then free = limit end
+  if free <= 0 then return out end
+  local heads = redis.call('ZRANGE', K_Q, 0, free - 1)
+  for i = 1, #heads do
+    local v = heads[i]
+    redis.call('ZREM', K_Q, v)
+    redis.call('ZREM', K_HB, v)
+    admit(cfg, v, now)
+    out[#out + 1] = v
+  end
+  if #out > 0 then rate_add(now, #out) end
+  return out
+end
+
+-- The reply shared by join and status:
+-- {state, position, queue_length, active, capacity, ttl_ms, stock, serial, issued_ms,
+--  expires_ms, now, ewma, ewma_t, ewma_t0, promoted, rate_cap, target}
+local function reply(state, v, cfg, now, promoted)
+  local pos, serial, issued, expires = 0, 0, 0, 0
+  if state == 'admitted' then
+    local s = redis.call('HGET', K_SESS, v)
+    local sep = string.find(s, ':', 1, true)
+    serial = tonumber(string.sub(s, 1, sep - 1))
+    issued = tonumber(string.sub(s, sep + 1))
+    expires = tonumber(redis.call('ZSCORE', K_ACT, v))
+  else
+    local r = redis.call('ZRANK', K_Q, v)
+    if r then pos = r + 1 end
+  end
+  local st = redis.call('HMGET', K_ST, 'ewma', 'ewma_t', 'ewma_t0')
+  return {state, pos, redis.call('ZCARD', K_Q), active_count(now), cfg.capacity, cfg.ttl_ms,
+    cfg.stock, serial, issued, expires, now, st[1] or '0', tonumber(st[2]) or 0,
+    tonumber(st[3]) or 0, promoted, cfg.rate_cap, cfg.target}
+end
+
+-- State of a visitor who holds no live session.
+local function waiting_state(cfg, queued)
+  if cfg.closed then return 'closed' end
+  if cfg.stock == 0 then return 'sold_out' end
+  if not queued then return 'not_queued' end
+  if cfg.paused then return 'paused' end
+  return 'queued'
+end
+
+local function is_admitted(v, now)
+  local exp = redis.call('ZSCORE', K_ACT, v)
+  return exp and tonumber(exp) > now
+end

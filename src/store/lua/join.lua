@@ -1,0 +1,24 @@
+-- join(visitor): idempotent. ARGV[1] = visitor id.
+local v = ARGV[1]
+local cfg = load_cfg()
+if not cfg then return {'no_room'} end
+local now = now_ms()
+if is_admitted(v, now) then return reply('admitted', v, cfg, now, {}) end
+if cfg.closed then return reply('closed', v, cfg, now, {}) end
+-- Fill freed slots from the head first, so a newcomer never overtakes the queue.
+local promoted = promote(cfg, now, 1000)
+if is_admitted(v, now) then return reply('admitted', v, cfg, now, promoted) end
+if redis.call('ZSCORE', K_Q, v) then
+  redis.call('ZADD', K_HB, now, v)
+  return reply(waiting_state(cfg, true), v, cfg, now, promoted)
+end
+if cfg.stock == 0 then return reply('sold_out', v, cfg, now, promoted) end
+if not cfg.paused and redis.call('ZCARD', K_Q) == 0 and free_slots(cfg, now) > 0 then
+  admit(cfg, v, now)
+  rate_add(now, 1)
+  return reply('admitted', v, cfg, now, promoted)
+end
+local ticket = redis.call('HINCRBY', K_ST, 'seq', 1)
+redis.call('ZADD', K_Q, ticket, v)
+redis.call('ZADD', K_HB, now, v)
+return reply(waiting_state(cfg, true), v, cfg, now, promoted)

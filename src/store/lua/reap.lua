@@ -1,0 +1,20 @@
+-- reap(batch): drops up to `batch` queued visitors whose last heartbeat is older than
+-- the room's heartbeat timeout and prunes up to `batch` expired sessions. Bounded so
+-- Redis is never blocked for long; the caller repeats while a batch comes back full.
+-- ARGV[1] = batch. Returns {dropped, expired}.
+local cfg = load_cfg()
+if not cfg then return {'no_room'} end
+local now = now_ms()
+local batch = tonumber(ARGV[1])
+local stale = redis.call('ZRANGEBYSCORE', K_HB, '-inf', now - cfg.hb_ms, 'LIMIT', 0, batch)
+if #stale > 0 then
+  redis.call('ZREM', K_Q, unpack(stale))
+  redis.call('ZREM', K_HB, unpack(stale))
+  redis.call('HINCRBY', K_ST, 'reaped', #stale)
+end
+local expired = redis.call('ZRANGEBYSCORE', K_ACT, '-inf', now, 'LIMIT', 0, batch)
+if #expired > 0 then
+  redis.call('ZREM', K_ACT, unpack(expired))
+  redis.call('HDEL', K_SESS, unpack(expired))
+end
+return {#stale, #expired}

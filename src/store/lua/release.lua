@@ -1,0 +1,10 @@
+-- release(visitor): ends the session or leaves the queue at once, then promotes.
+-- ARGV[1] = visitor id, ARGV[2] = promote limit. Returns {released 0|1, {admitted...}}.
+local v = ARGV[1]
+local cfg = load_cfg()
+if not cfg then return {'no_room'} end
+local now = now_ms()
+local n = redis.call('ZREM', K_ACT, v) + redis.call('ZREM', K_Q, v)
+redis.call('HDEL', K_SESS, v)
+redis.call('ZREM', K_HB, v)
+return {n > 0 and 1 or 0, promote(cfg, now, tonumber(ARGV[2]))}

@@ -1,0 +1,456 @@
+//! In-process backend for the demo and for single-instance use. Same rules as the Redis
+//! scripts (see the parent module), one mutex per store: every operation is atomic
+//! because it runs entirely under the lock, and none of them awaits while holding it.
+//!
+//! Time comes from a [`Clock`], so tests can drive expiry and heartbeats by hand.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use async_trait::async_trait;
+
+use super::{
+    Admission, RateState, ReapBatch, RoomStats, Snapshot, Store, StoreError, StoreResult,
+    VisitorState, WindowDecision,
+};
+use crate::config::RoomConfig;
+use crate::eta::rate_add;
+
+const WINDOW_MS: u64 = 60_000;
+
+/// A source of "now" in milliseconds since the epoch.
+pub trait Clock: Send + Sync + 'static {
+    fn now_ms(&self) -> u64;
+}
+
+/// The wall clock.
+pub struct SystemClock;
+
+impl Clock for SystemClock {
+    fn now_ms(&self) -> u64 {
+        SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.as_millis() as u64)
+            .unwrap_or(0)
+    }
+}
+
+/// A clock that moves only when told to.
+#[derive(Clone, Default)]
+pub struct ManualClock(Arc<AtomicU64>);
+
+impl ManualClock {
+    pub fn new(start_ms: u64) -> Self {
+        Self(Arc::new(AtomicU64::new(start_ms)))
+    }
+    pub fn advance(&self, ms: u64) {
+        self.0.fetch_add(ms, Ordering::SeqCst);
+    }
+}
+
+impl Clock for ManualClock {
+    fn now_ms(&self) -> u64 {
+        self.0.load(Ordering::SeqCst)
+    }
+}
+
+#[derive(Default)]
+struct Room {
+    cfg: RoomConfig,
+    /// ticket → visitor, in queue order.
+    queue: BTreeMap<u64, String>,
+    /// visitor → ticket.
+    tickets: HashMap<String, u64>,
+    /// queued visitor → last heartbeat.
+    heartbeats: HashMap<String, u64>,
+    /// (last heartbeat, visitor), for reaping in order.
+    hb_order: BTreeSet<(u64, String)>,
+    /// admitted visitor → admission.
+    sessions: HashMap<String, Admission>,
+    /// (expiry, visitor), for counting live sessions and pruning in order.
+    expiries: BTreeSet<(u64, String)>,
+    seq: u64,
+    admits: u64,
+    reaped: u64,
+    rate: RateState,
+    /// Admission times in the last 60 s (rate cap).
+    window: VecDeque<u64>,
+    units: HashSet<String>,
+}
+
+impl Room {
+    fn active(&self, now: u64) -> u64 {
+        // Entries at or before `now` are expired but not yet reaped.
+        let expired = self.expiries.range(..(now + 1, String::new())).count();
+        (self.expiries.len() - expired) as u64
+    }
+
+    fn is_admitted(&self, v: &str, now: u64) -> bool {
+        self.sessions.get(v).is_some_and(|a| a.expires_at_ms > now)
+    }
+
+    fn set_heartbeat(&mut self, v: &str, now: u64) {
+        if let Some(old) = self.heartbeats.insert(v.to_string(), now) {
+            self.hb_order.remove(&(old, v.to_string()));
+        }
+        self.hb_order.insert((now, v.to_string()));
+    }
+
+    fn dequeue(&mut self, v: &str) -> bool {
+        if let Some(hb) = self.heartbeats.remove(v) {
+            self.hb_order.remove(&(hb, v.to_string()));
+        }
+        match self.tickets.remove(v) {
+            Some(t) => {
+                self.queue.remove(&t);
+                true
+            }
+            None => false,
+        }
+    }
+
+    fn end_session(&mut self, v: &str) -> bool {
+        match self.sessions.remove(v) {
+            Some(a) => {
+                self.expiries.remove(&(a.expires_at_ms, v.to_string()));
+                true
+            }
+            None => false,
+        }
+    }
+
+    fn free_slots(&mut self, now: u64) -> u64 {
+        let mut free = self.cfg.capacity.saturating_sub(self.active(now));
+        if let Some(stock) = self.cfg.stock {
+            free = free.min(stock);
+        }
+        if self.cfg.max_admissions_per_minute > 0 && free > 0 {
+            while self
+                .window
+                .front()
+                .is_some_and(|&t| t <= now - WINDOW_MS.min(now))
+            {
+                self.window.pop_front();
+            }
+            let left = self
+                .cfg
+                .max_admissions_per_minute
+                .saturating_sub(self.window.len() as u64);
+            free = free.min(left);
+        }
+        free
+    }
+
+    fn admit(&mut self, v: &str, now: u64) {
+        self.admits += 1;
+        // A re-admission replaces an expired, not yet reaped session.
+        self.end_session(v);
+        let a = Admission {
+            serial: self.admits,
+            issued_at_ms: now,
+            expires_at_ms: now + self.cfg.session_ttl_secs * 1000,
+        };
+        self.expiries.insert((a.expires_at_ms, v.to_string()));
+        self.sessions.insert(v.to_string(), a);
+        if let Some(stock) = self.cfg.stock.as_mut() {
+            if self.units.insert(v.to_string()) {
+                *stock = stock.saturating_sub(1);
+            }
+        }
+        if self.cfg.max_admissions_per_minute > 0 {
+            self.window.push_back(now);
+        }
+    }
+
+    fn promote(&mut self, now: u64, limit: u64) -> Vec<String> {
+        if self.cfg.paused || self.cfg.closed {
+            return Vec::new();
+        }
+        let free = self.free_slots(now).min(limit);
+        let heads: Vec<String> = self.queue.values().take(free as usize).cloned().collect();
+        for v in &heads {
+            self.dequeue(v);
+            self.admit(v, now);
+        }
+        if !heads.is_empty() {
+            rate_add(&mut self.rate, now, heads.len() as u64);
+        }
+        heads
+    }
+
+    fn waiting_state(&self, queued: bool) -> VisitorState {
+        if self.cfg.closed {
+            VisitorState::Closed
+        } else if self.cfg.stock == Some(0) {
+            VisitorState::SoldOut
+        } else if !queued {
+            VisitorState::NotQueued
+        } else if self.cfg.paused {
+            VisitorState::Paused
+        } else {
+            VisitorState::Queued
+        }
+    }
+
+    fn snapshot(&self, state: VisitorState, v: &str, now: u64, promoted: Vec<String>) -> Snapshot {
+        let (position, admission) = if state == VisitorState::Admitted {
+            (0, self.sessions.get(v).cloned())
+        } else {
+            let pos = self
+                .tickets
+                .get(v)
+                .map(|t| self.queue.range(..*t).count() as u64 + 1)
+                .unwrap_or(0);
+            (pos, None)
+        };
+        Snapshot {
+            state,
+            position,
+            queue_length: self.queue.len() as u64,
+            active: self.active(now),
+            capacity: self.cfg.capacity,
+            session_ttl_ms: self.cfg.session_ttl_secs * 1000,
+            stock: self.cfg.stock,
+            admission,
+            now_ms: now,
+            rate: self.rate,
+            promoted,
+            rate_cap_per_minute: self.cfg.max_admissions_per_minute,
+            target_url: self.cfg.target_url.clone(),
+        }
+    }
+}
+
+/// The in-memory store.
+pub struct MemoryStore {
+    rooms: Mutex<HashMap<String, Room>>,
+    windows: Mutex<HashMap<String, (u64, u64)>>,
+    leases: Mutex<HashMap<String, (String, u64)>>,
+    clock: Arc<dyn Clock>,
+}
+
+impl Default for MemoryStore {
+    fn default() -> Self {
+        Self::with_clock(Arc::new(SystemClock))
+    }
+}
+
+impl MemoryStore {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn with_clock(clock: Arc<dyn Clock>) -> Self {
+        Self {
+            rooms: Mutex::new(HashMap::new()),
+            windows: Mutex::new(HashMap::new()),
+            leases: Mutex::new(HashMap::new()),
+            clock,
+        }
+    }
+
+    fn with_room<T>(&self, room: &str, f: impl FnOnce(&mut Room, u64) -> T) -> StoreResult<T> {
+        let now = self.clock.now_ms();
+        // unwrap: a poisoned lock means a panic mid-update; the state is not trustworthy.
+        let mut rooms = self.rooms.lock().unwrap();
+        let r = rooms.get_mut(room).ok_or(StoreError::NoSuchRoom)?;
+        Ok(f(r, now))
+    }
+}
+
+#[async_trait]
+impl Store for MemoryStore {
+    async fn put_room(&self, cfg: &RoomConfig, create_only: bool) -> StoreResult<bool> {
+        let mut rooms = self.rooms.lock().unwrap();
+        match rooms.get_mut(&cfg.id) {
+            Some(_) if create_only => Ok(false),
+            Some(r) => {
+                r.cfg = cfg.clone();
+                Ok(true)
+            }
+            None => {
+                rooms.insert(
+                    cfg.id.clone(),
+                    Room {
+                        cfg: cfg.clone(),
+                        ..Room::default()
+                    },
+                );
+                Ok(true)
+            }
+        }
+    }
+
+    async fn room(&self, room: &str) -> StoreResult<Option<RoomConfig>> {
+        Ok(self.rooms.lock().unwrap().get(room).map(|r| r.cfg.clone()))
+    }
+
+    async fn rooms(&self) -> StoreResult<Vec<String>> {
+        let mut ids: Vec<String> = self.rooms.lock().unwrap().keys().cloned().collect();
+        ids.sort();
+        Ok(ids)
+    }
+
+    async fn delete_room(&self, room: &str) -> StoreResult<bool> {
+        Ok(self.rooms.lock().unwrap().remove(room).is_some())
+    }
+
+    async fn join(&self, room: &str, v: &str) -> StoreResult<Snapshot> {
+        self.with_room(room, |r, now| {
+            if r.is_admitted(v, now) {
+                return r.snapshot(VisitorState::Admitted, v, now, Vec::new());
+            }
+            if r.cfg.closed {
+                return r.snapshot(VisitorState::Closed, v, now, Vec::new());
+            }
+            let promoted = r.promote(now, 1000);
+            if r.is_admitted(v, now) {
+                return r.snapshot(VisitorState::Admitted, v, now, promoted);
+            }
+            if r.tickets.contains_key(v) {
+                r.set_heartbeat(v, now);
+                return r.snapshot(r.waiting_state(true), v, now, promoted);
+            }
+            if r.cfg.stock == Some(0) {
+                return r.snapshot(VisitorState::SoldOut, v, now, promoted);
+            }
+            if !r.cfg.paused && r.queue.is_empty() && r.free_slots(now) > 0 {
+                r.admit(v, now);
+                rate_add(&mut r.rate, now, 1);
+                return r.snapshot(VisitorState::Admitted, v, now, promoted);
+            }
+            r.seq += 1;
+            r.queue.insert(r.seq, v.to_string());
+            r.tickets.insert(v.to_string(), r.seq);
+            r.set_heartbeat(v, now);
+            r.snapshot(r.waiting_state(true), v, now, promoted)
+        })
+    }
+
+    async fn status(&self, room: &str, v: &str) -> StoreResult<Snapshot> {
+        self.with_room(room, |r, now| {
+            if r.is_admitted(v, now) {
+                return r.snapshot(VisitorState::Admitted, v, now, Vec::new());
+            }
+            let queued = r.tickets.contains_key(v);
+            if queued {
+                r.set_heartbeat(v, now);
+            }
+            r.snapshot(r.waiting_state(queued), v, now, Vec::new())
+        })
+    }
+
+    async fn release(&self, room: &str, v: &str) -> StoreResult<(bool, Vec<String>)> {
+        self.with_room(room, |r, now| {
+            let ended = r.end_session(v);
+            let left = r.dequeue(v);
+            (ended || left, r.promote(now, 1000))
+        })
+    }
+
+    async fn promote(&self, room: &str, limit: u32) -> StoreResult<Vec<String>> {
+        self.with_room(room, |r, now| r.promote(now, limit as u64))
+    }
+
+    async fn session_live(&self, room: &str, v: &str, serial: u64) -> StoreResult<bool> {
+        self.with_room(room, |r, now| {
+            r.is_admitted(v, now) && r.sessions.get(v).is_some_and(|a| a.serial == serial)
+        })
+    }
+
+    async fn reap(&self, room: &str, batch: u32) -> StoreResult<ReapBatch> {
+        self.with_room(room, |r, now| {
+            let cutoff = now.saturating_sub(r.cfg.heartbeat_timeout_secs * 1000);
+            let stale: Vec<String> = r
+                .hb_order
+                .range(..(cutoff + 1, String::new()))
+                .take(batch as usize)
+                .map(|(_, v)| v.clone())
+                .collect();
+            for v in &stale {
+                r.dequeue(v);
+            }
+            r.reaped += stale.len() as u64;
+            let expired: Vec<String> = r
+                .expiries
+                .range(..(now + 1, String::new()))
+                .take(batch as usize)
+                .map(|(_, v)| v.clone())
+                .collect();
+            for v in &expired {
+                r.end_session(v);
+            }
+            ReapBatch {
+                dropped: stale.len() as u64,
+                expired: expired.len() as u64,
+            }
+        })
+    }
+
+    async fn stats(&self, room: &str) -> StoreResult<RoomStats> {
+        self.with_room(room, |r, now| RoomStats {
+            queue_length: r.queue.len() as u64,
+            active: r.active(now),
+            capacity: r.cfg.capacity,
+            paused: r.cfg.paused,
+            closed: r.cfg.closed,
+            stock: r.cfg.stock,
+            admitted_total: r.admits,
+            reaped_total: r.reaped,
+        })
+    }
+
+    async fn acquire_lease(&self, name: &str, token: &str, ttl_ms: u64) -> StoreResult<bool> {
+        let now = self.clock.now_ms();
+        let mut leases = self.leases.lock().unwrap();
+        match leases.get(name) {
+            Some((holder, until)) if *until > now && holder != token => Ok(false),
+            _ => {
+                leases.insert(name.to_string(), (token.to_string(), now + ttl_ms));
+                Ok(true)
+            }
+        }
+    }
+
+    async fn release_lease(&self, name: &str, token: &str) -> StoreResult<bool> {
+        let now = self.clock.now_ms();
+        let mut leases = self.leases.lock().unwrap();
+        match leases.get(name) {
+            Some((holder, until)) if holder == token && *until > now => {
+                leases.remove(name);
+                Ok(true)
+            }
+            _ => Ok(false),
+        }
+    }
+
+    async fn hit_window(
+        &self,
+        key: &str,
+        limit: u64,
+        window_ms: u64,
+    ) -> StoreResult<WindowDecision> {
+        let now = self.clock.now_ms();
+        let mut w = self.windows.lock().unwrap();
+        // Keep the map bounded: drop finished windows once it grows.
+        if w.len() > 100_000 {
+            w.retain(|_, (_, end)| *end > now);
+        }
+        let e = w.entry(key.to_string()).or_insert((0, now + window_ms));
+        if e.1 <= now {
+            *e = (0, now + window_ms);
+        }
+        e.0 += 1;
+        Ok(WindowDecision {
+            allowed: e.0 <= limit,
+            count: e.0,
+            reset_ms: e.1 - now,
+        })
+    }
+
+    async fn ping(&self) -> StoreResult<()> {
+        Ok(())
+    }
+}

@@ -1,0 +1,211 @@
+//! The admission store: every decision about who is queued and who is admitted is made
+//! here, atomically. Two backends implement [`Store`] with the same rules:
+//!
+//! - [`redis::RedisStore`] — production. Each operation is one Lua script (see
+//!   `src/store/lua/`), using Redis's `TIME` as the only clock, so any number of Anteroom
+//!   instances can share a queue.
+//! - [`memory::MemoryStore`] — the embedded demo backend, one process only.
+//!
+//! `tests/conformance.rs` runs one suite against both to prove they agree.
+//!
+//! ## Rules (both backends)
+//! - `join` is idempotent: admitted → same admission; queued → same place (heartbeat
+//!   refreshed); otherwise admitted at once if the queue is empty and a slot is free
+//!   (capacity, arrival-rate cap and stock permitting), else appended with a
+//!   monotonically increasing ticket.
+//! - Active sessions are stored with their expiry and *counted* (sessions whose expiry is
+//!   in the future), never tracked with a free-running counter.
+//! - `promote` admits queue heads while slots, stock and the rate cap allow, unless the
+//!   room is paused or closed.
+//! - Stock: each admission of a visitor who has not had a unit consumes one; stock 0 means
+//!   sold out (no new joins, no admissions).
+
+pub mod memory;
+pub mod redis;
+
+use async_trait::async_trait;
+use serde::Serialize;
+
+use crate::config::RoomConfig;
+
+/// What a visitor is, as far as one room is concerned.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum VisitorState {
+    Queued,
+    Admitted,
+    NotQueued,
+    Paused,
+    SoldOut,
+    Closed,
+}
+
+impl VisitorState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            VisitorState::Queued => "queued",
+            VisitorState::Admitted => "admitted",
+            VisitorState::NotQueued => "not_queued",
+            VisitorState::Paused => "paused",
+            VisitorState::SoldOut => "sold_out",
+            VisitorState::Closed => "closed",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        Some(match s {
+            "queued" => VisitorState::Queued,
+            "admitted" => VisitorState::Admitted,
+            "not_queued" => VisitorState::NotQueued,
+            "paused" => VisitorState::Paused,
+            "sold_out" => VisitorState::SoldOut,
+            "closed" => VisitorState::Closed,
+            _ => return None,
+        })
+    }
+}
+
+/// One admission: the session a pass stands for.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Admission {
+    /// Serial number of this admission within the room (the pass's `jti` is built from it).
+    pub serial: u64,
+    /// When it was granted (store clock, ms since the epoch).
+    pub issued_at_ms: u64,
+    /// When it ends (store clock, ms since the epoch).
+    pub expires_at_ms: u64,
+}
+
+/// The admission-rate estimate the ETA is computed from: an exponentially decaying
+/// count of admissions (see [`crate::eta`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct RateState {
+    /// Decayed admissions per second as of `last_ms`.
+    pub raw: f64,
+    /// When `raw` was last updated (ms), 0 = never.
+    pub last_ms: u64,
+    /// First admission ever observed (ms), 0 = never.
+    pub first_ms: u64,
+}
+
+/// A visitor's view of a room, as returned by `join` and `status`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Snapshot {
+    pub state: VisitorState,
+    /// 1-based place in the queue; 0 when not queued.
+    pub position: u64,
+    pub queue_length: u64,
+    pub active: u64,
+    pub capacity: u64,
+    pub session_ttl_ms: u64,
+    /// Units left; `None` = unlimited.
+    pub stock: Option<u64>,
+    /// Present when `state == Admitted`.
+    pub admission: Option<Admission>,
+    /// The store's clock when the snapshot was taken.
+    pub now_ms: u64,
+    pub rate: RateState,
+    /// Visitors this call admitted from the head of the queue (join promotes first).
+    pub promoted: Vec<String>,
+    /// The room's arrival-rate cap (admissions per minute, 0 = off).
+    pub rate_cap_per_minute: u64,
+    /// Where admitted visitors go.
+    pub target_url: String,
+}
+
+/// Room figures for metrics and the admin view.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct RoomStats {
+    pub queue_length: u64,
+    pub active: u64,
+    pub capacity: u64,
+    pub paused: bool,
+    pub closed: bool,
+    pub stock: Option<u64>,
+    pub admitted_total: u64,
+    pub reaped_total: u64,
+}
+
+/// What one bounded reap call removed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ReapBatch {
+    /// Queued visitors dropped for silence.
+    pub dropped: u64,
+    /// Expired sessions pruned.
+    pub expired: u64,
+}
+
+/// Fixed-window limiter answer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WindowDecision {
+    pub allowed: bool,
+    /// Requests counted in the current window (including this one).
+    pub count: u64,
+    /// Milliseconds until the window resets.
+    pub reset_ms: u64,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("no such room")]
+    NoSuchRoom,
+    #[error("store unavailable: {0}")]
+    Unavailable(String),
+    #[error("unexpected store reply: {0}")]
+    Protocol(String),
+}
+
+impl From<::redis::RedisError> for StoreError {
+    fn from(e: ::redis::RedisError) -> Self {
+        StoreError::Unavailable(e.to_string())
+    }
+}
+
+pub type StoreResult<T> = Result<T, StoreError>;
+
+/// The admission store. All methods are atomic per room.
+#[async_trait]
+pub trait Store: Send + Sync + 'static {
+    /// Writes a room's live configuration. With `create_only`, an existing room is left
+    /// untouched and `false` is returned.
+    async fn put_room(&self, cfg: &RoomConfig, create_only: bool) -> StoreResult<bool>;
+    /// The live configuration of a room.
+    async fn room(&self, room: &str) -> StoreResult<Option<RoomConfig>>;
+    /// All room ids, sorted.
+    async fn rooms(&self) -> StoreResult<Vec<String>>;
+    /// Removes a room and everything in it. Returns whether it existed.
+    async fn delete_room(&self, room: &str) -> StoreResult<bool>;
+
+    /// Join (idempotent); see the module rules.
+    async fn join(&self, room: &str, visitor: &str) -> StoreResult<Snapshot>;
+    /// Where the visitor stands; refreshes a queued visitor's heartbeat.
+    async fn status(&self, room: &str, visitor: &str) -> StoreResult<Snapshot>;
+    /// Leaves the queue or ends the session at once, then promotes. Returns whether the
+    /// visitor held a session or a place, and who was admitted as a result.
+    async fn release(&self, room: &str, visitor: &str) -> StoreResult<(bool, Vec<String>)>;
+    /// Admits queue heads while capacity, stock and the rate cap allow (at most `limit`).
+    async fn promote(&self, room: &str, limit: u32) -> StoreResult<Vec<String>>;
+    /// Whether this admission is still live (not released, removed or expired).
+    async fn session_live(&self, room: &str, visitor: &str, serial: u64) -> StoreResult<bool>;
+    /// Drops up to `batch` silent queued visitors and prunes up to `batch` expired sessions.
+    async fn reap(&self, room: &str, batch: u32) -> StoreResult<ReapBatch>;
+    /// Figures for one room.
+    async fn stats(&self, room: &str) -> StoreResult<RoomStats>;
+
+    /// Takes the named lease if free (`SET NX PX`) or renews it if `token` holds it.
+    /// Lease names are `<room>/<purpose>`.
+    async fn acquire_lease(&self, name: &str, token: &str, ttl_ms: u64) -> StoreResult<bool>;
+    /// Releases the lease only if `token` still holds it (compare-and-delete).
+    async fn release_lease(&self, name: &str, token: &str) -> StoreResult<bool>;
+
+    /// Counts one request against `key` in a fixed window.
+    async fn hit_window(
+        &self,
+        key: &str,
+        limit: u64,
+        window_ms: u64,
+    ) -> StoreResult<WindowDecision>;
+
+    /// Cheap liveness check (readiness probe).
+    async fn ping(&self) -> StoreResult<()>;
+}

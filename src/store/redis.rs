@@ -1,0 +1,490 @@
+//! Redis backend.
+//!
+//! ## Key layout
+//! Every key starts with the configured `key_prefix` (`P` below). All keys of one room
+//! carry the room id as a hash tag (`{R}`), so a room lives in one Cluster slot and every
+//! script touches one slot only.
+//!
+//! | key                  | type   | holds                                              | TTL |
+//! |----------------------|--------|----------------------------------------------------|-----|
+//! | `P:rooms`            | SET    | ids of all rooms                                   | —   |
+//! | `P:room:{R}:cfg`     | HASH   | live config: capacity, rate_cap, ttl_ms, hb_ms, stock (-1 = unlimited), paused, closed, target, name, embed | — |
+//! | `P:room:{R}:q`       | ZSET   | queued visitor → ticket (from `st.seq`, monotonic)  | —   |
+//! | `P:room:{R}:hb`      | ZSET   | queued visitor → last heartbeat (ms, Redis clock)   | —   |
+//! | `P:room:{R}:act`     | ZSET   | admitted visitor → session expiry (ms)              | —   |
+//! | `P:room:{R}:sess`    | HASH   | admitted visitor → `serial:issued_ms`               | —   |
+//! | `P:room:{R}:st`      | HASH   | `seq`, `admits`, `reaped`, rate average `ewma`/`ewma_t`/`ewma_t0` | — |
+//! | `P:room:{R}:win`     | ZSET   | admission serial → time, last 60 s (rate cap)       | —   |
+//! | `P:room:{R}:units`   | SET    | visitors who consumed a stock unit                  | —   |
+//! | `P:room:{R}:lease:N` | STRING | holder token of the room's lease N (reaper)          | PX  |
+//! | `P:rl:{V}`           | STRING | fixed-window request counter of visitor/key V       | PX  |
+//!
+//! Sessions are pruned from `act`/`sess` by the reaper in bounded batches; until then they
+//! are simply not counted (`ZCOUNT` over future expiries).
+//!
+//! ## Scripts
+//! Each operation is one Lua file under `src/store/lua/`, embedded at compile time. The
+//! room scripts are prefixed with `common.lua`. [`redis::Script`] invokes them by SHA and
+//! reloads them on `NOSCRIPT` (after `SCRIPT FLUSH` or a Redis restart).
+
+use std::sync::LazyLock;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use redis::aio::{ConnectionLike, ConnectionManager, ConnectionManagerConfig};
+use redis::cluster_async::ClusterConnection;
+use redis::{Cmd, Pipeline, RedisFuture, Script, Value};
+
+use super::{
+    Admission, RateState, ReapBatch, RoomStats, Snapshot, Store, StoreError, StoreResult,
+    VisitorState, WindowDecision,
+};
+use crate::config::{RoomConfig, StoreSettings};
+
+macro_rules! room_script {
+    ($file:literal) => {
+        LazyLock::new(|| {
+            Script::new(concat!(
+                include_str!("lua/common.lua"),
+                "\n",
+                include_str!(concat!("lua/", $file))
+            ))
+        })
+    };
+}
+
+static JOIN: LazyLock<Script> = room_script!("join.lua");
+static STATUS: LazyLock<Script> = room_script!("status.lua");
+static RELEASE: LazyLock<Script> = room_script!("release.lua");
+static PROMOTE: LazyLock<Script> = room_script!("promote.lua");
+static SESSION: LazyLock<Script> = room_script!("session.lua");
+static REAP: LazyLock<Script> = room_script!("reap.lua");
+static STATS: LazyLock<Script> = room_script!("stats.lua");
+static PUT_ROOM: LazyLock<Script> = room_script!("put_room.lua");
+static WINDOW: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("lua/window.lua")));
+static LEASE_ACQUIRE: LazyLock<Script> =
+    LazyLock::new(|| Script::new(include_str!("lua/lease_acquire.lua")));
+static LEASE_RELEASE: LazyLock<Script> =
+    LazyLock::new(|| Script::new(include_str!("lua/lease_release.lua")));
+
+/// A connection to a single Redis or to a Redis Cluster; cheap to clone (multiplexed).
+#[derive(Clone)]
+pub enum Conn {
+    Single(ConnectionManager),
+    Cluster(ClusterConnection),
+}
+
+impl ConnectionLike for Conn {
+    fn req_packed_command<'a>(&'a mut self, cmd: &'a Cmd) -> RedisFuture<'a, Value> {
+        match self {
+            Conn::Single(c) => c.req_packed_command(cmd),
+            Conn::Cluster(c) => c.req_packed_command(cmd),
+        }
+    }
+    fn req_packed_commands<'a>(
+        &'a mut self,
+        pipeline: &'a Pipeline,
+        offset: usize,
+        count: usize,
+    ) -> RedisFuture<'a, Vec<Value>> {
+        match self {
+            Conn::Single(c) => c.req_packed_commands(pipeline, offset, count),
+            Conn::Cluster(c) => c.req_packed_commands(pipeline, offset, count),
+        }
+    }
+    fn get_db(&self) -> i64 {
+        match self {
+            Conn::Single(c) => c.get_db(),
+            Conn::Cluster(c) => c.get_db(),
+        }
+    }
+}
+
+/// The Redis store. Clones share one multiplexed connection.
+#[derive(Clone)]
+pub struct RedisStore {
+    conn: Conn,
+    prefix: String,
+}
+
+impl RedisStore {
+    /// Connects lazily: the process starts even while Redis is down (readiness says so),
+    /// and every command is bounded by the configured timeouts.
+    pub async fn connect(url: &str, prefix: &str, t: &StoreSettings) -> StoreResult<Self> {
+        let connect = Duration::from_millis(t.connect_timeout_ms);
+        let response = Duration::from_millis(t.response_timeout_ms);
+        let conn = if let Some(rest) = url.strip_prefix("redis+cluster://") {
+            let nodes: Vec<String> = rest
+                .split(',')
+                .map(|n| format!("redis://{}", n.trim_end_matches('/')))
+                .collect();
+            let client = redis::cluster::ClusterClientBuilder::new(nodes)
+                .connection_timeout(connect)
+                .response_timeout(response)
+                .build()?;
+            Conn::Cluster(client.get_async_connection().await?)
+        } else {
+            let client = redis::Client::open(url)?;
+            let cfg = ConnectionManagerConfig::new()
+                .set_connection_timeout(Some(connect))
+                .set_response_timeout(Some(response))
+                .set_number_of_retries(2)
+                .set_max_delay(Duration::from_millis(500));
+            Conn::Single(ConnectionManager::new_lazy_with_config(client, cfg)?)
+        };
+        Ok(Self {
+            conn,
+            prefix: prefix.to_string(),
+        })
+    }
+
+    /// The connection, for tests and tools that inspect keys.
+    pub fn conn(&self) -> Conn {
+        self.conn.clone()
+    }
+
+    /// `P:rooms`: the set of room ids.
+    fn rooms_key(&self) -> String {
+        format!("{}:rooms", self.prefix)
+    }
+
+    /// `P:room:{R}:<part>`: one of a room's keys (hash-tagged by room).
+    fn room_key(&self, room: &str, part: &str) -> String {
+        format!("{}:room:{{{}}}:{}", self.prefix, room, part)
+    }
+
+    /// The eight keys every room script receives, in the order `common.lua` names them.
+    fn room_keys(&self, room: &str) -> [String; 8] {
+        ["cfg", "q", "hb", "act", "sess", "st", "win", "units"].map(|p| self.room_key(room, p))
+    }
+
+    /// `P:rl:{V}`: a fixed-window counter.
+    fn window_key(&self, key: &str) -> String {
+        format!("{}:rl:{{{}}}", self.prefix, key)
+    }
+
+    async fn run_room(&self, script: &Script, room: &str, args: &[String]) -> StoreResult<Value> {
+        let mut inv = script.prepare_invoke();
+        for k in self.room_keys(room) {
+            inv.key(k);
+        }
+        for a in args {
+            inv.arg(a);
+        }
+        let mut conn = self.conn.clone();
+        let v: Value = inv.invoke_async(&mut conn).await?;
+        if let Value::Array(items) = &v {
+            if let Some(Value::BulkString(b)) = items.first() {
+                if b.as_slice() == b"no_room" {
+                    return Err(StoreError::NoSuchRoom);
+                }
+            }
+        }
+        Ok(v)
+    }
+}
+
+fn protocol(what: &str) -> StoreError {
+    StoreError::Protocol(what.to_string())
+}
+
+fn as_array(v: Value) -> StoreResult<Vec<Value>> {
+    match v {
+        Value::Array(a) => Ok(a),
+        other => Err(StoreError::Protocol(format!(
+            "expected array, got {other:?}"
+        ))),
+    }
+}
+
+fn as_int(v: &Value) -> StoreResult<i64> {
+    match v {
+        Value::Int(i) => Ok(*i),
+        Value::BulkString(b) => std::str::from_utf8(b)
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .ok_or_else(|| protocol("integer")),
+        Value::Nil => Ok(0),
+        _ => Err(protocol("integer")),
+    }
+}
+
+fn as_string(v: &Value) -> StoreResult<String> {
+    match v {
+        Value::BulkString(b) => String::from_utf8(b.clone()).map_err(|_| protocol("utf-8")),
+        Value::SimpleString(s) => Ok(s.clone()),
+        Value::Int(i) => Ok(i.to_string()),
+        _ => Err(protocol("string")),
+    }
+}
+
+fn as_strings(v: &Value) -> StoreResult<Vec<String>> {
+    match v {
+        Value::Array(a) => a.iter().map(as_string).collect(),
+        Value::Nil => Ok(Vec::new()),
+        _ => Err(protocol("array of strings")),
+    }
+}
+
+fn u(v: &Value) -> StoreResult<u64> {
+    Ok(as_int(v)?.max(0) as u64)
+}
+
+fn stock_of(v: i64) -> Option<u64> {
+    (v >= 0).then_some(v as u64)
+}
+
+/// Parses the reply built by `reply()` in `common.lua`.
+fn parse_snapshot(v: Value) -> StoreResult<Snapshot> {
+    let a = as_array(v)?;
+    if a.len() != 17 {
+        return Err(protocol("snapshot arity"));
+    }
+    let state_s = as_string(&a[0])?;
+    let state = VisitorState::parse(&state_s).ok_or_else(|| protocol("state"))?;
+    let admission = (state == VisitorState::Admitted).then(|| -> StoreResult<Admission> {
+        Ok(Admission {
+            serial: u(&a[7])?,
+            issued_at_ms: u(&a[8])?,
+            expires_at_ms: u(&a[9])?,
+        })
+    });
+    Ok(Snapshot {
+        state,
+        position: u(&a[1])?,
+        queue_length: u(&a[2])?,
+        active: u(&a[3])?,
+        capacity: u(&a[4])?,
+        session_ttl_ms: u(&a[5])?,
+        stock: stock_of(as_int(&a[6])?),
+        admission: admission.transpose()?,
+        now_ms: u(&a[10])?,
+        rate: RateState {
+            raw: as_string(&a[11])?.parse().unwrap_or(0.0),
+            last_ms: u(&a[12])?,
+            first_ms: u(&a[13])?,
+        },
+        promoted: as_strings(&a[14])?,
+        rate_cap_per_minute: u(&a[15])?,
+        target_url: as_string(&a[16])?,
+    })
+}
+
+/// The config hash's fields for a room.
+fn cfg_fields(cfg: &RoomConfig) -> Vec<String> {
+    let flag = |b: bool| if b { "1" } else { "0" }.to_string();
+    vec![
+        "id".into(),
+        cfg.id.clone(),
+        "name".into(),
+        cfg.name.clone(),
+        "capacity".into(),
+        cfg.capacity.to_string(),
+        "rate_cap".into(),
+        cfg.max_admissions_per_minute.to_string(),
+        "ttl_ms".into(),
+        (cfg.session_ttl_secs * 1000).to_string(),
+        "hb_ms".into(),
+        (cfg.heartbeat_timeout_secs * 1000).to_string(),
+        "target".into(),
+        cfg.target_url.clone(),
+        "stock".into(),
+        cfg.stock.map(|s| s as i64).unwrap_or(-1).to_string(),
+        "paused".into(),
+        flag(cfg.paused),
+        "closed".into(),
+        flag(cfg.closed),
+        "embed".into(),
+        serde_json::to_string(&cfg.embed_origins).unwrap_or_else(|_| "[]".into()),
+    ]
+}
+
+fn cfg_from_hash(room: &str, h: &std::collections::HashMap<String, String>) -> RoomConfig {
+    let num = |k: &str| h.get(k).and_then(|v| v.parse::<i64>().ok()).unwrap_or(0);
+    RoomConfig {
+        id: room.to_string(),
+        name: h.get("name").cloned().unwrap_or_default(),
+        capacity: num("capacity").max(0) as u64,
+        max_admissions_per_minute: num("rate_cap").max(0) as u64,
+        session_ttl_secs: (num("ttl_ms").max(0) as u64) / 1000,
+        heartbeat_timeout_secs: (num("hb_ms").max(0) as u64) / 1000,
+        target_url: h.get("target").cloned().unwrap_or_default(),
+        stock: h
+            .get("stock")
+            .and_then(|v| v.parse::<i64>().ok())
+            .and_then(stock_of),
+        paused: h.get("paused").map(|v| v == "1").unwrap_or(false),
+        closed: h.get("closed").map(|v| v == "1").unwrap_or(false),
+        embed_origins: h
+            .get("embed")
+            .and_then(|v| serde_json::from_str(v).ok())
+            .unwrap_or_default(),
+    }
+}
+
+#[async_trait]
+impl Store for RedisStore {
+    async fn put_room(&self, cfg: &RoomConfig, create_only: bool) -> StoreResult<bool> {
+        let mut args = vec![if create_only { "1" } else { "0" }.to_string()];
+        args.extend(cfg_fields(cfg));
+        let written = as_int(&self.run_room(&PUT_ROOM, &cfg.id, &args).await?)? == 1;
+        // The room set lives in another slot, so it is written separately; it is only
+        // an index (a room exists when its cfg hash does).
+        let mut conn = self.conn.clone();
+        redis::cmd("SADD")
+            .arg(self.rooms_key())
+            .arg(&cfg.id)
+            .query_async::<()>(&mut conn)
+            .await?;
+        Ok(written)
+    }
+
+    async fn room(&self, room: &str) -> StoreResult<Option<RoomConfig>> {
+        let mut conn = self.conn.clone();
+        let h: std::collections::HashMap<String, String> = redis::cmd("HGETALL")
+            .arg(self.room_key(room, "cfg"))
+            .query_async(&mut conn)
+            .await?;
+        Ok((!h.is_empty()).then(|| cfg_from_hash(room, &h)))
+    }
+
+    async fn rooms(&self) -> StoreResult<Vec<String>> {
+        let mut conn = self.conn.clone();
+        let mut ids: Vec<String> = redis::cmd("SMEMBERS")
+            .arg(self.rooms_key())
+            .query_async(&mut conn)
+            .await?;
+        ids.sort();
+        Ok(ids)
+    }
+
+    async fn delete_room(&self, room: &str) -> StoreResult<bool> {
+        let mut conn = self.conn.clone();
+        let mut del = redis::cmd("DEL");
+        for k in self.room_keys(room) {
+            del.arg(k);
+        }
+        let n: i64 = del.query_async(&mut conn).await?;
+        let m: i64 = redis::cmd("SREM")
+            .arg(self.rooms_key())
+            .arg(room)
+            .query_async(&mut conn)
+            .await?;
+        Ok(n > 0 || m > 0)
+    }
+
+    async fn join(&self, room: &str, visitor: &str) -> StoreResult<Snapshot> {
+        parse_snapshot(self.run_room(&JOIN, room, &[visitor.to_string()]).await?)
+    }
+
+    async fn status(&self, room: &str, visitor: &str) -> StoreResult<Snapshot> {
+        parse_snapshot(self.run_room(&STATUS, room, &[visitor.to_string()]).await?)
+    }
+
+    async fn release(&self, room: &str, visitor: &str) -> StoreResult<(bool, Vec<String>)> {
+        let a = as_array(
+            self.run_room(&RELEASE, room, &[visitor.to_string(), "1000".into()])
+                .await?,
+        )?;
+        if a.len() != 2 {
+            return Err(protocol("release arity"));
+        }
+        Ok((as_int(&a[0])? == 1, as_strings(&a[1])?))
+    }
+
+    async fn promote(&self, room: &str, limit: u32) -> StoreResult<Vec<String>> {
+        let a = as_array(self.run_room(&PROMOTE, room, &[limit.to_string()]).await?)?;
+        as_strings(a.first().ok_or_else(|| protocol("promote arity"))?)
+    }
+
+    async fn session_live(&self, room: &str, visitor: &str, serial: u64) -> StoreResult<bool> {
+        let v = self
+            .run_room(&SESSION, room, &[visitor.to_string(), serial.to_string()])
+            .await?;
+        Ok(as_int(&v)? == 1)
+    }
+
+    async fn reap(&self, room: &str, batch: u32) -> StoreResult<ReapBatch> {
+        let a = as_array(self.run_room(&REAP, room, &[batch.to_string()]).await?)?;
+        if a.len() != 2 {
+            return Err(protocol("reap arity"));
+        }
+        Ok(ReapBatch {
+            dropped: u(&a[0])?,
+            expired: u(&a[1])?,
+        })
+    }
+
+    async fn stats(&self, room: &str) -> StoreResult<RoomStats> {
+        let a = as_array(self.run_room(&STATS, room, &[]).await?)?;
+        if a.len() != 8 {
+            return Err(protocol("stats arity"));
+        }
+        Ok(RoomStats {
+            queue_length: u(&a[0])?,
+            active: u(&a[1])?,
+            capacity: u(&a[2])?,
+            paused: as_int(&a[3])? == 1,
+            closed: as_int(&a[4])? == 1,
+            stock: stock_of(as_int(&a[5])?),
+            admitted_total: u(&a[6])?,
+            reaped_total: u(&a[7])?,
+        })
+    }
+
+    async fn acquire_lease(&self, name: &str, token: &str, ttl_ms: u64) -> StoreResult<bool> {
+        let mut conn = self.conn.clone();
+        let n: i64 = LEASE_ACQUIRE
+            .key(self.lease_key(name))
+            .arg(token)
+            .arg(ttl_ms)
+            .invoke_async(&mut conn)
+            .await?;
+        Ok(n == 1)
+    }
+
+    async fn release_lease(&self, name: &str, token: &str) -> StoreResult<bool> {
+        let mut conn = self.conn.clone();
+        let n: i64 = LEASE_RELEASE
+            .key(self.lease_key(name))
+            .arg(token)
+            .invoke_async(&mut conn)
+            .await?;
+        Ok(n == 1)
+    }
+
+    async fn hit_window(
+        &self,
+        key: &str,
+        limit: u64,
+        window_ms: u64,
+    ) -> StoreResult<WindowDecision> {
+        let mut conn = self.conn.clone();
+        let (count, ttl): (u64, i64) = WINDOW
+            .key(self.window_key(key))
+            .arg(window_ms)
+            .invoke_async(&mut conn)
+            .await?;
+        Ok(WindowDecision {
+            allowed: count <= limit,
+            count,
+            reset_ms: ttl.max(0) as u64,
+        })
+    }
+
+    async fn ping(&self) -> StoreResult<()> {
+        let mut conn = self.conn.clone();
+        redis::cmd("PING").query_async::<String>(&mut conn).await?;
+        Ok(())
+    }
+}
+
+impl RedisStore {
+    /// `P:room:{R}:lease:N` for room leases (name `R` or `R/N`), `P:lease:N` otherwise.
+    fn lease_key(&self, name: &str) -> String {
+        match name.split_once('/') {
+            Some((room, n)) => self.room_key(room, &format!("lease:{n}")),
+            None => format!("{}:lease:{}", self.prefix, name),
+        }
+    }
+}
