@@ -1,0 +1,365 @@
+//! Test harness: a real `redis-server` per test on a free port (killable and restartable
+//! for fault tests), `spawn_app()` for a real HTTP server, and `wait_until` for waiting
+//! on conditions with a deadline instead of sleeping.
+#![allow(dead_code)]
+
+use std::future::Future;
+use std::net::TcpListener;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anteroom::admission::Engine;
+use anteroom::config::{RoomConfig, Secret, Settings};
+use anteroom::startup::Application;
+use anteroom::store::memory::MemoryStore;
+use anteroom::store::redis::RedisStore;
+use anteroom::store::Store;
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+pub const SIGNING_KEY: &str = "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=";
+pub const SECRET_KEY: &str = "test-secret-key";
+
+/// Polls `check` until it returns `Some`, or panics with `what` after `deadline`.
+pub async fn wait_until<T, F, Fut>(deadline: Duration, what: &str, mut check: F) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Option<T>>,
+{
+    let start = Instant::now();
+    loop {
+        if let Some(v) = check().await {
+            return v;
+        }
+        if start.elapsed() > deadline {
+            panic!("timed out after {deadline:?} waiting for {what}");
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+pub fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// A real redis-server owned by one test; killed on drop.
+pub struct RedisServer {
+    pub port: u16,
+    dir: tempfile::TempDir,
+    child: Option<Child>,
+    persistent: bool,
+}
+
+impl RedisServer {
+    /// An in-memory Redis on a free port.
+    pub fn start() -> Self {
+        Self::start_with(false)
+    }
+
+    /// A Redis with an append-only file, so a kill -9 and restart keeps the data.
+    pub fn start_persistent() -> Self {
+        Self::start_with(true)
+    }
+
+    fn start_with(persistent: bool) -> Self {
+        let mut s = Self {
+            port: free_port(),
+            dir: tempfile::tempdir().unwrap(),
+            child: None,
+            persistent,
+        };
+        s.spawn();
+        s
+    }
+
+    fn spawn(&mut self) {
+        let mut cmd = Command::new(redis_bin());
+        cmd.args(["--port", &self.port.to_string(), "--bind", "127.0.0.1", "--save", ""])
+            .args(["--dir", self.dir.path().to_str().unwrap()])
+            .args(["--enable-debug-command", "local"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        if self.persistent {
+            cmd.args(["--appendonly", "yes", "--appendfsync", "always"]);
+        } else {
+            cmd.args(["--appendonly", "no"]);
+        }
+        self.child = Some(cmd.spawn().expect("redis-server must be installed (see .ci/run)"));
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while Instant::now() < deadline {
+            if self.ping() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        panic!("redis-server did not start on port {}", self.port);
+    }
+
+    fn ping(&self) -> bool {
+        redis::Client::open(self.url())
+            .and_then(|c| c.get_connection_with_timeout(Duration::from_millis(200)))
+            .and_then(|mut c| redis::cmd("PING").query::<String>(&mut c))
+            .is_ok()
+    }
+
+    pub fn url(&self) -> String {
+        format!("redis://127.0.0.1:{}", self.port)
+    }
+
+    /// A plain synchronous connection for inspecting keys.
+    pub fn conn(&self) -> redis::Connection {
+        redis::Client::open(self.url())
+            .unwrap()
+            .get_connection()
+            .unwrap()
+    }
+
+    /// Kills the server (SIGKILL) and waits for it to exit.
+    pub fn kill(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+
+    /// Starts the server again on the same port and directory.
+    pub fn restart(&mut self) {
+        self.kill();
+        self.spawn();
+    }
+
+    /// SIGSTOP / SIGCONT: the server stops answering without closing connections.
+    pub fn pause(&self) {
+        self.signal("-STOP");
+    }
+    pub fn resume(&self) {
+        self.signal("-CONT");
+    }
+    fn signal(&self, sig: &str) {
+        if let Some(c) = &self.child {
+            Command::new("kill")
+                .args([sig, &c.id().to_string()])
+                .status()
+                .unwrap();
+        }
+    }
+}
+
+impl Drop for RedisServer {
+    fn drop(&mut self) {
+        self.resume();
+        self.kill();
+    }
+}
+
+fn redis_bin() -> PathBuf {
+    std::env::var_os("REDIS_SERVER")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("redis-server"))
+}
+
+/// A fresh key prefix so tests never share state.
+pub fn prefix() -> String {
+    format!("t{}", &anteroom::identity::VisitorId::random().as_str()[..12])
+}
+
+/// A room config with test-friendly defaults.
+pub fn room(id: &str, capacity: u64) -> RoomConfig {
+    RoomConfig {
+        id: id.into(),
+        name: format!("Room {id}"),
+        capacity,
+        session_ttl_secs: 60,
+        heartbeat_timeout_secs: 60,
+        target_url: "https://origin.example/in".into(),
+        ..RoomConfig::default()
+    }
+}
+
+pub async fn redis_store(url: &str, prefix: &str) -> RedisStore {
+    RedisStore::connect(url, prefix, &Default::default())
+        .await
+        .unwrap()
+}
+
+/// Settings for a test server: port 0, fixed keys, limits off unless a test turns them on.
+pub fn test_settings(redis_url: Option<String>, prefix: &str, rooms: Vec<RoomConfig>) -> Settings {
+    let mut s = Settings {
+        listen: "127.0.0.1:0".into(),
+        redis_url,
+        key_prefix: prefix.into(),
+        secret_key: Some(Secret::new(SECRET_KEY)),
+        signing_key: Some(Secret::new(SIGNING_KEY)),
+        demo: false,
+        rooms,
+        ..Settings::default()
+    };
+    s.rate_limit.ip_per_second = 0;
+    s.rate_limit.visitor_requests = 0;
+    s.reaper.interval_ms = 200;
+    s.reaper.promote_interval_ms = 100;
+    s.store.response_timeout_ms = 500;
+    s.store.connect_timeout_ms = 500;
+    s
+}
+
+/// A running server and a client for it.
+pub struct TestApp {
+    pub address: String,
+    pub port: u16,
+    pub engine: actix_web::web::Data<Engine>,
+    pub shutdown: CancellationToken,
+    pub client: reqwest::Client,
+}
+
+impl Drop for TestApp {
+    fn drop(&mut self) {
+        self.shutdown.cancel();
+    }
+}
+
+pub async fn spawn_app(settings: Settings) -> TestApp {
+    let app = Application::build(settings).await.expect("build app");
+    finish_spawn(app)
+}
+
+pub async fn spawn_app_with_store(settings: Settings, store: Arc<dyn Store>) -> TestApp {
+    let app = Application::build_with_store(settings, store)
+        .await
+        .expect("build app");
+    finish_spawn(app)
+}
+
+pub fn memory_store() -> Arc<dyn Store> {
+    Arc::new(MemoryStore::new())
+}
+
+fn finish_spawn(app: Application) -> TestApp {
+    let port = app.port();
+    let engine = app.engine();
+    let shutdown = CancellationToken::new();
+    tokio::spawn(app.run_until_stopped(shutdown.clone()));
+    TestApp {
+        address: format!("http://127.0.0.1:{port}"),
+        port,
+        engine,
+        shutdown,
+        client: client(),
+    }
+}
+
+/// A client without a cookie jar: tests pass identities explicitly.
+pub fn client() -> reqwest::Client {
+    reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .timeout(Duration::from_secs(20))
+        .build()
+        .unwrap()
+}
+
+/// A response's status and JSON body.
+pub struct Reply {
+    pub status: u16,
+    pub headers: reqwest::header::HeaderMap,
+    pub body: Value,
+}
+
+impl Reply {
+    pub async fn from(r: reqwest::Response) -> Self {
+        let status = r.status().as_u16();
+        let headers = r.headers().clone();
+        let text = r.text().await.unwrap();
+        let body = serde_json::from_str(&text).unwrap_or(Value::String(text));
+        Self {
+            status,
+            headers,
+            body,
+        }
+    }
+    pub fn token(&self) -> String {
+        self.body["visitor_token"].as_str().unwrap().to_string()
+    }
+    pub fn state(&self) -> &str {
+        self.body["state"].as_str().unwrap_or("")
+    }
+    pub fn error_code(&self) -> &str {
+        self.body["error"]["code"].as_str().unwrap_or("")
+    }
+}
+
+impl TestApp {
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{}", self.address, path)
+    }
+
+    /// Joins as a new visitor.
+    pub async fn join(&self, room: &str) -> Reply {
+        Reply::from(
+            self.client
+                .post(self.url(&format!("/api/rooms/{room}/join")))
+                .send()
+                .await
+                .unwrap(),
+        )
+        .await
+    }
+
+    /// Joins again with a visitor token.
+    pub async fn join_as(&self, room: &str, token: &str) -> Reply {
+        Reply::from(
+            self.client
+                .post(self.url(&format!("/api/rooms/{room}/join")))
+                .bearer_auth(token)
+                .send()
+                .await
+                .unwrap(),
+        )
+        .await
+    }
+
+    pub async fn status(&self, room: &str, token: &str) -> Reply {
+        Reply::from(
+            self.client
+                .get(self.url(&format!("/api/rooms/{room}/status")))
+                .bearer_auth(token)
+                .send()
+                .await
+                .unwrap(),
+        )
+        .await
+    }
+
+    pub async fn release(&self, room: &str, token: &str) -> Reply {
+        Reply::from(
+            self.client
+                .post(self.url(&format!("/api/rooms/{room}/release")))
+                .bearer_auth(token)
+                .send()
+                .await
+                .unwrap(),
+        )
+        .await
+    }
+
+    pub async fn verify(&self, room: &str, pass: &str) -> Reply {
+        Reply::from(
+            self.client
+                .get(self.url(&format!("/api/rooms/{room}/verify")))
+                .bearer_auth(pass)
+                .send()
+                .await
+                .unwrap(),
+        )
+        .await
+    }
+
+    pub async fn get(&self, path: &str) -> Reply {
+        Reply::from(self.client.get(self.url(path)).send().await.unwrap()).await
+    }
+}
