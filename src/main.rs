@@ -7,7 +7,7 @@ use tokio_util::sync::CancellationToken;
 /// `--config PATH` (or `ANTEROOM_CONFIG`) names the TOML file.
 fn config_path() -> anyhow::Result<Option<PathBuf>> {
     let mut args = std::env::args().skip(1);
-    while let Some(a) = args.next() {
+    if let Some(a) = args.next() {
         match a.as_str() {
             "--config" | "-c" => {
                 let p = args

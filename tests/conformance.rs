@@ -47,7 +47,10 @@ const DEADLINE: Duration = Duration::from_secs(10);
 async fn fifo_order(b: Backend) {
     let b = b.with_room(room("r", 1)).await;
     let s = &b.store;
-    assert_eq!(s.join("r", &v(0)).await.unwrap().state, VisitorState::Admitted);
+    assert_eq!(
+        s.join("r", &v(0)).await.unwrap().state,
+        VisitorState::Admitted
+    );
     for i in 1..=5 {
         let snap = s.join("r", &v(i)).await.unwrap();
         assert_eq!(snap.state, VisitorState::Queued);
@@ -72,13 +75,19 @@ async fn join_is_idempotent(b: Backend) {
     let s = &b.store;
     let first = s.join("r", &v(0)).await.unwrap();
     let again = s.join("r", &v(0)).await.unwrap();
-    assert_eq!(first.admission, again.admission, "same admission, same pass");
+    assert_eq!(
+        first.admission, again.admission,
+        "same admission, same pass"
+    );
     assert_eq!(again.active, 1);
     s.join("r", &v(1)).await.unwrap();
     s.join("r", &v(2)).await.unwrap();
     let again = s.join("r", &v(1)).await.unwrap();
     assert_eq!((again.state, again.position), (VisitorState::Queued, 1));
-    assert_eq!(again.queue_length, 2, "a repeated join never adds a second place");
+    assert_eq!(
+        again.queue_length, 2,
+        "a repeated join never adds a second place"
+    );
 }
 
 async fn capacity_is_never_exceeded(b: Backend) {
@@ -113,9 +122,18 @@ async fn release_and_expiry_admit_the_next(b: Backend) {
         })
         .await;
     let s = &b.store;
-    assert_eq!(s.join("r", &v(0)).await.unwrap().state, VisitorState::Admitted);
-    assert_eq!(s.join("r", &v(1)).await.unwrap().state, VisitorState::Queued);
-    assert_eq!(s.join("r", &v(2)).await.unwrap().state, VisitorState::Queued);
+    assert_eq!(
+        s.join("r", &v(0)).await.unwrap().state,
+        VisitorState::Admitted
+    );
+    assert_eq!(
+        s.join("r", &v(1)).await.unwrap().state,
+        VisitorState::Queued
+    );
+    assert_eq!(
+        s.join("r", &v(2)).await.unwrap().state,
+        VisitorState::Queued
+    );
     // Release frees the slot at once.
     assert_eq!(s.release("r", &v(0)).await.unwrap().1, vec![v(1)]);
     // Expiry frees it when the TTL runs out; promote (run by the timer) admits the next.
@@ -157,7 +175,11 @@ async fn stock_is_never_oversold(b: Backend) {
         17
     );
     assert_eq!(s.stats("r").await.unwrap().stock, Some(0));
-    assert_eq!(s.stats("r").await.unwrap().queue_length, 0, "sold out joins are not queued");
+    assert_eq!(
+        s.stats("r").await.unwrap().queue_length,
+        0,
+        "sold out joins are not queued"
+    );
     // A unit holder whose session expired comes back: no second unit, and no admission
     // beyond the stock either.
     let holder = v(admitted[0]);
@@ -179,12 +201,22 @@ async fn stock_unit_is_taken_once_per_visitor(b: Backend) {
         .await;
     let s = &b.store;
     assert_eq!(s.join("r", &v(0)).await.unwrap().stock, Some(1));
-    assert_eq!(s.join("r", &v(0)).await.unwrap().stock, Some(1), "idempotent join takes no unit");
+    assert_eq!(
+        s.join("r", &v(0)).await.unwrap().stock,
+        Some(1),
+        "idempotent join takes no unit"
+    );
     s.join("r", &v(1)).await.unwrap();
     s.join("r", &v(2)).await.unwrap();
     assert_eq!(s.release("r", &v(0)).await.unwrap().1, vec![v(1)]);
-    assert_eq!(s.status("r", &v(2)).await.unwrap().state, VisitorState::SoldOut);
-    assert!(s.release("r", &v(1)).await.unwrap().1.is_empty(), "no stock, no admission");
+    assert_eq!(
+        s.status("r", &v(2)).await.unwrap().state,
+        VisitorState::SoldOut
+    );
+    assert!(
+        s.release("r", &v(1)).await.unwrap().1.is_empty(),
+        "no stock, no admission"
+    );
 }
 
 async fn rate_cap_is_honoured(b: Backend) {
@@ -213,7 +245,10 @@ async fn rate_cap_is_honoured(b: Backend) {
     assert!(s.promote("r", 1000).await.unwrap().is_empty());
     // Releasing frees capacity but not the arrival-rate budget.
     s.release("r", &v(0)).await.unwrap();
-    assert_eq!(s.status("r", &v(3)).await.unwrap().state, VisitorState::Queued);
+    assert_eq!(
+        s.status("r", &v(3)).await.unwrap().state,
+        VisitorState::Queued
+    );
 }
 
 async fn silent_visitors_are_reaped(b: Backend) {
@@ -228,17 +263,26 @@ async fn silent_visitors_are_reaped(b: Backend) {
     s.join("r", &v(1)).await.unwrap(); // goes silent
     s.join("r", &v(2)).await.unwrap(); // keeps polling
     let dropped = wait_until(DEADLINE, "the silent visitor to be reaped", || async {
-        assert_eq!(s.status("r", &v(2)).await.unwrap().state, VisitorState::Queued);
+        assert_eq!(
+            s.status("r", &v(2)).await.unwrap().state,
+            VisitorState::Queued
+        );
         let b = s.reap("r", 1000).await.unwrap();
         (b.dropped > 0).then_some(b.dropped)
     })
     .await;
     assert_eq!(dropped, 1);
-    assert_eq!(s.status("r", &v(1)).await.unwrap().state, VisitorState::NotQueued);
+    assert_eq!(
+        s.status("r", &v(1)).await.unwrap().state,
+        VisitorState::NotQueued
+    );
     assert_eq!(s.status("r", &v(2)).await.unwrap().position, 1);
     assert_eq!(s.stats("r").await.unwrap().reaped_total, 1);
     // The admitted visitor is never reaped for silence.
-    assert_eq!(s.status("r", &v(0)).await.unwrap().state, VisitorState::Admitted);
+    assert_eq!(
+        s.status("r", &v(0)).await.unwrap().state,
+        VisitorState::Admitted
+    );
 }
 
 async fn expired_sessions_are_pruned_in_batches(b: Backend) {
@@ -289,9 +333,16 @@ async fn capacity_changes_apply_live(b: Backend) {
     }
     cfg.capacity = 1;
     s.put_room(&cfg, false).await.unwrap();
-    assert_eq!(s.stats("r").await.unwrap().active, 3, "lowering kicks nobody");
+    assert_eq!(
+        s.stats("r").await.unwrap().active,
+        3,
+        "lowering kicks nobody"
+    );
     s.release("r", &v(0)).await.unwrap();
-    assert!(s.promote("r", 1000).await.unwrap().is_empty(), "2 active >= capacity 1");
+    assert!(
+        s.promote("r", 1000).await.unwrap().is_empty(),
+        "2 active >= capacity 1"
+    );
     cfg.capacity = 5;
     s.put_room(&cfg, false).await.unwrap();
     assert_eq!(s.promote("r", 1000).await.unwrap(), vec![v(3), v(4)]);
@@ -307,10 +358,17 @@ async fn rooms_are_independent(b: Backend) {
     let s = &b.store;
     s.join("held", &v(0)).await.unwrap();
     for i in 1..4 {
-        assert_eq!(s.join("held", &v(i)).await.unwrap().state, VisitorState::Queued);
+        assert_eq!(
+            s.join("held", &v(i)).await.unwrap().state,
+            VisitorState::Queued
+        );
     }
     let other = s.join("free", &v(1)).await.unwrap();
-    assert_eq!(other.state, VisitorState::Admitted, "a full room never holds up another");
+    assert_eq!(
+        other.state,
+        VisitorState::Admitted,
+        "a full room never holds up another"
+    );
     assert_eq!((other.queue_length, other.active), (0, 1));
     assert_eq!(s.stats("held").await.unwrap().queue_length, 3);
 }
@@ -324,17 +382,35 @@ async fn closed_room_turns_newcomers_away_and_tells_the_queue(b: Backend) {
     cfg.closed = true;
     s.put_room(&cfg, false).await.unwrap();
     let newcomer = s.join("r", &v(2)).await.unwrap();
-    assert_eq!((newcomer.state, newcomer.position), (VisitorState::Closed, 0));
-    assert_eq!(s.status("r", &v(1)).await.unwrap().state, VisitorState::Closed);
-    assert_eq!(s.status("r", &v(0)).await.unwrap().state, VisitorState::Admitted);
+    assert_eq!(
+        (newcomer.state, newcomer.position),
+        (VisitorState::Closed, 0)
+    );
+    assert_eq!(
+        s.status("r", &v(1)).await.unwrap().state,
+        VisitorState::Closed
+    );
+    assert_eq!(
+        s.status("r", &v(0)).await.unwrap().state,
+        VisitorState::Admitted
+    );
     assert_eq!(s.stats("r").await.unwrap().queue_length, 1);
 }
 
 async fn unknown_rooms_are_reported(b: Backend) {
     let s = &b.store;
-    assert!(matches!(s.join("nope", &v(0)).await, Err(StoreError::NoSuchRoom)));
-    assert!(matches!(s.status("nope", &v(0)).await, Err(StoreError::NoSuchRoom)));
-    assert!(matches!(s.release("nope", &v(0)).await, Err(StoreError::NoSuchRoom)));
+    assert!(matches!(
+        s.join("nope", &v(0)).await,
+        Err(StoreError::NoSuchRoom)
+    ));
+    assert!(matches!(
+        s.status("nope", &v(0)).await,
+        Err(StoreError::NoSuchRoom)
+    ));
+    assert!(matches!(
+        s.release("nope", &v(0)).await,
+        Err(StoreError::NoSuchRoom)
+    ));
 }
 
 async fn session_liveness_follows_release(b: Backend) {
@@ -363,7 +439,10 @@ async fn room_config_round_trips(b: Backend) {
         capacity: 1,
         ..cfg.clone()
     };
-    assert!(!s.put_room(&other, true).await.unwrap(), "create_only keeps the live config");
+    assert!(
+        !s.put_room(&other, true).await.unwrap(),
+        "create_only keeps the live config"
+    );
     assert_eq!(s.room("r").await.unwrap().unwrap().capacity, 7);
     assert_eq!(s.rooms().await.unwrap(), vec!["r".to_string()]);
     assert!(s.delete_room("r").await.unwrap());
@@ -374,12 +453,21 @@ async fn leases_exclude_renew_and_expire(b: Backend) {
     let s = &b.store;
     assert!(s.acquire_lease("r/reaper", "A", 500).await.unwrap());
     assert!(!s.acquire_lease("r/reaper", "B", 500).await.unwrap());
-    assert!(s.acquire_lease("r/reaper", "A", 500).await.unwrap(), "holder renews");
-    assert!(!s.release_lease("r/reaper", "B").await.unwrap(), "non-holder cannot release");
+    assert!(
+        s.acquire_lease("r/reaper", "A", 500).await.unwrap(),
+        "holder renews"
+    );
+    assert!(
+        !s.release_lease("r/reaper", "B").await.unwrap(),
+        "non-holder cannot release"
+    );
     assert!(!s.acquire_lease("r/reaper", "B", 500).await.unwrap());
     // A "crashes": it never renews or releases. B takes over once the lease runs out.
     wait_until(DEADLINE, "the crashed holder's lease to expire", || async {
-        s.acquire_lease("r/reaper", "B", 5000).await.unwrap().then_some(())
+        s.acquire_lease("r/reaper", "B", 5000)
+            .await
+            .unwrap()
+            .then_some(())
     })
     .await;
     assert!(!s.release_lease("r/reaper", "A").await.unwrap());
@@ -397,7 +485,10 @@ async fn fixed_window_limits_and_resets(b: Backend) {
     let refused = s.hit_window("visitor", 3, 1000).await.unwrap();
     assert!(!refused.allowed);
     assert!(refused.reset_ms <= 1000);
-    assert!(s.hit_window("other", 3, 1000).await.unwrap().allowed, "keys are separate");
+    assert!(
+        s.hit_window("other", 3, 1000).await.unwrap().allowed,
+        "keys are separate"
+    );
     wait_until(DEADLINE, "the window to reset", || async {
         s.hit_window("visitor", 3, 1000)
             .await

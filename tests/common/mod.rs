@@ -80,17 +80,27 @@ impl RedisServer {
 
     fn spawn(&mut self) {
         let mut cmd = Command::new(redis_bin());
-        cmd.args(["--port", &self.port.to_string(), "--bind", "127.0.0.1", "--save", ""])
-            .args(["--dir", self.dir.path().to_str().unwrap()])
-            .args(["--enable-debug-command", "local"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null());
+        cmd.args([
+            "--port",
+            &self.port.to_string(),
+            "--bind",
+            "127.0.0.1",
+            "--save",
+            "",
+        ])
+        .args(["--dir", self.dir.path().to_str().unwrap()])
+        .args(["--enable-debug-command", "local"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
         if self.persistent {
             cmd.args(["--appendonly", "yes", "--appendfsync", "always"]);
         } else {
             cmd.args(["--appendonly", "no"]);
         }
-        self.child = Some(cmd.spawn().expect("redis-server must be installed (see .ci/run)"));
+        self.child = Some(
+            cmd.spawn()
+                .expect("redis-server must be installed (see .ci/run)"),
+        );
         let deadline = Instant::now() + Duration::from_secs(10);
         while Instant::now() < deadline {
             if self.ping() {
@@ -166,7 +176,10 @@ fn redis_bin() -> PathBuf {
 
 /// A fresh key prefix so tests never share state.
 pub fn prefix() -> String {
-    format!("t{}", &anteroom::identity::VisitorId::random().as_str()[..12])
+    format!(
+        "t{}",
+        &anteroom::identity::VisitorId::random().as_str()[..12]
+    )
 }
 
 /// A room config with test-friendly defaults.
@@ -361,5 +374,20 @@ impl TestApp {
 
     pub async fn get(&self, path: &str) -> Reply {
         Reply::from(self.client.get(self.url(path)).send().await.unwrap()).await
+    }
+}
+
+impl TestApp {
+    /// The visitor's state read straight from the store (no HTTP, no heartbeat).
+    pub async fn store_state(&self, room: &str, token: &str) -> String {
+        let id = token.split('.').next().unwrap();
+        self.engine
+            .store
+            .status(room, id)
+            .await
+            .unwrap()
+            .state
+            .as_str()
+            .to_string()
     }
 }
