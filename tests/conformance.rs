@@ -7,9 +7,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anteroom::config::RoomConfig;
-use anteroom::store::{Store, StoreError, VisitorState};
+use anteroom::store::{Store, StoreError, VisitorState, WatchEntry};
 use common::{redis_store, room, wait_until, RedisServer};
 use futures_util::future::join_all;
+use futures_util::StreamExt;
 
 /// A store under test, keeping its Redis (if any) alive.
 struct Backend {
@@ -510,6 +511,57 @@ async fn admission_rate_is_recorded(b: Backend) {
     assert_eq!(s.stats("r").await.unwrap().admitted_total, 2);
 }
 
+async fn watch_reports_each_visitor_in_one_call(b: Backend) {
+    let b = b
+        .with_room(RoomConfig {
+            heartbeat_timeout_secs: 1,
+            ..room("r", 1)
+        })
+        .await;
+    let s = &b.store;
+    for i in 0..3 {
+        s.join("r", &v(i)).await.unwrap();
+    }
+    let (view, entries) = s.watch("r", &[v(0), v(1), v(2), v(9)]).await.unwrap();
+    assert_eq!((view.queue_length, view.active, view.capacity), (2, 1, 1));
+    assert!(matches!(&entries[0], WatchEntry::Admitted(a) if a.serial == 1));
+    assert_eq!(
+        entries[1..],
+        [
+            WatchEntry::Queued { position: 1 },
+            WatchEntry::Queued { position: 2 },
+            WatchEntry::Gone
+        ]
+    );
+    assert_eq!(view.state_of(&entries[1]), VisitorState::Queued);
+    // Watching keeps v2 alive while v1, unwatched, is reaped.
+    wait_until(DEADLINE, "v1 to be reaped", || async {
+        s.watch("r", &[v(2)]).await.unwrap();
+        (s.reap("r", 100).await.unwrap().dropped > 0).then_some(())
+    })
+    .await;
+    let (_, e) = s.watch("r", &[v(1), v(2)]).await.unwrap();
+    assert_eq!(e, [WatchEntry::Gone, WatchEntry::Queued { position: 1 }]);
+}
+
+async fn admissions_are_published(b: Backend) {
+    let b = b.with_room(room("r", 1)).await;
+    let s = &b.store;
+    let mut events = s.subscribe().await.unwrap();
+    s.join("r", &v(0)).await.unwrap();
+    s.join("r", &v(1)).await.unwrap();
+    s.release("r", &v(0)).await.unwrap();
+    let mut got = Vec::new();
+    while got.len() < 2 {
+        let ev = tokio::time::timeout(DEADLINE, events.next())
+            .await
+            .expect("an admission event")
+            .expect("stream open");
+        got.push((ev.room, ev.visitor, ev.admission.serial));
+    }
+    assert_eq!(got, [("r".into(), v(0), 1), ("r".into(), v(1), 2)]);
+}
+
 macro_rules! conformance {
     ($($name:ident),* $(,)?) => {
         mod memory {
@@ -541,4 +593,6 @@ conformance!(
     leases_exclude_renew_and_expire,
     fixed_window_limits_and_resets,
     admission_rate_is_recorded,
+    watch_reports_each_visitor_in_one_call,
+    admissions_are_published,
 );

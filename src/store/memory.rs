@@ -10,10 +10,12 @@ use std::sync::{Arc, Mutex};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use async_trait::async_trait;
+use futures_util::stream::{BoxStream, StreamExt};
+use tokio::sync::broadcast;
 
 use super::{
-    Admission, RateState, ReapBatch, RoomStats, Snapshot, Store, StoreError, StoreResult,
-    VisitorState, WindowDecision,
+    Admission, AdmittedEvent, RateState, ReapBatch, RoomStats, RoomView, Snapshot, Store,
+    StoreError, StoreResult, VisitorState, WatchEntry, WindowDecision,
 };
 use crate::config::RoomConfig;
 use crate::eta::rate_add;
@@ -78,9 +80,27 @@ struct Room {
     /// Admission times in the last 60 s (rate cap).
     window: VecDeque<u64>,
     units: HashSet<String>,
+    /// Admissions made by the current operation, published after it.
+    outbox: Vec<(String, Admission)>,
 }
 
 impl Room {
+    fn view(&self, now: u64) -> RoomView {
+        RoomView {
+            queue_length: self.queue.len() as u64,
+            active: self.active(now),
+            capacity: self.cfg.capacity,
+            session_ttl_ms: self.cfg.session_ttl_secs * 1000,
+            stock: self.cfg.stock,
+            now_ms: now,
+            rate: self.rate,
+            rate_cap_per_minute: self.cfg.max_admissions_per_minute,
+            target_url: self.cfg.target_url.clone(),
+            paused: self.cfg.paused,
+            closed: self.cfg.closed,
+        }
+    }
+
     fn active(&self, now: u64) -> u64 {
         // Entries at or before `now` are expired but not yet reaped.
         let expired = self.expiries.range(..(now + 1, String::new())).count();
@@ -153,6 +173,7 @@ impl Room {
             expires_at_ms: now + self.cfg.session_ttl_secs * 1000,
         };
         self.expiries.insert((a.expires_at_ms, v.to_string()));
+        self.outbox.push((v.to_string(), a.clone()));
         self.sessions.insert(v.to_string(), a);
         if let Some(stock) = self.cfg.stock.as_mut() {
             if self.units.insert(v.to_string()) {
@@ -229,6 +250,7 @@ pub struct MemoryStore {
     windows: Mutex<HashMap<String, (u64, u64)>>,
     leases: Mutex<HashMap<String, (String, u64)>>,
     clock: Arc<dyn Clock>,
+    events: broadcast::Sender<AdmittedEvent>,
 }
 
 impl Default for MemoryStore {
@@ -248,6 +270,7 @@ impl MemoryStore {
             windows: Mutex::new(HashMap::new()),
             leases: Mutex::new(HashMap::new()),
             clock,
+            events: broadcast::channel(4096).0,
         }
     }
 
@@ -256,7 +279,16 @@ impl MemoryStore {
         // unwrap: a poisoned lock means a panic mid-update; the state is not trustworthy.
         let mut rooms = self.rooms.lock().unwrap();
         let r = rooms.get_mut(room).ok_or(StoreError::NoSuchRoom)?;
-        Ok(f(r, now))
+        let out = f(r, now);
+        for (visitor, admission) in r.outbox.drain(..) {
+            // No receivers is fine: nobody is watching.
+            let _ = self.events.send(AdmittedEvent {
+                room: room.to_string(),
+                visitor,
+                admission,
+            });
+        }
+        Ok(out)
     }
 }
 
@@ -448,6 +480,47 @@ impl Store for MemoryStore {
             count: e.0,
             reset_ms: e.1 - now,
         })
+    }
+
+    async fn watch(
+        &self,
+        room: &str,
+        visitors: &[String],
+    ) -> StoreResult<(RoomView, Vec<WatchEntry>)> {
+        self.with_room(room, |r, now| {
+            let entries = visitors
+                .iter()
+                .map(|v| {
+                    if r.is_admitted(v, now) {
+                        // unwrap: is_admitted checked the session exists.
+                        WatchEntry::Admitted(r.sessions.get(v).unwrap().clone())
+                    } else if let Some(t) = r.tickets.get(v).copied() {
+                        r.set_heartbeat(v, now);
+                        WatchEntry::Queued {
+                            position: r.queue.range(..t).count() as u64 + 1,
+                        }
+                    } else {
+                        WatchEntry::Gone
+                    }
+                })
+                .collect();
+            (r.view(now), entries)
+        })
+    }
+
+    async fn subscribe(&self) -> StoreResult<BoxStream<'static, AdmittedEvent>> {
+        let rx = self.events.subscribe();
+        Ok(futures_util::stream::unfold(rx, |mut rx| async move {
+            loop {
+                match rx.recv().await {
+                    Ok(ev) => return Some((ev, rx)),
+                    // A slow reader skips ahead; the hub's tick catches what it missed.
+                    Err(broadcast::error::RecvError::Lagged(_)) => continue,
+                    Err(broadcast::error::RecvError::Closed) => return None,
+                }
+            }
+        })
+        .boxed())
     }
 
     async fn ping(&self) -> StoreResult<()> {

@@ -24,6 +24,7 @@ pub mod memory;
 pub mod redis;
 
 use async_trait::async_trait;
+use futures_util::stream::BoxStream;
 use serde::Serialize;
 
 use crate::config::RoomConfig;
@@ -111,6 +112,79 @@ pub struct Snapshot {
     pub rate_cap_per_minute: u64,
     /// Where admitted visitors go.
     pub target_url: String,
+}
+
+/// Room-wide figures shared by every visitor of a room at one instant.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RoomView {
+    pub queue_length: u64,
+    pub active: u64,
+    pub capacity: u64,
+    pub session_ttl_ms: u64,
+    pub stock: Option<u64>,
+    pub now_ms: u64,
+    pub rate: RateState,
+    pub rate_cap_per_minute: u64,
+    pub target_url: String,
+    pub paused: bool,
+    pub closed: bool,
+}
+
+/// One watched visitor.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum WatchEntry {
+    Queued {
+        position: u64,
+    },
+    Admitted(Admission),
+    /// Neither queued nor admitted (reaped, released, or never joined).
+    Gone,
+}
+
+impl RoomView {
+    /// The state a visitor in `entry` is in, by the same precedence the scripts use.
+    pub fn state_of(&self, entry: &WatchEntry) -> VisitorState {
+        match entry {
+            WatchEntry::Admitted(_) => VisitorState::Admitted,
+            _ if self.closed => VisitorState::Closed,
+            _ if self.stock == Some(0) => VisitorState::SoldOut,
+            WatchEntry::Gone => VisitorState::NotQueued,
+            _ if self.paused => VisitorState::Paused,
+            WatchEntry::Queued { .. } => VisitorState::Queued,
+        }
+    }
+
+    /// The per-visitor snapshot for `entry`.
+    pub fn snapshot(&self, entry: &WatchEntry) -> Snapshot {
+        let (position, admission) = match entry {
+            WatchEntry::Queued { position } => (*position, None),
+            WatchEntry::Admitted(a) => (0, Some(a.clone())),
+            WatchEntry::Gone => (0, None),
+        };
+        Snapshot {
+            state: self.state_of(entry),
+            position,
+            queue_length: self.queue_length,
+            active: self.active,
+            capacity: self.capacity,
+            session_ttl_ms: self.session_ttl_ms,
+            stock: self.stock,
+            admission,
+            now_ms: self.now_ms,
+            rate: self.rate,
+            promoted: Vec::new(),
+            rate_cap_per_minute: self.rate_cap_per_minute,
+            target_url: self.target_url.clone(),
+        }
+    }
+}
+
+/// An admission, as published to every instance.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AdmittedEvent {
+    pub room: String,
+    pub visitor: String,
+    pub admission: Admission,
 }
 
 /// Room figures for metrics and the admin view.
@@ -205,6 +279,18 @@ pub trait Store: Send + Sync + 'static {
         limit: u64,
         window_ms: u64,
     ) -> StoreResult<WindowDecision>;
+
+    /// Room figures plus, for each visitor, where it stands; refreshes queued visitors'
+    /// heartbeats. One store round trip for the whole batch.
+    async fn watch(
+        &self,
+        room: &str,
+        visitors: &[String],
+    ) -> StoreResult<(RoomView, Vec<WatchEntry>)>;
+
+    /// Admissions as they happen, from every instance. The stream ends when the
+    /// subscription breaks (the caller subscribes again).
+    async fn subscribe(&self) -> StoreResult<BoxStream<'static, AdmittedEvent>>;
 
     /// Cheap liveness check (readiness probe).
     async fn ping(&self) -> StoreResult<()>;

@@ -35,9 +35,11 @@ use redis::aio::{ConnectionLike, ConnectionManager, ConnectionManagerConfig};
 use redis::cluster_async::ClusterConnection;
 use redis::{Cmd, Pipeline, RedisFuture, Script, Value};
 
+use futures_util::stream::{BoxStream, StreamExt};
+
 use super::{
-    Admission, RateState, ReapBatch, RoomStats, Snapshot, Store, StoreError, StoreResult,
-    VisitorState, WindowDecision,
+    Admission, AdmittedEvent, RateState, ReapBatch, RoomStats, RoomView, Snapshot, Store,
+    StoreError, StoreResult, VisitorState, WatchEntry, WindowDecision,
 };
 use crate::config::{RoomConfig, StoreSettings};
 
@@ -60,6 +62,7 @@ static PROMOTE: LazyLock<Script> = room_script!("promote.lua");
 static SESSION: LazyLock<Script> = room_script!("session.lua");
 static REAP: LazyLock<Script> = room_script!("reap.lua");
 static STATS: LazyLock<Script> = room_script!("stats.lua");
+static WATCH: LazyLock<Script> = room_script!("watch.lua");
 static PUT_ROOM: LazyLock<Script> = room_script!("put_room.lua");
 static WINDOW: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("lua/window.lua")));
 static LEASE_ACQUIRE: LazyLock<Script> =
@@ -105,6 +108,9 @@ impl ConnectionLike for Conn {
 pub struct RedisStore {
     conn: Conn,
     prefix: String,
+    /// For pub/sub (single-node mode; on Cluster the hub's tick is the only path).
+    client: Option<redis::Client>,
+    connect_timeout: Duration,
 }
 
 impl RedisStore {
@@ -113,6 +119,7 @@ impl RedisStore {
     pub async fn connect(url: &str, prefix: &str, t: &StoreSettings) -> StoreResult<Self> {
         let connect = Duration::from_millis(t.connect_timeout_ms);
         let response = Duration::from_millis(t.response_timeout_ms);
+        let mut pubsub_client = None;
         let conn = if let Some(rest) = url.strip_prefix("redis+cluster://") {
             let nodes: Vec<String> = rest
                 .split(',')
@@ -125,6 +132,7 @@ impl RedisStore {
             Conn::Cluster(client.get_async_connection().await?)
         } else {
             let client = redis::Client::open(url)?;
+            pubsub_client = Some(client.clone());
             let cfg = ConnectionManagerConfig::new()
                 .set_connection_timeout(Some(connect))
                 .set_response_timeout(Some(response))
@@ -135,6 +143,8 @@ impl RedisStore {
         Ok(Self {
             conn,
             prefix: prefix.to_string(),
+            client: pubsub_client,
+            connect_timeout: connect,
         })
     }
 
@@ -153,9 +163,18 @@ impl RedisStore {
         format!("{}:room:{{{}}}:{}", self.prefix, room, part)
     }
 
-    /// The eight keys every room script receives, in the order `common.lua` names them.
-    fn room_keys(&self, room: &str) -> [String; 8] {
-        ["cfg", "q", "hb", "act", "sess", "st", "win", "units"].map(|p| self.room_key(room, p))
+    /// The keys every room script receives, in the order `common.lua` names them (the
+    /// last is the room's pub/sub channel, hash-tagged like the keys).
+    fn room_keys(&self, room: &str) -> [String; 9] {
+        [
+            "cfg", "q", "hb", "act", "sess", "st", "win", "units", "events",
+        ]
+        .map(|p| self.room_key(room, p))
+    }
+
+    /// Pattern matching every room's event channel.
+    fn events_pattern(&self) -> String {
+        format!("{}:room:*:events", self.prefix)
     }
 
     /// `P:rl:{V}`: a fixed-window counter.
@@ -270,6 +289,61 @@ fn parse_snapshot(v: Value) -> StoreResult<Snapshot> {
     })
 }
 
+/// Parses `room_view()` from `common.lua`.
+fn parse_room_view(v: Value) -> StoreResult<RoomView> {
+    let a = as_array(v)?;
+    if a.len() != 13 {
+        return Err(protocol("room view arity"));
+    }
+    Ok(RoomView {
+        queue_length: u(&a[0])?,
+        active: u(&a[1])?,
+        capacity: u(&a[2])?,
+        session_ttl_ms: u(&a[3])?,
+        stock: stock_of(as_int(&a[4])?),
+        now_ms: u(&a[5])?,
+        rate: RateState {
+            raw: as_string(&a[6])?.parse().unwrap_or(0.0),
+            last_ms: u(&a[7])?,
+            first_ms: u(&a[8])?,
+        },
+        rate_cap_per_minute: u(&a[9])?,
+        target_url: as_string(&a[10])?,
+        paused: as_int(&a[11])? == 1,
+        closed: as_int(&a[12])? == 1,
+    })
+}
+
+/// Parses an admission message: channel `P:room:{R}:events`, payload
+/// `v:serial:issued:expires ...`.
+fn parse_events(channel: &str, payload: &[u8]) -> Vec<AdmittedEvent> {
+    let room = match (channel.find('{'), channel.rfind('}')) {
+        (Some(a), Some(b)) if a < b => &channel[a + 1..b],
+        _ => return Vec::new(),
+    };
+    let Ok(text) = std::str::from_utf8(payload) else {
+        return Vec::new();
+    };
+    text.split(' ')
+        .filter_map(|item| {
+            let mut p = item.split(':');
+            let visitor = p.next()?.to_string();
+            let serial = p.next()?.parse().ok()?;
+            let issued_at_ms = p.next()?.parse().ok()?;
+            let expires_at_ms = p.next()?.parse().ok()?;
+            Some(AdmittedEvent {
+                room: room.to_string(),
+                visitor,
+                admission: Admission {
+                    serial,
+                    issued_at_ms,
+                    expires_at_ms,
+                },
+            })
+        })
+        .collect()
+}
+
 /// The config hash's fields for a room.
 fn cfg_fields(cfg: &RoomConfig) -> Vec<String> {
     let flag = |b: bool| if b { "1" } else { "0" }.to_string();
@@ -361,7 +435,7 @@ impl Store for RedisStore {
     async fn delete_room(&self, room: &str) -> StoreResult<bool> {
         let mut conn = self.conn.clone();
         let mut del = redis::cmd("DEL");
-        for k in self.room_keys(room) {
+        for k in &self.room_keys(room)[..8] {
             del.arg(k);
         }
         let n: i64 = del.query_async(&mut conn).await?;
@@ -470,6 +544,57 @@ impl Store for RedisStore {
             count,
             reset_ms: ttl.max(0) as u64,
         })
+    }
+
+    async fn watch(
+        &self,
+        room: &str,
+        visitors: &[String],
+    ) -> StoreResult<(RoomView, Vec<WatchEntry>)> {
+        let a = as_array(self.run_room(&WATCH, room, visitors).await?)?;
+        if a.len() != 2 {
+            return Err(protocol("watch arity"));
+        }
+        let mut a = a.into_iter();
+        let view = parse_room_view(a.next().unwrap_or(Value::Nil))?;
+        let flat = as_array(a.next().unwrap_or(Value::Nil))?;
+        if flat.len() != visitors.len() * 4 {
+            return Err(protocol("watch entries"));
+        }
+        let entries = flat
+            .chunks(4)
+            .map(|c| {
+                Ok(match as_int(&c[0])? {
+                    1 => WatchEntry::Admitted(Admission {
+                        serial: u(&c[1])?,
+                        issued_at_ms: u(&c[2])?,
+                        expires_at_ms: u(&c[3])?,
+                    }),
+                    0 => WatchEntry::Queued {
+                        position: u(&c[1])?,
+                    },
+                    _ => WatchEntry::Gone,
+                })
+            })
+            .collect::<StoreResult<Vec<_>>>()?;
+        Ok((view, entries))
+    }
+
+    async fn subscribe(&self) -> StoreResult<BoxStream<'static, AdmittedEvent>> {
+        let Some(client) = &self.client else {
+            return Err(StoreError::Unavailable(
+                "pub/sub is not used on Redis Cluster".into(),
+            ));
+        };
+        let mut pubsub = tokio::time::timeout(self.connect_timeout, client.get_async_pubsub())
+            .await
+            .map_err(|_| StoreError::Unavailable("pub/sub connect timed out".into()))??;
+        pubsub.psubscribe(self.events_pattern()).await?;
+        let stream = pubsub.into_on_message().flat_map(|msg| {
+            let events = parse_events(msg.get_channel_name(), msg.get_payload_bytes());
+            futures_util::stream::iter(events)
+        });
+        Ok(stream.boxed())
     }
 
     async fn ping(&self) -> StoreResult<()> {

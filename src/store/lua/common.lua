@@ -9,9 +9,11 @@
 --   KEYS[6] st    HASH   seq, admits, reaped, ewma, ewma_t, ewma_t0
 --   KEYS[7] win   ZSET   admission serial -> time (ms), last 60 s (rate cap only)
 --   KEYS[8] units SET    visitors who consumed a stock unit
+--   KEYS[9] events       pub/sub channel (not a key; hash-tagged like one) on which
+--                        admissions are published as "v:serial:issued:expires ..."
 -- The only clock is Redis TIME, so instances with skewed clocks still agree.
-local K_CFG, K_Q, K_HB, K_ACT, K_SESS, K_ST, K_WIN, K_UNITS =
-  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8]
+local K_CFG, K_Q, K_HB, K_ACT, K_SESS, K_ST, K_WIN, K_UNITS, C_EVENTS =
+  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9]
 local TAU_MS = 120000      -- time constant of the admission-rate average
 local WINDOW_MS = 60000    -- arrival-rate cap window
 
@@ -58,6 +60,12 @@ local function rate_add(now, k)
   if not s[3] then redis.call('HSET', K_ST, 'ewma_t0', now) end
 end
 
+-- Tells every instance (their WebSocket hubs) who was admitted, so the visitor's
+-- socket hears it at once wherever it is connected.
+local function publish(events)
+  if #events > 0 then redis.call('PUBLISH', C_EVENTS, table.concat(events, ' ')) end
+end
+
 local function admit(cfg, v, now)
   local serial = redis.call('HINCRBY', K_ST, 'admits', 1)
   redis.call('ZADD', K_ACT, now + cfg.ttl_ms, v)
@@ -67,6 +75,7 @@ local function admit(cfg, v, now)
     redis.call('HSET', K_CFG, 'stock', cfg.stock)
   end
   if cfg.rate_cap > 0 then redis.call('ZADD', K_WIN, now, serial) end
+  return v .. ':' .. serial .. ':' .. now .. ':' .. (now + cfg.ttl_ms)
 end
 
 -- Admits queue heads in ticket order; returns the admitted visitor ids.
@@ -77,14 +86,16 @@ local function promote(cfg, now, limit)
   if free > limit then free = limit end
   if free <= 0 then return out end
   local heads = redis.call('ZRANGE', K_Q, 0, free - 1)
+  local events = {}
   for i = 1, #heads do
     local v = heads[i]
     redis.call('ZREM', K_Q, v)
     redis.call('ZREM', K_HB, v)
-    admit(cfg, v, now)
+    events[#events + 1] = admit(cfg, v, now)
     out[#out + 1] = v
   end
   if #out > 0 then rate_add(now, #out) end
+  publish(events)
   return out
 end
 
@@ -116,6 +127,15 @@ local function waiting_state(cfg, queued)
   if not queued then return 'not_queued' end
   if cfg.paused then return 'paused' end
   return 'queued'
+end
+
+-- Room-wide figures: {queue_length, active, capacity, ttl_ms, stock, now, ewma, ewma_t,
+-- ewma_t0, rate_cap, target, paused, closed}
+local function room_view(cfg, now)
+  local st = redis.call('HMGET', K_ST, 'ewma', 'ewma_t', 'ewma_t0')
+  return {redis.call('ZCARD', K_Q), active_count(now), cfg.capacity, cfg.ttl_ms, cfg.stock,
+    now, st[1] or '0', tonumber(st[2]) or 0, tonumber(st[3]) or 0, cfg.rate_cap, cfg.target,
+    cfg.paused and 1 or 0, cfg.closed and 1 or 0}
 end
 
 local function is_admitted(v, now)

@@ -14,7 +14,7 @@ if redis.call('ZSCORE', K_Q, v) then
 end
 if cfg.stock == 0 then return reply('sold_out', v, cfg, now, promoted) end
 if not cfg.paused and redis.call('ZCARD', K_Q) == 0 and free_slots(cfg, now) > 0 then
-  admit(cfg, v, now)
+  publish({admit(cfg, v, now)})
   rate_add(now, 1)
   return reply('admitted', v, cfg, now, promoted)
 end
