@@ -13,7 +13,7 @@ use crate::identity::{VisitorId, VisitorSigner};
 use crate::metrics::Metrics;
 use crate::pass::{Claims, PassKeys};
 use crate::ratelimit::{IpLimiter, LimitedAction};
-use crate::store::{Snapshot, Store, StoreError, VisitorState};
+use crate::store::{Admission, Snapshot, Store, StoreError, VisitorState};
 
 /// What a visitor is told; the JSON body of join and status.
 #[derive(Clone, Debug, Serialize, PartialEq)]
@@ -54,6 +54,19 @@ pub struct Engine {
     pub public_base: String,
 }
 
+/// Resolves `?return=` against the room's target: only a path (`/…`, not `//…`) that
+/// stays on the target's origin is accepted; anything else is ignored, so the queue can
+/// never be used as an open redirect.
+pub fn resolve_return(target: &str, ret: Option<&str>) -> Option<String> {
+    let ret = ret?;
+    if !ret.starts_with('/') || ret.starts_with("//") || ret.contains('\\') {
+        return None;
+    }
+    let base = url::Url::parse(target).ok()?;
+    let joined = base.join(ret).ok()?;
+    (joined.origin() == base.origin()).then(|| joined.to_string())
+}
+
 /// Adds `anteroom_pass=<pass>` to the target URL (for cross-site deployments).
 pub fn redirect_with_pass(target: &str, pass: &str) -> String {
     match url::Url::parse(target) {
@@ -77,6 +90,45 @@ impl Engine {
 
     /// Builds the visitor's view from a snapshot.
     pub fn view(&self, room: &str, visitor: &VisitorId, s: &Snapshot) -> VisitorView {
+        self.view_to(room, visitor, s, None)
+    }
+
+    /// The view of a visitor just admitted (from a published admission).
+    pub fn admitted_view(
+        &self,
+        room: &str,
+        visitor: &VisitorId,
+        a: &Admission,
+        target: &str,
+    ) -> VisitorView {
+        let pass = self.passes.issue(room, visitor.as_str(), a);
+        VisitorView {
+            room: room.to_string(),
+            state: VisitorState::Admitted,
+            position: 0,
+            queue_length: 0,
+            active: 0,
+            capacity: 0,
+            eta_seconds: 0,
+            eta_low_seconds: 0,
+            eta_high_seconds: 0,
+            stock: None,
+            visitor_token: self.visitors.token(visitor),
+            redirect_url: Some(redirect_with_pass(target, &pass)),
+            pass: Some(pass),
+            expires_at: Some(a.expires_at_ms.div_ceil(1000)),
+        }
+    }
+
+    /// Like [`Engine::view`], sending an admitted visitor to `redirect_base` (a validated
+    /// `?return=` target) instead of the room's target.
+    pub fn view_to(
+        &self,
+        room: &str,
+        visitor: &VisitorId,
+        s: &Snapshot,
+        redirect_base: Option<&str>,
+    ) -> VisitorView {
         let waiting = s.position > 0;
         let eta = if waiting {
             estimate(EtaInput {
@@ -92,7 +144,7 @@ impl Engine {
         let (pass, redirect_url, expires_at) = match (&s.admission, s.state) {
             (Some(a), VisitorState::Admitted) => {
                 let pass = self.passes.issue(room, visitor.as_str(), a);
-                let redirect = redirect_with_pass(&s.target_url, &pass);
+                let redirect = redirect_with_pass(redirect_base.unwrap_or(&s.target_url), &pass);
                 (
                     Some(pass),
                     Some(redirect),
@@ -175,12 +227,22 @@ impl Engine {
     }
 
     pub async fn join(&self, room: &str, visitor: &VisitorId) -> Result<VisitorView, ApiError> {
+        self.join_to(room, visitor, None).await
+    }
+
+    /// Join, sending an admitted visitor to `redirect_base` (see [`resolve_return`]).
+    pub async fn join_to(
+        &self,
+        room: &str,
+        visitor: &VisitorId,
+        redirect_base: Option<&str>,
+    ) -> Result<VisitorView, ApiError> {
         let s = self
             .store
             .join(room, visitor.as_str())
             .await
             .map_err(|e| self.store_failed("join", room, e))?;
-        Ok(self.view(room, visitor, &s))
+        Ok(self.view_to(room, visitor, &s, redirect_base))
     }
 
     pub async fn status(&self, room: &str, visitor: &VisitorId) -> Result<VisitorView, ApiError> {
@@ -221,5 +283,28 @@ impl Engine {
             ));
         }
         Ok(claims)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::resolve_return;
+
+    #[test]
+    fn return_paths_stay_on_the_target_origin() {
+        let t = "https://shop.example/sale/";
+        assert_eq!(
+            resolve_return(t, Some("/sale/item/5?x=1")).as_deref(),
+            Some("https://shop.example/sale/item/5?x=1")
+        );
+        for bad in [
+            "//evil.example/x",
+            "https://evil.example/",
+            "/\\evil",
+            "relative",
+        ] {
+            assert_eq!(resolve_return(t, Some(bad)), None, "{bad}");
+        }
+        assert_eq!(resolve_return(t, None), None);
     }
 }

@@ -4,6 +4,8 @@ pub mod admission;
 pub mod config;
 pub mod error;
 pub mod eta;
+pub mod hub;
+pub mod i18n;
 pub mod identity;
 pub mod metrics;
 pub mod pass;

@@ -28,6 +28,7 @@ pub struct Application {
     port: u16,
     server: Server,
     engine: web::Data<Engine>,
+    hub: web::Data<crate::hub::HubHandle>,
     cancel: CancellationToken,
     background: Vec<tokio::task::JoinHandle<()>>,
 }
@@ -51,6 +52,16 @@ async fn seed_rooms(store: Arc<dyn Store>, settings: &Settings, base: &str) {
     for r in &mut rooms {
         if r.target_url.is_empty() {
             r.target_url = format!("{base}/demo/origin");
+        }
+        // The demo host page is opened as http://localhost:PORT/demo/host: another site
+        // than 127.0.0.1, so the embed is really cross-site.
+        if settings.demo && r.id == "demo" && r.embed_origins.is_empty() {
+            if let Some(port) = base.rsplit(':').next() {
+                r.embed_origins = vec![
+                    format!("http://localhost:{port}"),
+                    format!("http://127.0.0.1:{port}"),
+                ];
+            }
         }
     }
     let attempt = {
@@ -166,11 +177,14 @@ impl Application {
             }));
         }
 
+        let hub = web::Data::new(crate::hub::start(engine.clone(), cancel.clone()));
         let data = engine.clone();
+        let hub_data = hub.clone();
         let server = HttpServer::new(move || {
             App::new()
                 .wrap(tracing_actix())
                 .app_data(data.clone())
+                .app_data(hub_data.clone())
                 .app_data(web::JsonConfig::default().error_handler(json_error_handler))
                 .app_data(web::QueryConfig::default().error_handler(query_error_handler))
                 .app_data(web::PathConfig::default().error_handler(path_error_handler))
@@ -185,6 +199,7 @@ impl Application {
             port: addr.port(),
             server,
             engine,
+            hub,
             cancel,
             background,
         })
@@ -197,6 +212,11 @@ impl Application {
     /// The shared engine (tests reach the store and keys through it).
     pub fn engine(&self) -> web::Data<Engine> {
         self.engine.clone()
+    }
+
+    /// The WebSocket hub (tests read its counters).
+    pub fn hub(&self) -> web::Data<crate::hub::HubHandle> {
+        self.hub.clone()
     }
 
     /// Serves until the server stops or `shutdown` is cancelled, then stops the

@@ -1,8 +1,11 @@
 //! HTTP routes, one module per area; each has a `configure`.
 
 pub mod api;
+pub mod assets;
 pub mod demo;
 pub mod health;
+pub mod pages;
+pub mod ws;
 
 use std::net::IpAddr;
 
@@ -16,6 +19,9 @@ use crate::error::ApiError;
 pub fn configure(cfg: &mut web::ServiceConfig) {
     health::configure(cfg);
     api::configure(cfg);
+    pages::configure(cfg);
+    ws::configure(cfg);
+    assets::configure(cfg);
     demo::configure(cfg);
 }
 

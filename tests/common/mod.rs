@@ -227,6 +227,7 @@ pub struct TestApp {
     pub address: String,
     pub port: u16,
     pub engine: actix_web::web::Data<Engine>,
+    pub hub: actix_web::web::Data<anteroom::hub::HubHandle>,
     pub shutdown: CancellationToken,
     pub client: reqwest::Client,
 }
@@ -256,12 +257,14 @@ pub fn memory_store() -> Arc<dyn Store> {
 fn finish_spawn(app: Application) -> TestApp {
     let port = app.port();
     let engine = app.engine();
+    let hub = app.hub();
     let shutdown = CancellationToken::new();
     tokio::spawn(app.run_until_stopped(shutdown.clone()));
     TestApp {
         address: format!("http://127.0.0.1:{port}"),
         port,
         engine,
+        hub,
         shutdown,
         client: client(),
     }

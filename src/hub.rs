@@ -1,0 +1,471 @@
+//! The WebSocket hub: one task per instance that owns every open queue socket and keeps
+//! it up to date.
+//!
+//! ## Why it scales
+//! A naive design asks the store for each socket's position every second: 50,000 sockets
+//! would be 50,000 round trips a second. Instead, once per tick (1 s) the hub makes, per
+//! room, **one `watch` call per 1,000 connected visitors**: a single Lua script that
+//! returns the room's figures once plus every listed visitor's position or admission,
+//! and refreshes their heartbeats. Store work per tick is therefore
+//! `rooms + ceil(sockets_in_room / 1000)` calls — constant in the number of sockets up
+//! to 1,000 per room, and a thousandth of it beyond (`tests/ws.rs` counts the commands).
+//!
+//! From each snapshot the hub pushes **only what changed**: a `status` when the
+//! visitor's position, the queue length or the state changed (so at most once per tick),
+//! otherwise a refresher every 5 s; `paused`/`resumed`/`sold_out`/`closed` once when the
+//! room's state flips; `admitted` once.
+//!
+//! Admissions do not wait for a tick: every admission is published by the store
+//! (Redis pub/sub from inside the admitting script, or an in-process channel for the
+//! memory store), so a visitor's socket hears it within milliseconds whichever instance
+//! admitted them. The tick is the safety net if a message is lost while the
+//! subscription reconnects.
+//!
+//! Connections reach the hub through a cloneable [`HubHandle`] and a [`Command`] enum;
+//! each socket gets a channel of [`Push`] messages.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use actix_web::web;
+use futures_util::StreamExt;
+use serde_json::json;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use crate::admission::{Engine, VisitorView};
+use crate::identity::VisitorId;
+use crate::store::{AdmittedEvent, RoomView, StoreError, VisitorState, WatchEntry};
+
+/// How often rooms are refreshed.
+pub const TICK: Duration = Duration::from_secs(1);
+/// A queued visitor hears from us at least this often.
+pub const REFRESH_EVERY: Duration = Duration::from_secs(5);
+/// Visitors per `watch` call.
+pub const WATCH_BATCH: usize = 1000;
+
+/// A message for one socket.
+#[derive(Debug, Clone)]
+pub enum Push {
+    /// A JSON text frame.
+    Text(String),
+    /// Close the socket (room deleted).
+    Close,
+}
+
+pub enum Command {
+    Connect {
+        room: String,
+        visitor: String,
+        conn: u64,
+        /// Redirect target override (`?return=`), already validated.
+        redirect_base: Option<String>,
+        /// The state the socket's first message told the visitor.
+        told: VisitorState,
+        tx: mpsc::UnboundedSender<Push>,
+    },
+    Disconnect {
+        room: String,
+        visitor: String,
+        conn: u64,
+    },
+}
+
+/// Counters for tests and metrics.
+#[derive(Default, Debug)]
+pub struct HubStats {
+    pub ticks: AtomicU64,
+    pub store_calls: AtomicU64,
+    pub sockets: AtomicU64,
+    pub pushes: AtomicU64,
+}
+
+/// A cheap handle on the hub.
+#[derive(Clone)]
+pub struct HubHandle {
+    tx: mpsc::UnboundedSender<Command>,
+    next_conn: Arc<AtomicU64>,
+    pub stats: Arc<HubStats>,
+}
+
+impl HubHandle {
+    pub fn next_conn_id(&self) -> u64 {
+        self.next_conn.fetch_add(1, Ordering::Relaxed)
+    }
+    pub fn send(&self, c: Command) {
+        // The hub only stops at shutdown; a lost message then does not matter.
+        let _ = self.tx.send(c);
+    }
+}
+
+/// The `status` message for a view.
+pub fn status_message(v: &VisitorView) -> String {
+    json!({
+        "type": "status",
+        "state": v.state,
+        "position": v.position,
+        "queue_length": v.queue_length,
+        "eta_seconds": v.eta_seconds,
+        "eta_low_seconds": v.eta_low_seconds,
+        "eta_high_seconds": v.eta_high_seconds,
+        "active": v.active,
+        "capacity": v.capacity,
+    })
+    .to_string()
+}
+
+/// The `admitted` message for a view (which must carry a pass).
+pub fn admitted_message(v: &VisitorView) -> String {
+    json!({
+        "type": "admitted",
+        "redirect_url": v.redirect_url,
+        "pass": v.pass,
+        "expires_at": v.expires_at,
+    })
+    .to_string()
+}
+
+/// The room-wide state that visitors are told about when it flips.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum RoomFlag {
+    Open,
+    Paused,
+    SoldOut,
+    Closed,
+}
+
+impl RoomFlag {
+    /// The room state a visitor in `state` has been told about (none once admitted).
+    fn told(state: VisitorState) -> Option<Self> {
+        match state {
+            VisitorState::Queued | VisitorState::NotQueued => Some(RoomFlag::Open),
+            VisitorState::Paused => Some(RoomFlag::Paused),
+            VisitorState::SoldOut => Some(RoomFlag::SoldOut),
+            VisitorState::Closed => Some(RoomFlag::Closed),
+            VisitorState::Admitted => None,
+        }
+    }
+
+    fn of(v: &RoomView) -> Self {
+        if v.closed {
+            RoomFlag::Closed
+        } else if v.stock == Some(0) {
+            RoomFlag::SoldOut
+        } else if v.paused {
+            RoomFlag::Paused
+        } else {
+            RoomFlag::Open
+        }
+    }
+    fn message(self) -> &'static str {
+        match self {
+            RoomFlag::Open => r#"{"type":"resumed"}"#,
+            RoomFlag::Paused => r#"{"type":"paused"}"#,
+            RoomFlag::SoldOut => r#"{"type":"sold_out"}"#,
+            RoomFlag::Closed => r#"{"type":"closed"}"#,
+        }
+    }
+}
+
+struct Conn {
+    id: u64,
+    redirect_base: Option<String>,
+    tx: mpsc::UnboundedSender<Push>,
+}
+
+#[derive(Default)]
+struct Watched {
+    conns: Vec<Conn>,
+    /// (position, queue_length, state, when) of the last status pushed.
+    last: Option<(u64, u64, VisitorState, Instant)>,
+    admitted: bool,
+    /// The room state this visitor was last told about; a change is pushed once.
+    flag: Option<RoomFlag>,
+}
+
+#[derive(Default)]
+struct RoomConns {
+    visitors: HashMap<String, Watched>,
+    /// The room's target URL as of the last tick (for admissions pushed between ticks).
+    target: Option<String>,
+}
+
+struct Hub {
+    engine: web::Data<Engine>,
+    rooms: HashMap<String, RoomConns>,
+    stats: Arc<HubStats>,
+}
+
+/// Starts the hub; returns its handle. It stops when `cancel` fires.
+pub fn start(engine: web::Data<Engine>, cancel: CancellationToken) -> HubHandle {
+    let (tx, rx) = mpsc::unbounded_channel();
+    let stats = Arc::new(HubStats::default());
+    let (ev_tx, ev_rx) = mpsc::unbounded_channel();
+    tokio::spawn(forward_admissions(engine.clone(), ev_tx, cancel.clone()));
+    let hub = Hub {
+        engine,
+        rooms: HashMap::new(),
+        stats: stats.clone(),
+    };
+    tokio::spawn(hub.run(rx, ev_rx, cancel));
+    HubHandle {
+        tx,
+        next_conn: Arc::new(AtomicU64::new(1)),
+        stats,
+    }
+}
+
+/// Keeps a subscription to the store's admissions open, re-subscribing with capped
+/// backoff whenever it breaks.
+async fn forward_admissions(
+    engine: web::Data<Engine>,
+    out: mpsc::UnboundedSender<AdmittedEvent>,
+    cancel: CancellationToken,
+) {
+    let mut backoff = Duration::from_millis(100);
+    loop {
+        let sub = tokio::select! {
+            _ = cancel.cancelled() => return,
+            s = engine.store.subscribe() => s,
+        };
+        match sub {
+            Ok(mut events) => {
+                backoff = Duration::from_millis(100);
+                loop {
+                    tokio::select! {
+                        _ = cancel.cancelled() => return,
+                        ev = events.next() => match ev {
+                            Some(ev) => { let _ = out.send(ev); }
+                            None => break,
+                        }
+                    }
+                }
+                tracing::debug!("admission subscription ended; re-subscribing");
+            }
+            Err(e) => tracing::debug!(error = %e, "admission subscription failed"),
+        }
+        tokio::select! {
+            _ = cancel.cancelled() => return,
+            _ = tokio::time::sleep(backoff) => {}
+        }
+        backoff = (backoff * 2).min(Duration::from_secs(5));
+    }
+}
+
+impl Hub {
+    async fn run(
+        mut self,
+        mut commands: mpsc::UnboundedReceiver<Command>,
+        mut admissions: mpsc::UnboundedReceiver<AdmittedEvent>,
+        cancel: CancellationToken,
+    ) {
+        let mut tick = tokio::time::interval(TICK);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            tokio::select! {
+                _ = cancel.cancelled() => break,
+                Some(c) = commands.recv() => self.command(c),
+                Some(ev) = admissions.recv() => self.admitted(ev).await,
+                _ = tick.tick() => self.tick().await,
+            }
+        }
+    }
+
+    fn command(&mut self, c: Command) {
+        match c {
+            Command::Connect {
+                room,
+                visitor,
+                conn,
+                redirect_base,
+                told,
+                tx,
+            } => {
+                self.stats.sockets.fetch_add(1, Ordering::Relaxed);
+                let w = self
+                    .rooms
+                    .entry(room)
+                    .or_default()
+                    .visitors
+                    .entry(visitor)
+                    .or_default();
+                if w.conns.is_empty() {
+                    w.flag = RoomFlag::told(told);
+                    w.admitted = told == VisitorState::Admitted;
+                }
+                w.conns.push(Conn {
+                    id: conn,
+                    redirect_base,
+                    tx,
+                });
+            }
+            Command::Disconnect {
+                room,
+                visitor,
+                conn,
+            } => {
+                let Some(r) = self.rooms.get_mut(&room) else {
+                    return;
+                };
+                if let Some(w) = r.visitors.get_mut(&visitor) {
+                    let before = w.conns.len();
+                    w.conns.retain(|c| c.id != conn);
+                    if w.conns.len() < before {
+                        self.stats.sockets.fetch_sub(1, Ordering::Relaxed);
+                    }
+                    if w.conns.is_empty() {
+                        r.visitors.remove(&visitor);
+                    }
+                }
+                if r.visitors.is_empty() {
+                    self.rooms.remove(&room);
+                }
+            }
+        }
+    }
+
+    /// An admission published by the store (from any instance).
+    async fn admitted(&mut self, ev: AdmittedEvent) {
+        let Some(r) = self.rooms.get(&ev.room) else {
+            return;
+        };
+        match r.visitors.get(&ev.visitor) {
+            Some(w) if !w.admitted => {}
+            _ => return,
+        }
+        let Some(id) = VisitorId::parse(&ev.visitor) else {
+            return;
+        };
+        let target = match &r.target {
+            Some(t) => t.clone(),
+            // Connected since the last tick: look the target up once.
+            None => match self.engine.store.room(&ev.room).await {
+                Ok(Some(cfg)) => cfg.target_url,
+                _ => return, // the tick will deliver it
+            },
+        };
+        let Some(r) = self.rooms.get_mut(&ev.room) else {
+            return;
+        };
+        r.target = Some(target.clone());
+        let Some(w) = r.visitors.get_mut(&ev.visitor) else {
+            return;
+        };
+        w.admitted = true;
+        for c in &w.conns {
+            let to = c.redirect_base.as_deref().unwrap_or(&target);
+            let view = self.engine.admitted_view(&ev.room, &id, &ev.admission, to);
+            let _ = c.tx.send(Push::Text(admitted_message(&view)));
+            self.stats.pushes.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    async fn tick(&mut self) {
+        self.stats.ticks.fetch_add(1, Ordering::Relaxed);
+        let rooms: Vec<String> = self.rooms.keys().cloned().collect();
+        for room in rooms {
+            self.tick_room(&room).await;
+        }
+    }
+
+    async fn tick_room(&mut self, room: &str) {
+        let Some(r) = self.rooms.get(room) else {
+            return;
+        };
+        let visitors: Vec<String> = r.visitors.keys().cloned().collect();
+        let mut results = Vec::with_capacity(visitors.len());
+        let mut view = None;
+        for chunk in visitors.chunks(WATCH_BATCH) {
+            self.stats.store_calls.fetch_add(1, Ordering::Relaxed);
+            match self.engine.store.watch(room, chunk).await {
+                Ok((v, entries)) => {
+                    results.extend(chunk.iter().cloned().zip(entries));
+                    view = Some(v);
+                }
+                Err(StoreError::NoSuchRoom) => {
+                    // Deleted: tell everyone and let the sockets go.
+                    if let Some(r) = self.rooms.remove(room) {
+                        for w in r.visitors.values() {
+                            for c in &w.conns {
+                                let _ = c.tx.send(Push::Text(RoomFlag::Closed.message().into()));
+                                let _ = c.tx.send(Push::Close);
+                            }
+                        }
+                    }
+                    return;
+                }
+                Err(e) => {
+                    // Clients keep their last figures and their heartbeats; try next tick.
+                    tracing::debug!(room, error = %e, "hub watch failed");
+                    self.engine
+                        .metrics
+                        .store_errors
+                        .with_label_values(&["watch"])
+                        .inc();
+                    return;
+                }
+            }
+        }
+        let Some(view) = view else { return };
+        let engine = self.engine.clone();
+        let Some(r) = self.rooms.get_mut(room) else {
+            return;
+        };
+
+        let flag = RoomFlag::of(&view);
+        r.target = Some(view.target_url.clone());
+        let now = Instant::now();
+        for (visitor, entry) in results {
+            let Some(w) = r.visitors.get_mut(&visitor) else {
+                continue;
+            };
+            let Some(id) = VisitorId::parse(&visitor) else {
+                continue;
+            };
+            let flipped = !w.admitted && w.flag != Some(flag);
+            if flipped {
+                w.flag = Some(flag);
+                for c in &w.conns {
+                    let _ = c.tx.send(Push::Text(flag.message().into()));
+                }
+            }
+            match &entry {
+                WatchEntry::Admitted(a) => {
+                    if !w.admitted {
+                        w.admitted = true;
+                        for c in &w.conns {
+                            let to = c.redirect_base.as_deref().unwrap_or(&view.target_url);
+                            let v = engine.admitted_view(room, &id, a, to);
+                            let _ = c.tx.send(Push::Text(admitted_message(&v)));
+                        }
+                        self.stats.pushes.fetch_add(1, Ordering::Relaxed);
+                    }
+                }
+                _ => {
+                    w.admitted = false;
+                    let snap = view.snapshot(&entry);
+                    let changed = match w.last {
+                        Some((p, q, s, at)) => {
+                            p != snap.position
+                                || q != snap.queue_length
+                                || s != snap.state
+                                || now.duration_since(at) >= REFRESH_EVERY
+                        }
+                        None => true,
+                    };
+                    if changed || flipped {
+                        let v = engine.view(room, &id, &snap);
+                        let msg = status_message(&v);
+                        for c in &w.conns {
+                            let _ = c.tx.send(Push::Text(msg.clone()));
+                        }
+                        w.last = Some((snap.position, snap.queue_length, snap.state, now));
+                        self.stats.pushes.fetch_add(1, Ordering::Relaxed);
+                    }
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,323 @@
+//! Visitor-facing text in English and Simplified Chinese. Pages pick a language from
+//! `?lang=` or `Accept-Language`; templates render these strings, and the same table is
+//! handed to the browser script as JSON so live updates speak the page's language.
+//! Placeholders: `{n}`, `{low}`, `{high}`, `{room}`.
+
+use serde::Serialize;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Lang {
+    En,
+    Zh,
+}
+
+impl Lang {
+    /// `?lang=` wins; then the first supported tag in `Accept-Language` (by q order).
+    pub fn negotiate(query: Option<&str>, accept_language: Option<&str>) -> Lang {
+        if let Some(l) = query.and_then(Lang::from_tag) {
+            return l;
+        }
+        let mut tags: Vec<(f32, &str)> = accept_language
+            .unwrap_or("")
+            .split(',')
+            .filter_map(|part| {
+                let mut it = part.trim().split(';');
+                let tag = it.next()?.trim();
+                let q = it
+                    .find_map(|p| p.trim().strip_prefix("q="))
+                    .and_then(|q| q.parse().ok())
+                    .unwrap_or(1.0);
+                (!tag.is_empty()).then_some((q, tag))
+            })
+            .collect();
+        tags.sort_by(|a, b| b.0.partial_cmp(&a.0).unwrap_or(std::cmp::Ordering::Equal));
+        tags.into_iter()
+            .find_map(|(_, t)| Lang::from_tag(t))
+            .unwrap_or(Lang::En)
+    }
+
+    fn from_tag(tag: &str) -> Option<Lang> {
+        let t = tag.to_ascii_lowercase();
+        if t == "en" || t.starts_with("en-") {
+            Some(Lang::En)
+        } else if t == "zh" || t.starts_with("zh-") {
+            Some(Lang::Zh)
+        } else {
+            None
+        }
+    }
+
+    pub fn code(self) -> &'static str {
+        match self {
+            Lang::En => "en",
+            Lang::Zh => "zh",
+        }
+    }
+
+    pub fn strings(self) -> &'static Strings {
+        match self {
+            Lang::En => &EN,
+            Lang::Zh => &ZH,
+        }
+    }
+}
+
+/// Every string a visitor can see.
+#[derive(Debug, Serialize)]
+pub struct Strings {
+    pub html_lang: &'static str,
+    pub other_lang_code: &'static str,
+    pub other_lang_name: &'static str,
+    pub waiting_room: &'static str,
+    pub title_queued: &'static str,
+    pub lead_queued: &'static str,
+    pub title_paused: &'static str,
+    pub lead_paused: &'static str,
+    pub title_sold_out: &'static str,
+    pub lead_sold_out: &'static str,
+    pub title_closed: &'static str,
+    pub lead_closed: &'static str,
+    pub title_not_queued: &'static str,
+    pub lead_not_queued: &'static str,
+    pub title_admitted: &'static str,
+    pub lead_admitted: &'static str,
+    pub continue_link: &'static str,
+    pub rejoin: &'static str,
+    pub position_label: &'static str,
+    pub ahead_many: &'static str,
+    pub ahead_one: &'static str,
+    pub ahead_none: &'static str,
+    pub in_line: &'static str,
+    pub eta_label: &'static str,
+    pub eta_range: &'static str,
+    pub eta_under_minute: &'static str,
+    pub eta_minutes: &'static str,
+    pub eta_hours: &'static str,
+    pub eta_unknown: &'static str,
+    pub eta_went_up: &'static str,
+    pub eta_went_down: &'static str,
+    pub eta_explain: &'static str,
+    pub progress_label: &'static str,
+    pub keep_open: &'static str,
+    pub live: &'static str,
+    pub connecting: &'static str,
+    pub reconnecting: &'static str,
+    pub polling: &'static str,
+    pub noscript: &'static str,
+    pub notify_button: &'static str,
+    pub notify_on: &'static str,
+    pub notify_denied: &'static str,
+    pub notify_title: &'static str,
+    pub notify_body: &'static str,
+    pub tab_title_admitted: &'static str,
+    pub footer: &'static str,
+    pub err_unknown_room: &'static str,
+    pub err_unknown_room_lead: &'static str,
+    pub err_rate_limited: &'static str,
+    pub err_rate_limited_lead: &'static str,
+    pub err_unavailable: &'static str,
+    pub err_unavailable_lead: &'static str,
+    pub err_not_embeddable: &'static str,
+    pub err_not_embeddable_lead: &'static str,
+    pub try_again: &'static str,
+}
+
+pub static EN: Strings = Strings {
+    html_lang: "en",
+    other_lang_code: "zh",
+    other_lang_name: "中文",
+    waiting_room: "Waiting room",
+    title_queued: "You're in line",
+    lead_queued: "Thanks for waiting. We let people in strictly in the order they arrived, and this page updates by itself.",
+    title_paused: "The line is paused",
+    lead_paused: "Admissions are paused for a moment. You keep your place; the numbers start moving again as soon as they resume.",
+    title_sold_out: "Sold out",
+    lead_sold_out: "Everything available has been taken. We're sorry — there is nothing left to wait for.",
+    title_closed: "This waiting room is closed",
+    lead_closed: "The organiser has closed this waiting room. Please check back later.",
+    title_not_queued: "You're not in line",
+    lead_not_queued: "Your place was given up, for example after a long time away. You can join again at the back of the line.",
+    title_admitted: "It's your turn",
+    lead_admitted: "Taking you there now…",
+    continue_link: "Continue",
+    rejoin: "Join the line",
+    position_label: "Your place in line",
+    ahead_many: "{n} people ahead of you",
+    ahead_one: "1 person ahead of you",
+    ahead_none: "You're next!",
+    in_line: "{n} in line",
+    eta_label: "Estimated wait",
+    eta_range: "{low} – {high}",
+    eta_under_minute: "under a minute",
+    eta_minutes: "{n} min",
+    eta_hours: "{n} h",
+    eta_unknown: "working it out…",
+    eta_went_up: "The estimate went up: people ahead of you are taking longer than usual.",
+    eta_went_down: "Good news: the line is moving faster than expected.",
+    eta_explain: "Based on how quickly people have been let in over the last few minutes.",
+    progress_label: "Progress through the line",
+    keep_open: "Keep this tab open. If you leave, we hold your place for {n} seconds.",
+    live: "Live",
+    connecting: "Connecting…",
+    reconnecting: "Reconnecting… you keep your place.",
+    polling: "Live updates are blocked here; checking every few seconds instead.",
+    noscript: "This page refreshes itself every 20 seconds.",
+    notify_button: "Notify me when it's my turn",
+    notify_on: "We'll send a notification when it's your turn.",
+    notify_denied: "Notifications are blocked in this browser; keep the tab open.",
+    notify_title: "It's your turn!",
+    notify_body: "Your place at {room} is ready.",
+    tab_title_admitted: "✅ Your turn — {room}",
+    footer: "Fair, first come first served. Powered by Anteroom.",
+    err_unknown_room: "No such waiting room",
+    err_unknown_room_lead: "Check the link you followed; this waiting room does not exist.",
+    err_rate_limited: "Too many requests",
+    err_rate_limited_lead: "Please wait a few seconds and reload. You keep your place.",
+    err_unavailable: "We'll be right back",
+    err_unavailable_lead: "The waiting room is having trouble right now. Please reload in a few seconds; you keep your place.",
+    err_not_embeddable: "Not available here",
+    err_not_embeddable_lead: "This waiting room may not be embedded on this site.",
+    try_again: "Try again",
+};
+
+pub static ZH: Strings = Strings {
+    html_lang: "zh-CN",
+    other_lang_code: "en",
+    other_lang_name: "English",
+    waiting_room: "排队等候",
+    title_queued: "您正在排队",
+    lead_queued: "感谢您的耐心等待。我们严格按照到达顺序放行，本页面会自动更新。",
+    title_paused: "排队已暂停",
+    lead_paused: "放行暂时暂停。您的位置会保留，恢复后数字会继续变化。",
+    title_sold_out: "已售罄",
+    lead_sold_out: "所有名额都已被领取。很抱歉，已经没有可以等候的名额了。",
+    title_closed: "等候室已关闭",
+    lead_closed: "主办方已关闭此等候室，请稍后再来查看。",
+    title_not_queued: "您不在队列中",
+    lead_not_queued: "您的位置已被释放（例如离开时间过长）。您可以重新排到队尾。",
+    title_admitted: "轮到您了",
+    lead_admitted: "正在为您跳转……",
+    continue_link: "继续",
+    rejoin: "重新排队",
+    position_label: "您的排队位置",
+    ahead_many: "前面还有 {n} 人",
+    ahead_one: "前面还有 1 人",
+    ahead_none: "下一个就是您！",
+    in_line: "共 {n} 人排队",
+    eta_label: "预计等待",
+    eta_range: "{low} – {high}",
+    eta_under_minute: "不到 1 分钟",
+    eta_minutes: "{n} 分钟",
+    eta_hours: "{n} 小时",
+    eta_unknown: "正在估算……",
+    eta_went_up: "预计时间有所增加：前面的人用时比平常长。",
+    eta_went_down: "好消息：队伍比预期移动得更快。",
+    eta_explain: "根据最近几分钟的放行速度估算。",
+    progress_label: "排队进度",
+    keep_open: "请保持此页面打开。离开后，我们会为您保留位置 {n} 秒。",
+    live: "实时",
+    connecting: "正在连接……",
+    reconnecting: "正在重新连接……您的位置会保留。",
+    polling: "此处无法实时推送，改为每隔几秒检查一次。",
+    noscript: "本页面每 20 秒自动刷新一次。",
+    notify_button: "轮到我时通知我",
+    notify_on: "轮到您时我们会发送通知。",
+    notify_denied: "此浏览器已屏蔽通知，请保持页面打开。",
+    notify_title: "轮到您了！",
+    notify_body: "您在 {room} 的名额已准备好。",
+    tab_title_admitted: "✅ 轮到您了 — {room}",
+    footer: "公平排队，先到先得。由 Anteroom 提供支持。",
+    err_unknown_room: "等候室不存在",
+    err_unknown_room_lead: "请检查您打开的链接，此等候室不存在。",
+    err_rate_limited: "请求过于频繁",
+    err_rate_limited_lead: "请等待几秒后刷新页面，您的位置会保留。",
+    err_unavailable: "马上回来",
+    err_unavailable_lead: "等候室暂时出现问题，请几秒后刷新，您的位置会保留。",
+    err_not_embeddable: "此处不可用",
+    err_not_embeddable_lead: "此等候室不允许嵌入到该网站。",
+    try_again: "重试",
+};
+
+impl Strings {
+    /// A duration for people: "under a minute", "12 min", "2 h 5 min".
+    pub fn duration(&self, secs: u64) -> String {
+        if secs < 60 {
+            return self.eta_under_minute.to_string();
+        }
+        let mins = secs.div_ceil(60);
+        if mins < 90 {
+            return self.eta_minutes.replace("{n}", &mins.to_string());
+        }
+        let h = mins / 60;
+        let m = mins % 60;
+        let hours = self.eta_hours.replace("{n}", &h.to_string());
+        if m == 0 {
+            hours
+        } else {
+            format!(
+                "{hours} {}",
+                self.eta_minutes.replace("{n}", &m.to_string())
+            )
+        }
+    }
+
+    /// "3 min – 5 min", or one value when both ends read the same.
+    pub fn eta(&self, low: u64, high: u64) -> String {
+        let (l, h) = (self.duration(low), self.duration(high));
+        if l == h {
+            l
+        } else {
+            self.eta_range.replace("{low}", &l).replace("{high}", &h)
+        }
+    }
+
+    pub fn ahead(&self, position: u64) -> String {
+        match position {
+            0 | 1 => self.ahead_none.to_string(),
+            2 => self.ahead_one.to_string(),
+            p => self.ahead_many.replace("{n}", &(p - 1).to_string()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn query_beats_header_and_q_values_order_tags() {
+        assert_eq!(Lang::negotiate(Some("zh"), Some("en")), Lang::Zh);
+        assert_eq!(
+            Lang::negotiate(None, Some("fr, zh-CN;q=0.8, en;q=0.5")),
+            Lang::Zh
+        );
+        assert_eq!(Lang::negotiate(None, Some("en;q=0.9, zh-TW")), Lang::Zh);
+        assert_eq!(Lang::negotiate(None, Some("de")), Lang::En);
+        assert_eq!(Lang::negotiate(Some("xx"), None), Lang::En);
+    }
+
+    #[test]
+    fn every_chinese_string_is_translated() {
+        let en = serde_json::to_value(&EN).unwrap();
+        let zh = serde_json::to_value(&ZH).unwrap();
+        for (k, v) in zh.as_object().unwrap() {
+            let s = v.as_str().unwrap();
+            assert!(!s.is_empty(), "{k} is empty");
+            if !["eta_range", "other_lang_code"].contains(&k.as_str()) {
+                assert_ne!(Some(s), en[k].as_str(), "{k} is not translated");
+            }
+        }
+    }
+
+    #[test]
+    fn durations_read_naturally() {
+        assert_eq!(EN.duration(30), "under a minute");
+        assert_eq!(EN.duration(61), "2 min");
+        assert_eq!(EN.duration(2 * 3600 + 300), "2 h 5 min");
+        assert_eq!(EN.eta(120, 300), "2 min – 5 min");
+        assert_eq!(EN.eta(10, 20), "under a minute");
+        assert_eq!(ZH.duration(600), "10 分钟");
+        assert_eq!(EN.ahead(1), "You're next!");
+        assert_eq!(EN.ahead(5), "4 people ahead of you");
+    }
+}

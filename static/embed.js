@@ -1,0 +1,44 @@
+// Anteroom embed: <script src="https://QUEUE/static/embed.js" data-room="ROOM"></script>
+// Creates the waiting-room iframe where the tag stands. When the visitor is admitted the
+// widget posts {type: "anteroom:admitted", pass, redirect_url} to this page (only to
+// this page's exact origin); we then:
+//   - call window[data-on-admitted](detail) if that attribute names a function, else
+//   - dispatch a cancelable "anteroom:admitted" event on document, and unless a
+//     listener called preventDefault() (or data-redirect="false"), go to redirect_url.
+(function () {
+  var script = document.currentScript;
+  if (!script) return;
+  var room = script.getAttribute('data-room');
+  var queueOrigin = new URL(script.src).origin;
+  var frame = document.createElement('iframe');
+  var src = queueOrigin + '/embed/' + encodeURIComponent(room) +
+    '?parent=' + encodeURIComponent(location.origin);
+  var lang = script.getAttribute('data-lang');
+  if (lang) src += '&lang=' + encodeURIComponent(lang);
+  frame.src = src;
+  frame.title = script.getAttribute('data-title') || 'Waiting room';
+  frame.setAttribute('data-anteroom', room);
+  frame.style.border = '0';
+  frame.style.width = script.getAttribute('data-width') || '100%';
+  frame.style.maxWidth = '560px';
+  frame.style.height = script.getAttribute('data-height') || '360px';
+  frame.style.colorScheme = 'normal';
+  script.parentNode.insertBefore(frame, script.nextSibling);
+
+  window.addEventListener('message', function (e) {
+    if (e.origin !== queueOrigin || e.source !== frame.contentWindow) return;
+    var d = e.data;
+    if (!d || d.type !== 'anteroom:admitted' || typeof d.redirect_url !== 'string') return;
+    var detail = { room: room, pass: d.pass, redirect_url: d.redirect_url };
+    var cbName = script.getAttribute('data-on-admitted');
+    if (cbName && typeof window[cbName] === 'function') {
+      window[cbName](detail);
+      return;
+    }
+    var ev = new CustomEvent('anteroom:admitted', { detail: detail, cancelable: true });
+    var proceed = document.dispatchEvent(ev);
+    if (proceed && script.getAttribute('data-redirect') !== 'false') {
+      location.href = d.redirect_url;
+    }
+  });
+})();

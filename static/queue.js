@@ -1,0 +1,287 @@
+// Anteroom queue page and embed widget. Plain JS, no dependencies.
+//
+// Live updates come over a WebSocket (/r/{room}/ws). If it drops we reconnect with
+// capped exponential backoff and full jitter, so thousands of visitors reconnecting
+// after an outage spread out; the place is kept because joining is idempotent. If
+// WebSockets never open (blocked by a proxy), we poll the status API instead, honouring
+// 429 Retry-After. In the embed widget the visitor token is kept in the iframe's own
+// storage, so it works with third-party cookies blocked.
+(function () {
+  'use strict';
+  var root = document.getElementById('anteroom');
+  if (!root) return;
+  var cfg = JSON.parse(root.getAttribute('data-config'));
+  var t = cfg.strings;
+  var $ = function (id) { return document.getElementById(id); };
+
+  var BACKOFF_BASE_MS = 500;
+  var BACKOFF_CAP_MS = 30000;
+  var PING_EVERY_MS = 10000;
+  var SILENCE_MS = 20000;       // no frame for this long: the socket is dead
+  var POLL_MS = 5000;
+  var WS_FAILURES_BEFORE_POLLING = 3;
+
+  var tokenKey = 'anteroom:token:' + cfg.room;
+  var startKey = 'anteroom:start:' + cfg.room;
+  var token = null;
+  var ws = null;
+  var attempt = 0;
+  var everOpened = false;
+  var failures = 0;
+  var polling = false;
+  var lastFrameAt = 0;
+  var lastEta = null;
+  var done = false;
+  var baseTitle = document.title;
+
+  function fmt(s, vars) {
+    return s.replace(/\{(\w+)\}/g, function (_, k) { return vars[k] !== undefined ? vars[k] : ''; });
+  }
+  function store(kind) {
+    try { return window[kind]; } catch (e) { return null; }
+  }
+  function duration(secs) {
+    if (secs < 60) return t.eta_under_minute;
+    var mins = Math.ceil(secs / 60);
+    if (mins < 90) return fmt(t.eta_minutes, { n: mins });
+    var h = Math.floor(mins / 60), m = mins % 60;
+    var hours = fmt(t.eta_hours, { n: h });
+    return m === 0 ? hours : hours + ' ' + fmt(t.eta_minutes, { n: m });
+  }
+  function etaText(low, high) {
+    var l = duration(low), h = duration(high);
+    return l === h ? l : fmt(t.eta_range, { low: l, high: h });
+  }
+  function ahead(position) {
+    if (position <= 1) return t.ahead_none;
+    if (position === 2) return t.ahead_one;
+    return fmt(t.ahead_many, { n: position - 1 });
+  }
+  function setText(id, text) {
+    var el = $(id);
+    if (el && el.textContent !== String(text)) el.textContent = text;
+  }
+  function show(id, on) {
+    var el = $(id);
+    if (el) el.hidden = !on;
+  }
+  function conn(text) { setText('conn', text); }
+
+  var TEXTS = {
+    queued: ['title_queued', 'lead_queued'],
+    paused: ['title_paused', 'lead_paused'],
+    sold_out: ['title_sold_out', 'lead_sold_out'],
+    closed: ['title_closed', 'lead_closed'],
+    not_queued: ['title_not_queued', 'lead_not_queued'],
+    admitted: ['title_admitted', 'lead_admitted']
+  };
+
+  function setState(state) {
+    var pair = TEXTS[state];
+    if (!pair) return;
+    root.className = root.className.replace(/state-[\w-]+/, 'state-' + state);
+    setText('title', t[pair[0]]);
+    setText('lead', t[pair[1]]);
+    var waiting = state === 'queued' || state === 'paused';
+    show('numbers', waiting);
+    var bar = root.querySelector('.progress');
+    if (bar) bar.hidden = !waiting;
+    show('keep-open', waiting);
+    show('rejoin', state === 'not_queued');
+    cfg.state = state;
+  }
+
+  function update(m) {
+    setState(m.state);
+    if (m.state !== 'queued' && m.state !== 'paused') return;
+    var start = Math.max(Number((store('sessionStorage') || {})[startKey] || 0), cfg.start || 0, m.position);
+    try { store('sessionStorage')[startKey] = String(start); } catch (e) { /* storage off */ }
+    setText('position', m.position);
+    setText('ahead', ahead(m.position));
+    setText('in-line', fmt(t.in_line, { n: m.queue_length }));
+    setText('eta', etaText(m.eta_low_seconds, m.eta_high_seconds));
+    if (lastEta !== null) {
+      if (m.eta_seconds > lastEta * 1.25 + 30) setText('eta-note', t.eta_went_up);
+      else if (m.eta_seconds < lastEta * 0.75 - 30) setText('eta-note', t.eta_went_down);
+    }
+    lastEta = m.eta_seconds;
+    var pct = Math.min(99, Math.floor((start - m.position) * 100 / start));
+    var p = $('progress');
+    if (p) p.value = pct;
+  }
+
+  function admitted(m) {
+    if (done) return;
+    done = true;
+    setState('admitted');
+    var p = $('progress');
+    if (p) p.value = 100;
+    document.title = fmt(t.tab_title_admitted, { room: cfg.room_name });
+    if (document.hidden && window.Notification && Notification.permission === 'granted') {
+      try { new Notification(t.notify_title, { body: fmt(t.notify_body, { room: cfg.room_name }) }); } catch (e) { /* ignore */ }
+    }
+    var link = $('continue-link');
+    if (link) link.href = m.redirect_url;
+    show('continue', true);
+    if (ws) { try { ws.close(1000); } catch (e) { /* closed */ } }
+    if (cfg.embed) {
+      // Only to the exact parent origin the server vetted, never "*".
+      window.parent.postMessage({ type: 'anteroom:admitted', pass: m.pass, redirect_url: m.redirect_url }, cfg.parent_origin);
+    } else {
+      location.replace(m.redirect_url);
+    }
+  }
+
+  function handle(m) {
+    switch (m.type) {
+      case 'status': update(m); break;
+      case 'admitted': admitted(m); break;
+      case 'paused': setState('paused'); break;
+      case 'sold_out': setState('sold_out'); break;
+      case 'closed': setState('closed'); break;
+      case 'resumed': if (cfg.state === 'paused') setState('queued'); break;
+      default: break; // pong and future message types
+    }
+  }
+
+  function wsUrl() {
+    var u = (location.protocol === 'https:' ? 'wss://' : 'ws://') + location.host + cfg.ws_path;
+    if (token) u += (u.indexOf('?') < 0 ? '?' : '&') + 'token=' + encodeURIComponent(token);
+    return u;
+  }
+
+  function backoff() {
+    // Full jitter: uniform in [0, min(cap, base * 2^attempt)].
+    var ceiling = Math.min(BACKOFF_CAP_MS, BACKOFF_BASE_MS * Math.pow(2, attempt));
+    attempt++;
+    return Math.floor(Math.random() * ceiling) + 250;
+  }
+
+  function connect() {
+    if (done) return;
+    var sock;
+    try { sock = new WebSocket(wsUrl()); } catch (e) { return onWsFail(); }
+    ws = sock;
+    lastFrameAt = Date.now();
+    sock.onopen = function () {
+      everOpened = true;
+      attempt = 0;
+      failures = 0;
+      polling = false;
+      conn(t.live);
+    };
+    sock.onmessage = function (e) {
+      lastFrameAt = Date.now();
+      var m;
+      try { m = JSON.parse(e.data); } catch (err) { return; }
+      handle(m);
+    };
+    sock.onclose = function () {
+      if (ws === sock) ws = null;
+      if (!done) onWsFail();
+    };
+  }
+
+  function onWsFail() {
+    if (done) return;
+    failures++;
+    if (!everOpened && failures >= WS_FAILURES_BEFORE_POLLING) {
+      if (!polling) { polling = true; conn(t.polling); poll(); }
+      // Keep trying the socket now and then.
+      setTimeout(connect, BACKOFF_CAP_MS);
+      return;
+    }
+    conn(t.reconnecting);
+    setTimeout(connect, backoff());
+  }
+
+  function authHeaders() {
+    return token ? { Authorization: 'Bearer ' + token } : {};
+  }
+
+  function poll() {
+    if (done || !polling) return;
+    fetch(cfg.status_path, { credentials: 'same-origin', headers: authHeaders(), cache: 'no-store' })
+      .then(function (r) {
+        if (r.status === 429) {
+          var wait = Number(r.headers.get('Retry-After') || 5) * 1000;
+          setTimeout(poll, Math.max(wait, POLL_MS));
+          return null;
+        }
+        return r.json().then(function (m) {
+          if (m.state === 'admitted' && m.redirect_url) admitted(m);
+          else if (m.state) update(m);
+          setTimeout(poll, POLL_MS);
+        });
+      })
+      .catch(function () { setTimeout(poll, POLL_MS * 2); });
+  }
+
+  // Application heartbeat: keeps proxies from idling the socket out and notices a dead
+  // server quickly (the server also pings at the protocol level).
+  setInterval(function () {
+    if (!ws || ws.readyState !== 1) return;
+    if (Date.now() - lastFrameAt > SILENCE_MS) { ws.close(); return; }
+    try { ws.send('{"type":"ping"}'); } catch (e) { /* closing */ }
+  }, PING_EVERY_MS);
+
+  // "Notify me" button.
+  var notify = $('notify');
+  if (notify && window.Notification && !cfg.embed) {
+    notify.hidden = Notification.permission === 'denied';
+    if (Notification.permission === 'granted') notify.textContent = t.notify_on;
+    notify.addEventListener('click', function () {
+      Notification.requestPermission().then(function (p) {
+        notify.textContent = p === 'granted' ? t.notify_on : t.notify_denied;
+      });
+    });
+  }
+  document.addEventListener('visibilitychange', function () {
+    if (!document.hidden && done) document.title = baseTitle;
+  });
+
+  // Embed: join with the token kept in this frame's storage, then connect.
+  function embedJoin() {
+    var ls = store('localStorage');
+    try { token = ls && ls.getItem(tokenKey); } catch (e) { token = null; }
+    var body = token ? JSON.stringify({ visitor_token: token }) : '';
+    fetch(cfg.join_path, {
+      method: 'POST', credentials: 'same-origin', cache: 'no-store',
+      headers: body ? { 'Content-Type': 'application/json' } : {}, body: body || undefined
+    }).then(function (r) {
+      if (r.status === 401 && token) {
+        // A stale token (keys rotated): start afresh.
+        try { ls.removeItem(tokenKey); } catch (e) { /* ignore */ }
+        token = null;
+        return embedJoin();
+      }
+      if (!r.ok) { conn(t.reconnecting); setTimeout(embedJoin, backoff()); return; }
+      return r.json().then(function (m) {
+        token = m.visitor_token;
+        try { ls.setItem(tokenKey, token); } catch (e) { /* storage blocked */ }
+        if (m.state === 'admitted') { admitted(m); return; }
+        update(m);
+        connect();
+      });
+    }).catch(function () { conn(t.reconnecting); setTimeout(embedJoin, backoff()); });
+  }
+
+  // Parent messages are never trusted unless they come from the vetted origin.
+  window.addEventListener('message', function (e) {
+    if (!cfg.embed || e.origin !== cfg.parent_origin) return;
+    /* no commands are accepted from the parent yet */
+  });
+
+  var rejoin = $('rejoin-button');
+  if (rejoin) rejoin.addEventListener('click', function () { location.reload(); });
+
+  if (cfg.embed) {
+    setText('keep-open', cfg.keep_open);
+    embedJoin();
+  } else if (cfg.state === 'queued' || cfg.state === 'paused') {
+    conn(t.connecting);
+    connect();
+  } else {
+    conn('');
+  }
+})();
