@@ -129,7 +129,9 @@ impl Engine {
         s: &Snapshot,
         redirect_base: Option<&str>,
     ) -> VisitorView {
-        let waiting = s.position > 0;
+        // Closed and sold-out rooms admit nobody: no estimate is better than a false one.
+        let waiting =
+            s.position > 0 && matches!(s.state, VisitorState::Queued | VisitorState::Paused);
         let eta = if waiting {
             estimate(EtaInput {
                 position: s.position,

@@ -69,8 +69,8 @@ pub struct Settings {
     pub signing_key: Option<Secret>,
     /// Set `Secure` on cookies. Default: true when `public_url` starts with `https://`.
     pub secure_cookies: Option<bool>,
-    /// Take the client IP from the first `X-Forwarded-For` entry (only behind a trusted
-    /// proxy).
+    /// Take the client IP from the last `X-Forwarded-For` entry, the one your own proxy
+    /// appended (only behind a trusted proxy; clients can forge earlier entries).
     pub trust_forwarded_for: bool,
     /// Serve the built-in demo origin at `/demo/origin`.
     pub demo: bool,
@@ -267,6 +267,23 @@ impl Default for Settings {
     }
 }
 
+/// Top-level settings that `ANTEROOM_*` variables may set.
+const ENV_KEYS: &[&str] = &[
+    "listen",
+    "redis_url",
+    "key_prefix",
+    "public_url",
+    "secret_key",
+    "signing_key",
+    "secure_cookies",
+    "trust_forwarded_for",
+    "demo",
+    "store",
+    "rate_limit",
+    "reaper",
+    "rooms",
+];
+
 /// A configuration problem, naming the field.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
@@ -289,9 +306,14 @@ impl Settings {
             }
             fig = fig.merge(Toml::file(path));
         }
+        // Only variables naming a setting are read, so an unrelated ANTEROOM_* variable
+        // in the environment never stops the server.
         fig = fig.merge(
             Env::prefixed("ANTEROOM_")
-                .ignore(&["CONFIG", "LOG"])
+                .filter(|k| {
+                    let top = k.as_str().split("__").next().unwrap_or("");
+                    ENV_KEYS.iter().any(|e| top.eq_ignore_ascii_case(e))
+                })
                 .split("__"),
         );
         let mut settings: Settings = fig.extract().map_err(Box::new)?;
@@ -328,13 +350,13 @@ impl Settings {
             return Err(invalid("listen", "must be an address like 127.0.0.1:8080"));
         }
         if let Some(url) = &self.redis_url {
-            let ok = ["redis://", "rediss://", "redis+cluster://", "redis+unix://"]
+            let ok = ["redis://", "redis+cluster://", "redis+unix://"]
                 .iter()
                 .any(|p| url.starts_with(p));
             if !ok {
                 return Err(invalid(
                     "redis_url",
-                    "must start with redis://, rediss://, redis+cluster:// or redis+unix://",
+                    "must start with redis://, redis+cluster:// or redis+unix:// (TLS is not built in; terminate it with a local proxy such as stunnel)",
                 ));
             }
         }
@@ -359,11 +381,17 @@ impl Settings {
         if self.reaper.batch_size == 0 || self.reaper.batch_size > 5000 {
             return Err(invalid("reaper.batch_size", "must be between 1 and 5000"));
         }
-        if self.reaper.interval_ms < 10 || self.reaper.promote_interval_ms < 10 {
+        if self.reaper.interval_ms < 10 {
             return Err(invalid("reaper.interval_ms", "must be at least 10"));
         }
-        if self.store.response_timeout_ms == 0 || self.store.connect_timeout_ms == 0 {
+        if self.reaper.promote_interval_ms < 10 {
+            return Err(invalid("reaper.promote_interval_ms", "must be at least 10"));
+        }
+        if self.store.response_timeout_ms == 0 {
             return Err(invalid("store.response_timeout_ms", "must be at least 1"));
+        }
+        if self.store.connect_timeout_ms == 0 {
+            return Err(invalid("store.connect_timeout_ms", "must be at least 1"));
         }
         let mut seen = std::collections::HashSet::new();
         for (i, room) in self.rooms.iter().enumerate() {

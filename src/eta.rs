@@ -1,7 +1,9 @@
 //! The ETA a queued visitor is shown.
 //!
 //! ## Measured admission rate
-//! Each store keeps an exponentially decaying count of admissions with time constant
+//! Only admissions *from the queue* are counted (a walk-in to an empty queue says nothing
+//! about how fast the queue drains). Each store keeps an exponentially decaying count of
+//! them with time constant
 //! τ = 120 s: on `k` admissions at time `t`, `raw ← raw·e^(−(t−t_last)/τ) + k/τ`
 //! (per second). For a steady rate λ that started at `t0`, `raw(t) = λ·(1 − e^(−(t−t0)/τ))`,
 //! so the estimate read at `now` is
@@ -18,9 +20,11 @@
 //! the room admits at least `r_floor = capacity / session_ttl` per second (lowered to
 //! `max_admissions_per_minute / 60` when that cap is tighter).
 //!
-//! - Before there is data (no admission yet, or less than 5 s of history):
-//!   `eta = position × session_ttl / capacity` (that is, `position / r_floor`),
-//!   range `[eta/2, eta]`.
+//! - Before there is data (no admission from the queue yet, or less than 10 s of
+//!   history since the first):
+//!   `eta = position / r_floor` — that is `position × session_ttl / capacity`, or
+//!   `position × 60 / max_admissions_per_minute` when the cap is tighter — with range
+//!   `[eta/2, eta]`.
 //! - Otherwise, `r = max(λ̂, r_floor)`: `eta = position / r`, range
 //!   `[position / (1.5·r), min(position / (r / 1.5), position / r_floor)]`.
 //!
@@ -31,7 +35,7 @@ use crate::store::RateState;
 /// Time constant of the admission-rate average, in ms (the Lua scripts use the same).
 pub const TAU_MS: f64 = 120_000.0;
 /// History needed before the measured rate is trusted.
-const MIN_HISTORY_MS: u64 = 5_000;
+const MIN_HISTORY_MS: u64 = 10_000;
 /// Spread of the range around the point estimate.
 const SPREAD: f64 = 1.5;
 
@@ -149,19 +153,18 @@ mod tests {
     #[test]
     fn rate_cap_lowers_the_floor() {
         let mut i = input(30, None);
-        i.rate_cap_per_minute = 6; // 0.1/s, slower than 10/100 s = 0.1/s? equal; use 3
-        i.rate_cap_per_minute = 3; // 0.05/s
+        i.rate_cap_per_minute = 3; // 0.05/s, tighter than 10 per 100 s
         assert_eq!(estimate(i).seconds, 600);
     }
 
     #[test]
     fn steady_rate_is_recovered_early_and_decays_after() {
         let mut s = RateState::default();
-        // 2 admissions per second for 10 s.
-        for t in 0..=20 {
+        // 2 admissions per second for 12 s.
+        for t in 0..=24 {
             rate_add(&mut s, 1_000_000 + t * 500, 1);
         }
-        let r = measured_rate(&s, 1_010_000).unwrap();
+        let r = measured_rate(&s, 1_012_000).unwrap();
         assert!((r - 2.0).abs() < 0.2, "{r}");
         // Ten minutes of silence later the estimate has mostly decayed.
         let later = measured_rate(&s, 1_610_000).unwrap();

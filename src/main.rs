@@ -34,9 +34,20 @@ async fn main() -> anyhow::Result<()> {
     {
         let shutdown = shutdown.clone();
         tokio::spawn(async move {
+            #[cfg(unix)]
+            {
+                let mut term =
+                    tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
+                tokio::select! {
+                    _ = tokio::signal::ctrl_c() => {}
+                    _ = term.recv() => {}
+                }
+            }
+            #[cfg(not(unix))]
             let _ = tokio::signal::ctrl_c().await;
             tracing::info!("shutting down");
             shutdown.cancel();
+            Ok::<_, std::io::Error>(())
         });
     }
     app.run_until_stopped(shutdown).await

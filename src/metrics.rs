@@ -1,6 +1,6 @@
 //! Prometheus figures served at `/metrics`.
 //!
-//! Room figures (`anteroom_queue_length`, `anteroom_active`, `anteroom_capacity`,
+//! Room figures (`anteroom_queue_length`, `anteroom_active`, `anteroom_capacity`, `anteroom_stock`,
 //! `anteroom_admissions_total`, `anteroom_reaped_total{kind="abandoned"}`) are read from the
 //! store at scrape time, so every instance reports the same room-wide value: aggregate
 //! them with `max`, not `sum`. Process figures (`anteroom_rate_limited_total`,
@@ -127,6 +127,7 @@ impl Metrics {
             let _ = v.remove_label_values(&[room]);
         }
         let _ = self.admissions.remove_label_values(&[room]);
+        let _ = self.reaped.remove_label_values(&[room, "abandoned"]);
     }
 
     /// The Prometheus text exposition.

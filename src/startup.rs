@@ -8,7 +8,6 @@ use std::time::Duration;
 use actix_web::dev::Server;
 use actix_web::{web, App, HttpServer};
 use anyhow::Context;
-use base64::Engine as _;
 use rand::RngCore;
 use tokio_util::sync::CancellationToken;
 
@@ -125,7 +124,6 @@ impl Application {
                 tracing::warn!(
                     "no secret_key configured: visitor ids are signed with a per-process key (set ANTEROOM_SECRET_KEY for several instances)"
                 );
-                let _ = base64::engine::general_purpose::STANDARD.encode(key);
                 VisitorSigner::new(&key)
             }
         };
@@ -239,7 +237,8 @@ impl Application {
     }
 }
 
-/// Request logging at debug level (one line per request).
+/// Request logging (target `anteroom::http`, hidden by the default filter; enable with
+/// `ANTEROOM_LOG=info`).
 fn tracing_actix() -> actix_web::middleware::Logger {
     actix_web::middleware::Logger::new("%a \"%r\" %s %Dms").log_target("anteroom::http")
 }

@@ -1,7 +1,8 @@
 // Anteroom embed: <script src="https://QUEUE/static/embed.js" data-room="ROOM"></script>
 // Creates the waiting-room iframe where the tag stands. When the visitor is admitted the
 // widget posts {type: "anteroom:admitted", pass, redirect_url} to this page (only to
-// this page's exact origin); we then:
+// this page's exact origin; it also posts {type: "anteroom:resize", height} so the frame
+// fits its content); we then:
 //   - call window[data-on-admitted](detail) if that attribute names a function, else
 //   - dispatch a cancelable "anteroom:admitted" event on document, and unless a
 //     listener called preventDefault() (or data-redirect="false"), go to redirect_url.
@@ -28,6 +29,10 @@
   window.addEventListener('message', function (e) {
     if (e.origin !== queueOrigin || e.source !== frame.contentWindow) return;
     var d = e.data;
+    if (d && d.type === 'anteroom:resize' && typeof d.height === 'number') {
+      frame.style.height = Math.max(120, Math.min(1200, d.height)) + 'px';
+      return;
+    }
     if (!d || d.type !== 'anteroom:admitted' || typeof d.redirect_url !== 'string') return;
     var detail = { room: room, pass: d.pass, redirect_url: d.redirect_url };
     var cbName = script.getAttribute('data-on-admitted');

@@ -65,7 +65,11 @@
     var el = $(id);
     if (el) el.hidden = !on;
   }
-  function conn(text) { setText('conn', text); }
+  function conn(text) {
+    setText('conn', text);
+    var el = $('conn');
+    if (el) el.classList.toggle('live', text === t.live);
+  }
 
   var TEXTS = {
     queued: ['title_queued', 'lead_queued'],
@@ -88,6 +92,7 @@
     if (bar) bar.hidden = !waiting;
     show('keep-open', waiting);
     show('rejoin', state === 'not_queued');
+    show('notify', waiting && notifyUsable());
     cfg.state = state;
   }
 
@@ -226,9 +231,12 @@
   }, PING_EVERY_MS);
 
   // "Notify me" button.
+  function notifyUsable() {
+    return !cfg.embed && !!window.Notification && Notification.permission !== 'denied';
+  }
   var notify = $('notify');
-  if (notify && window.Notification && !cfg.embed) {
-    notify.hidden = Notification.permission === 'denied';
+  if (notify && notifyUsable()) {
+    notify.hidden = !(cfg.state === 'queued' || cfg.state === 'paused');
     if (Notification.permission === 'granted') notify.textContent = t.notify_on;
     notify.addEventListener('click', function () {
       Notification.requestPermission().then(function (p) {
@@ -277,6 +285,17 @@
 
   if (cfg.embed) {
     setText('keep-open', cfg.keep_open);
+    // Tell the host page how tall the widget is, so the iframe never scrolls.
+    var lastHeight = 0;
+    var report = function () {
+      var h = Math.ceil(document.documentElement.scrollHeight);
+      if (h !== lastHeight) {
+        lastHeight = h;
+        window.parent.postMessage({ type: 'anteroom:resize', height: h }, cfg.parent_origin);
+      }
+    };
+    if (window.ResizeObserver) new ResizeObserver(report).observe(document.body);
+    report();
     embedJoin();
   } else if (cfg.state === 'queued' || cfg.state === 'paused') {
     conn(t.connecting);

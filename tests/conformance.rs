@@ -500,15 +500,21 @@ async fn fixed_window_limits_and_resets(b: Backend) {
     .await;
 }
 
-async fn admission_rate_is_recorded(b: Backend) {
-    let b = b.with_room(room("r", 10)).await;
+async fn queue_drain_rate_is_recorded(b: Backend) {
+    let b = b.with_room(room("r", 1)).await;
     let s = &b.store;
-    let first = s.join("r", &v(0)).await.unwrap();
+    let walk_in = s.join("r", &v(0)).await.unwrap();
+    assert_eq!(walk_in.rate.raw, 0.0, "walk-ins do not count");
+    s.join("r", &v(1)).await.unwrap();
+    s.join("r", &v(2)).await.unwrap();
+    s.release("r", &v(0)).await.unwrap();
+    let first = s.status("r", &v(2)).await.unwrap();
     assert!(first.rate.raw > 0.0);
     assert!(first.rate.first_ms > 0 && first.rate.last_ms >= first.rate.first_ms);
-    let second = s.join("r", &v(1)).await.unwrap();
+    s.release("r", &v(1)).await.unwrap();
+    let second = s.status("r", &v(2)).await.unwrap();
     assert!(second.rate.raw > first.rate.raw * 1.5);
-    assert_eq!(s.stats("r").await.unwrap().admitted_total, 2);
+    assert_eq!(s.stats("r").await.unwrap().admitted_total, 3);
 }
 
 async fn watch_reports_each_visitor_in_one_call(b: Backend) {
@@ -592,7 +598,7 @@ conformance!(
     room_config_round_trips,
     leases_exclude_renew_and_expire,
     fixed_window_limits_and_resets,
-    admission_rate_is_recorded,
+    queue_drain_rate_is_recorded,
     watch_reports_each_visitor_in_one_call,
     admissions_are_published,
 );

@@ -34,15 +34,15 @@ pub fn room_id(raw: &str) -> Result<String, ApiError> {
     }
 }
 
-/// The client's IP: the peer address, or the first `X-Forwarded-For` entry when
-/// `trust_forwarded_for` is set.
+/// The client's IP: the peer address, or the last `X-Forwarded-For` entry (the one the
+/// trusted proxy appended) when `trust_forwarded_for` is set.
 pub fn client_ip(req: &HttpRequest, engine: &Engine) -> IpAddr {
     if engine.settings.trust_forwarded_for {
         if let Some(ip) = req
             .headers()
             .get("x-forwarded-for")
             .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.split(',').next())
+            .and_then(|v| v.split(',').next_back())
             .and_then(|v| v.trim().parse().ok())
         {
             return ip;

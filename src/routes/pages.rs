@@ -395,17 +395,23 @@ async fn embed_page(
     result.unwrap_or_else(|e| error_page(lang, &e, retry))
 }
 
+#[derive(Deserialize)]
+struct DemoHostQuery {
+    room: Option<String>,
+}
+
 /// `GET /demo/host`: a pretend shop page embedding the demo room. Open it on another
 /// host name than the queue (e.g. `localhost` vs `127.0.0.1`) to see a real
 /// cross-site embed.
 #[get("/demo/host")]
-async fn demo_host(engine: web::Data<Engine>) -> HttpResponse {
-    if !engine.settings.demo {
+async fn demo_host(q: web::Query<DemoHostQuery>, engine: web::Data<Engine>) -> HttpResponse {
+    let room = q.room.clone().unwrap_or_else(|| "demo".into());
+    if !engine.settings.demo || !crate::config::valid_room_id(&room) {
         return HttpResponse::NotFound().finish();
     }
     let body = render(DemoHostPage {
         queue_base: engine.public_base.clone(),
-        room: "demo".into(),
+        room,
     });
     HttpResponse::Ok()
         .content_type("text/html; charset=utf-8")

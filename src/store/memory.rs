@@ -1,6 +1,7 @@
 //! In-process backend for the demo and for single-instance use. Same rules as the Redis
-//! scripts (see the parent module), one mutex per store: every operation is atomic
-//! because it runs entirely under the lock, and none of them awaits while holding it.
+//! scripts (see the parent module). Rooms sit behind one mutex (limiter windows and leases
+//! have their own): every operation is atomic because it runs entirely under the lock,
+//! and none of them awaits while holding it.
 //!
 //! Time comes from a [`Clock`], so tests can drive expiry and heartbeats by hand.
 
@@ -349,8 +350,8 @@ impl Store for MemoryStore {
                 return r.snapshot(VisitorState::SoldOut, v, now, promoted);
             }
             if !r.cfg.paused && r.queue.is_empty() && r.free_slots(now) > 0 {
+                // Walk-ins are not counted in the queue's drain rate (see join.lua).
                 r.admit(v, now);
-                rate_add(&mut r.rate, now, 1);
                 return r.snapshot(VisitorState::Admitted, v, now, promoted);
             }
             r.seq += 1;

@@ -14,8 +14,9 @@ if redis.call('ZSCORE', K_Q, v) then
 end
 if cfg.stock == 0 then return reply('sold_out', v, cfg, now, promoted) end
 if not cfg.paused and redis.call('ZCARD', K_Q) == 0 and free_slots(cfg, now) > 0 then
+  -- Not counted in the admission rate: the ETA is about how fast the *queue* drains,
+  -- and a walk-in to an empty queue says nothing about that.
   publish({admit(cfg, v, now)})
-  rate_add(now, 1)
   return reply('admitted', v, cfg, now, promoted)
 end
 local ticket = redis.call('HINCRBY', K_ST, 'seq', 1)

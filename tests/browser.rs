@@ -1,0 +1,382 @@
+//! Real headless Chromium (Debian's `chromium` + `chromedriver`, installed by .ci/run)
+//! against real servers on a real Redis. Screenshots land in target/screenshots/.
+
+mod common;
+
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use anteroom::config::RoomConfig;
+use common::{free_port, room, spawn_app, test_settings, wait_until, RedisServer, TestApp};
+use fantoccini::{Client, ClientBuilder, Locator};
+use serde_json::json;
+
+const DEADLINE: Duration = Duration::from_secs(15);
+
+/// A chromedriver on a free port; killed on drop.
+struct Driver {
+    port: u16,
+    child: Child,
+}
+
+impl Driver {
+    fn start() -> Self {
+        let port = free_port();
+        let child = Command::new(std::env::var("CHROMEDRIVER").unwrap_or("chromedriver".into()))
+            .arg(format!("--port={port}"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect(
+                "chromedriver must be installed (apt-get install chromium-driver; see .ci/run)",
+            );
+        let deadline = Instant::now() + Duration::from_secs(15);
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(Instant::now() < deadline, "chromedriver did not start");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        Self { port, child }
+    }
+
+    /// A headless browser. `extra` args are added to the machine's required flags.
+    async fn browser(&self, extra: &[&str], javascript: bool) -> (Client, tempfile::TempDir) {
+        let profile = tempfile::tempdir().unwrap();
+        let mut args: Vec<String> = [
+            "--headless=new",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--disable-dev-shm-usage",
+            "--window-size=1000,900",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        args.push(format!("--user-data-dir={}", profile.path().display()));
+        args.extend(extra.iter().map(|s| s.to_string()));
+        let mut opts = json!({
+            "binary": std::env::var("CHROMIUM").unwrap_or("/usr/bin/chromium".into()),
+            "args": args,
+        });
+        if !javascript {
+            opts["prefs"] = json!({"profile.managed_default_content_settings.javascript": 2});
+        }
+        let mut caps = serde_json::Map::new();
+        caps.insert("goog:chromeOptions".into(), opts);
+        let client = ClientBuilder::new(hyper_util::client::legacy::connect::HttpConnector::new())
+            .capabilities(caps)
+            .connect(&format!("http://127.0.0.1:{}", self.port))
+            .await
+            .expect("a browser session");
+        (client, profile)
+    }
+}
+
+impl Drop for Driver {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+async fn text(c: &Client, css: &str) -> String {
+    match c.find(Locator::Css(css)).await {
+        Ok(e) => e.text().await.unwrap_or_default(),
+        Err(_) => String::new(),
+    }
+}
+
+async fn wait_text(c: &Client, css: &str, want: &str) {
+    let start = Instant::now();
+    loop {
+        let got = text(c, css).await;
+        if got == want {
+            return;
+        }
+        assert!(
+            start.elapsed() < DEADLINE,
+            "{css}: wanted {want:?}, still {got:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+async fn screenshot(c: &Client, name: &str) {
+    let png = c.screenshot().await.unwrap();
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("target/screenshots");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join(format!("{name}.png")), png).unwrap();
+}
+
+/// An app on a known port (rooms' targets point back at its demo origin).
+async fn demo_app(
+    redis: &RedisServer,
+    port: u16,
+    rooms: Vec<RoomConfig>,
+    public_host: &str,
+) -> TestApp {
+    let mut s = test_settings(Some(redis.url()), &common::prefix(), rooms);
+    s.listen = format!("127.0.0.1:{port}");
+    s.public_url = Some(format!("http://{public_host}:{port}"));
+    s.demo = true;
+    spawn_app(s).await
+}
+
+fn target(port: u16, room: &str) -> String {
+    format!("http://127.0.0.1:{port}/demo/origin?room={room}")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_visitor_watches_the_line_move_and_is_sent_in_with_a_valid_pass() {
+    let redis = RedisServer::start();
+    let port = free_port();
+    let app = demo_app(
+        &redis,
+        port,
+        vec![RoomConfig {
+            name: "Concert tickets".into(),
+            target_url: target(port, "r"),
+            ..room("r", 1)
+        }],
+        "127.0.0.1",
+    )
+    .await;
+    let holder = app.join("r").await.token();
+    let q1 = app.join("r").await.token();
+    let q2 = app.join("r").await.token();
+
+    let driver = Driver::start();
+    let (c, _profile) = driver.browser(&[], true).await;
+    c.goto(&app.url("/r/r")).await.unwrap();
+    wait_text(&c, "#position", "3").await;
+    wait_text(&c, "#conn", "Live").await;
+    screenshot(&c, "queue-en").await;
+
+    app.release("r", &holder).await;
+    wait_text(&c, "#position", "2").await;
+    app.release("r", &q1).await;
+    wait_text(&c, "#position", "1").await;
+    wait_text(&c, "#ahead", "You're next!").await;
+    app.release("r", &q2).await;
+
+    let start = Instant::now();
+    loop {
+        let url = c.current_url().await.unwrap();
+        if url.path() == "/demo/origin" {
+            assert!(url.query().unwrap().contains("anteroom_pass="), "{url}");
+            break;
+        }
+        assert!(start.elapsed() < DEADLINE, "never redirected; at {url}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    // The demo origin verified the pass against the store: signature, room, live session.
+    wait_text(&c, "h1", "You're in.").await;
+    assert_eq!(text(&c, ".badge").await, "Pass verified");
+    screenshot(&c, "origin-admitted").await;
+    c.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_javascript_off_the_page_shows_server_rendered_numbers() {
+    let redis = RedisServer::start();
+    let port = free_port();
+    let app = demo_app(&redis, port, vec![room("r", 1)], "127.0.0.1").await;
+    app.join("r").await;
+    app.join("r").await;
+    let driver = Driver::start();
+    let (c, _profile) = driver.browser(&[], false).await;
+    c.goto(&app.url("/r/r")).await.unwrap();
+    assert_eq!(text(&c, "#position").await, "2");
+    assert_eq!(text(&c, "#ahead").await, "1 person ahead of you");
+    assert!(
+        text(&c, "#eta").await.contains("min"),
+        "{}",
+        text(&c, "#eta").await
+    );
+    assert_eq!(text(&c, "#in-line").await, "2 in line");
+    let js_ran: serde_json::Value = c
+        .execute("return document.getElementById('conn').textContent", vec![])
+        .await
+        .unwrap_or(json!(null));
+    // Scripts cannot run: the status line keeps its server-rendered text.
+    assert!(
+        js_ran.is_null() || js_ran == "This page refreshes itself every 20 seconds.",
+        "{js_ran}"
+    );
+    let refresh = c.source().await.unwrap();
+    assert!(refresh.contains("http-equiv=\"refresh\""));
+    screenshot(&c, "queue-noscript").await;
+    c.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_chinese_page_renders_chinese() {
+    let redis = RedisServer::start();
+    let port = free_port();
+    let app = demo_app(
+        &redis,
+        port,
+        vec![RoomConfig {
+            name: "演唱会门票".into(),
+            ..room("r", 1)
+        }],
+        "127.0.0.1",
+    )
+    .await;
+    app.join("r").await;
+    for _ in 0..3 {
+        app.join("r").await;
+    }
+    let driver = Driver::start();
+    let (c, _profile) = driver
+        .browser(&["--lang=zh-CN", "--accept-lang=zh-CN"], true)
+        .await;
+    c.goto(&app.url("/r/r?lang=zh")).await.unwrap();
+    wait_text(&c, "h1", "您正在排队").await;
+    wait_text(&c, "#ahead", "前面还有 3 人").await;
+    wait_text(&c, "#conn", "实时").await;
+    let lang: serde_json::Value = c
+        .execute("return document.documentElement.lang", vec![])
+        .await
+        .unwrap();
+    assert_eq!(lang, "zh-CN");
+    screenshot(&c, "queue-zh").await;
+    // The same page at phone width.
+    c.set_window_size(390, 844).await.unwrap();
+    c.goto(&app.url("/r/r?lang=en")).await.unwrap();
+    wait_text(&c, "h1", "You're in line").await;
+    wait_text(&c, "#conn", "Live").await;
+    screenshot(&c, "queue-mobile").await;
+    c.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_embed_works_cross_site_with_third_party_cookies_blocked() {
+    let redis = RedisServer::start();
+    let port = free_port();
+    let shop = format!("http://shop.test:{port}");
+    let app = demo_app(
+        &redis,
+        port,
+        vec![RoomConfig {
+            name: "Sneaker drop".into(),
+            embed_origins: vec![shop.clone()],
+            target_url: format!("{shop}/demo/origin?room=r"),
+            ..room("r", 1)
+        }],
+        "queue.test",
+    )
+    .await;
+    let holder = app.join("r").await.token();
+    let ahead = app.join("r").await.token();
+    let driver = Driver::start();
+    let (c, _profile) = driver
+        .browser(
+            &[
+                "--host-resolver-rules=MAP queue.test 127.0.0.1, MAP shop.test 127.0.0.1",
+                "--test-third-party-cookie-phaseout",
+            ],
+            true,
+        )
+        .await;
+    // The shop's page, another site than the queue, embeds the room with embed.js.
+    c.goto(&format!("{shop}/demo/host?room=r")).await.unwrap();
+    c.execute(
+        "window.__admitted = null; document.addEventListener('anteroom:admitted', function (e) { e.preventDefault(); window.__admitted = e.detail; });",
+        vec![],
+    )
+    .await
+    .unwrap();
+    let frame = c
+        .wait()
+        .for_element(Locator::Css("iframe[data-anteroom]"))
+        .await
+        .unwrap();
+    frame.enter_frame().await.unwrap();
+    wait_text(&c, "#position", "2").await;
+    wait_text(&c, "#conn", "Live").await;
+    c.enter_parent_frame().await.unwrap();
+    screenshot(&c, "embed").await;
+
+    app.release("r", &holder).await;
+    c.enter_frame(0).await.unwrap();
+    wait_text(&c, "#position", "1").await;
+    c.enter_parent_frame().await.unwrap();
+    app.release("r", &ahead).await;
+
+    let detail = wait_until(
+        DEADLINE,
+        "the host page to get the admitted message",
+        || async {
+            let v = c.execute("return window.__admitted", vec![]).await.unwrap();
+            (!v.is_null()).then_some(v)
+        },
+    )
+    .await;
+    let pass = detail["pass"].as_str().unwrap();
+    assert!(detail["redirect_url"]
+        .as_str()
+        .unwrap()
+        .starts_with(&format!("{shop}/demo/origin")));
+    assert_eq!(app.verify("r", pass).await.status, 200);
+
+    // No cookie reached the queue site: the widget ran on its stored token alone.
+    c.goto(&format!("http://queue.test:{port}/healthz"))
+        .await
+        .unwrap();
+    let cookies = c.get_all_cookies().await.unwrap();
+    assert!(
+        cookies.iter().all(|k| k.name() != "anteroom_vid"),
+        "third-party cookies were supposed to be blocked: {cookies:?}"
+    );
+    c.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn room_state_changes_reach_the_open_page() {
+    let redis = RedisServer::start();
+    let port = free_port();
+    let app = demo_app(
+        &redis,
+        port,
+        vec![RoomConfig {
+            name: "Concert tickets".into(),
+            ..room("r", 1)
+        }],
+        "127.0.0.1",
+    )
+    .await;
+    app.join("r").await;
+    app.join("r").await;
+    let driver = Driver::start();
+    let (c, _profile) = driver.browser(&[], true).await;
+    c.goto(&app.url("/r/r")).await.unwrap();
+    wait_text(&c, "#conn", "Live").await;
+    let store = &app.engine.store;
+    let mut cfg = store.room("r").await.unwrap().unwrap();
+    type Step = (fn(&mut RoomConfig), &'static str, &'static str);
+    let steps: [Step; 4] = [
+        (|c| c.paused = true, "The line is paused", "state-paused"),
+        (|c| c.paused = false, "You're in line", "state-queued"),
+        (|c| c.stock = Some(0), "Sold out", "state-sold-out"),
+        (
+            |c| {
+                c.stock = None;
+                c.closed = true
+            },
+            "This waiting room is closed",
+            "state-closed",
+        ),
+    ];
+    for (change, title, shot) in steps {
+        change(&mut cfg);
+        store.put_room(&cfg, false).await.unwrap();
+        wait_text(&c, "h1", title).await;
+        screenshot(&c, shot).await;
+    }
+    c.close().await.unwrap();
+}
