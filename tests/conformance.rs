@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anteroom::config::RoomConfig;
-use anteroom::store::{Store, StoreError, VisitorState, WatchEntry};
+use anteroom::store::{RoomPatch, StockChange, Store, StoreError, VisitorState, WatchEntry};
 use common::{redis_store, room, wait_until, RedisServer};
 use futures_util::future::join_all;
 use futures_util::StreamExt;
@@ -568,6 +568,171 @@ async fn admissions_are_published(b: Backend) {
     assert_eq!(got, [("r".into(), v(0), 1), ("r".into(), v(1), 2)]);
 }
 
+async fn patches_change_only_named_fields_and_promote(b: Backend) {
+    let b = b
+        .with_room(RoomConfig {
+            stock: Some(10),
+            ..room("r", 1)
+        })
+        .await;
+    let s = &b.store;
+    for i in 0..4 {
+        s.join("r", &v(i)).await.unwrap();
+    }
+    let admitted = s
+        .patch_room(
+            "r",
+            &RoomPatch {
+                capacity: Some(3),
+                name: Some("Renamed".into()),
+                ..RoomPatch::default()
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        admitted,
+        vec![v(1), v(2)],
+        "a raised capacity admits at once"
+    );
+    let cfg = s.room("r").await.unwrap().unwrap();
+    assert_eq!((cfg.capacity, cfg.name.as_str()), (3, "Renamed"));
+    assert_eq!(cfg.stock, Some(7), "stock is never overwritten by a patch");
+    assert_eq!(cfg.session_ttl_secs, 60);
+    let paused = RoomPatch {
+        paused: Some(true),
+        ..RoomPatch::default()
+    };
+    s.patch_room("r", &paused).await.unwrap();
+    s.release("r", &v(0)).await.unwrap();
+    assert_eq!(
+        s.status("r", &v(3)).await.unwrap().state,
+        VisitorState::Paused
+    );
+    let resumed = RoomPatch {
+        paused: Some(false),
+        ..RoomPatch::default()
+    };
+    assert_eq!(s.patch_room("r", &resumed).await.unwrap(), vec![v(3)]);
+    assert!(matches!(
+        s.patch_room("nope", &resumed).await,
+        Err(StoreError::NoSuchRoom)
+    ));
+}
+
+async fn stock_changes_are_atomic_and_promote(b: Backend) {
+    let b = b
+        .with_room(RoomConfig {
+            stock: Some(1),
+            ..room("r", 10)
+        })
+        .await;
+    let s = &b.store;
+    s.join("r", &v(0)).await.unwrap();
+    assert_eq!(
+        s.join("r", &v(1)).await.unwrap().state,
+        VisitorState::SoldOut
+    );
+    // Sold-out joins are not queued; queue someone while stock is topped up.
+    let (old, new, admitted) = s.change_stock("r", StockChange::Add(2)).await.unwrap();
+    assert_eq!((old, new), (Some(0), Some(2)));
+    assert!(admitted.is_empty());
+    assert_eq!(
+        s.join("r", &v(1)).await.unwrap().state,
+        VisitorState::Admitted
+    );
+    assert_eq!(
+        s.change_stock("r", StockChange::Set(5)).await.unwrap().1,
+        Some(5)
+    );
+    assert_eq!(
+        s.change_stock("r", StockChange::Unlimited).await.unwrap().1,
+        None
+    );
+    assert_eq!(
+        s.change_stock("r", StockChange::Add(3)).await.unwrap().1,
+        None,
+        "unlimited stays unlimited"
+    );
+}
+
+async fn flush_empties_the_queue_but_keeps_sessions(b: Backend) {
+    let b = b.with_room(room("r", 1)).await;
+    let s = &b.store;
+    for i in 0..4 {
+        s.join("r", &v(i)).await.unwrap();
+    }
+    assert_eq!(s.flush("r").await.unwrap(), 3);
+    let st = s.stats("r").await.unwrap();
+    assert_eq!((st.queue_length, st.active), (0, 1));
+    assert_eq!(
+        s.status("r", &v(2)).await.unwrap().state,
+        VisitorState::NotQueued
+    );
+}
+
+async fn reports_keep_a_per_minute_history(b: Backend) {
+    let b = b
+        .with_room(RoomConfig {
+            heartbeat_timeout_secs: 1,
+            ..room("r", 1)
+        })
+        .await;
+    let s = &b.store;
+    s.join("r", &v(0)).await.unwrap(); // walk-in, waited 0
+    s.join("r", &v(1)).await.unwrap();
+    s.join("r", &v(2)).await.unwrap(); // will go silent and be reaped
+    s.release("r", &v(0)).await.unwrap(); // v1 admitted after a short wait
+    wait_until(DEADLINE, "v2 to be reaped", || async {
+        (s.reap("r", 100).await.unwrap().dropped == 1).then_some(())
+    })
+    .await;
+    s.promote("r", 10).await.unwrap(); // samples the queue length
+    let r = s.report("r", 30).await.unwrap();
+    assert_eq!((r.admitted_total, r.reaped_total), (2, 1));
+    let admissions: u64 = r.minutes.iter().map(|m| m.admissions).sum();
+    let reaped: u64 = r.minutes.iter().map(|m| m.reaped).sum();
+    let waits: u64 = r.minutes.iter().map(|m| m.waits.iter().sum::<u64>()).sum();
+    assert_eq!((admissions, reaped, waits), (2, 1, 2));
+    assert_eq!(r.minutes.last().unwrap().queue_length, Some(0));
+    assert_eq!(
+        r.minutes.iter().map(|m| m.waits[0]).sum::<u64>(),
+        2,
+        "both waited under a second"
+    );
+}
+
+async fn socket_counts_and_audit_are_kept(b: Backend) {
+    let s = &b.store;
+    s.report_sockets("i1", &[("a".into(), 3), ("b".into(), 1)])
+        .await
+        .unwrap();
+    s.report_sockets("i2", &[("a".into(), 5)]).await.unwrap();
+    let mut got: Vec<(String, String, u64)> = s
+        .sockets()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|c| (c.instance, c.room, c.count))
+        .collect();
+    got.sort();
+    assert_eq!(
+        got,
+        [
+            ("i1".into(), "a".into(), 3),
+            ("i1".into(), "b".into(), 1),
+            ("i2".into(), "a".into(), 5)
+        ]
+    );
+    for i in 0..5 {
+        s.audit_push(&format!("entry {i}"), 3).await.unwrap();
+    }
+    assert_eq!(
+        s.audit(10).await.unwrap(),
+        ["entry 4", "entry 3", "entry 2"]
+    );
+}
+
 macro_rules! conformance {
     ($($name:ident),* $(,)?) => {
         mod memory {
@@ -601,4 +766,9 @@ conformance!(
     queue_drain_rate_is_recorded,
     watch_reports_each_visitor_in_one_call,
     admissions_are_published,
+    patches_change_only_named_fields_and_promote,
+    stock_changes_are_atomic_and_promote,
+    flush_empties_the_queue_but_keeps_sessions,
+    reports_keep_a_per_minute_history,
+    socket_counts_and_audit_are_kept,
 );

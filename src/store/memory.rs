@@ -15,8 +15,9 @@ use futures_util::stream::{BoxStream, StreamExt};
 use tokio::sync::broadcast;
 
 use super::{
-    Admission, AdmittedEvent, RateState, ReapBatch, RoomStats, RoomView, Snapshot, Store,
-    StoreError, StoreResult, VisitorState, WatchEntry, WindowDecision,
+    wait_bucket, Admission, AdmittedEvent, MinuteStats, RateState, ReapBatch, RoomPatch,
+    RoomReport, RoomStats, RoomView, Snapshot, SocketCount, StockChange, Store, StoreError,
+    StoreResult, VisitorState, WatchEntry, WindowDecision,
 };
 use crate::config::RoomConfig;
 use crate::eta::rate_add;
@@ -83,9 +84,28 @@ struct Room {
     units: HashSet<String>,
     /// Admissions made by the current operation, published after it.
     outbox: Vec<(String, Admission)>,
+    /// queued visitor → join time (wait statistics).
+    join_times: HashMap<String, u64>,
+    /// Per-minute history, the last 31 minutes.
+    minutes: BTreeMap<u64, MinuteStats>,
 }
 
 impl Room {
+    fn minute(&mut self, now: u64) -> &mut MinuteStats {
+        let m = now / 60_000;
+        while self
+            .minutes
+            .first_key_value()
+            .is_some_and(|(k, _)| *k + 31 <= m)
+        {
+            self.minutes.pop_first();
+        }
+        self.minutes.entry(m).or_insert_with(|| MinuteStats {
+            minute: m,
+            ..MinuteStats::default()
+        })
+    }
+
     fn view(&self, now: u64) -> RoomView {
         RoomView {
             queue_length: self.queue.len() as u64,
@@ -166,6 +186,14 @@ impl Room {
 
     fn admit(&mut self, v: &str, now: u64) {
         self.admits += 1;
+        let wait = self
+            .join_times
+            .remove(v)
+            .map(|t| now.saturating_sub(t))
+            .unwrap_or(0);
+        let m = self.minute(now);
+        m.admissions += 1;
+        m.waits[wait_bucket(wait)] += 1;
         // A re-admission replaces an expired, not yet reaped session.
         self.end_session(v);
         let a = Admission {
@@ -187,6 +215,8 @@ impl Room {
     }
 
     fn promote(&mut self, now: u64, limit: u64) -> Vec<String> {
+        let qlen = self.queue.len() as u64;
+        self.minute(now).queue_length = Some(qlen);
         if self.cfg.paused || self.cfg.closed {
             return Vec::new();
         }
@@ -250,6 +280,8 @@ pub struct MemoryStore {
     rooms: Mutex<HashMap<String, Room>>,
     windows: Mutex<HashMap<String, (u64, u64)>>,
     leases: Mutex<HashMap<String, (String, u64)>>,
+    sockets: Mutex<HashMap<(String, String), (u64, u64)>>,
+    audit: Mutex<VecDeque<String>>,
     clock: Arc<dyn Clock>,
     events: broadcast::Sender<AdmittedEvent>,
 }
@@ -270,6 +302,8 @@ impl MemoryStore {
             rooms: Mutex::new(HashMap::new()),
             windows: Mutex::new(HashMap::new()),
             leases: Mutex::new(HashMap::new()),
+            sockets: Mutex::new(HashMap::new()),
+            audit: Mutex::new(VecDeque::new()),
             clock,
             events: broadcast::channel(4096).0,
         }
@@ -357,6 +391,7 @@ impl Store for MemoryStore {
             r.seq += 1;
             r.queue.insert(r.seq, v.to_string());
             r.tickets.insert(v.to_string(), r.seq);
+            r.join_times.insert(v.to_string(), now);
             r.set_heartbeat(v, now);
             r.snapshot(r.waiting_state(true), v, now, promoted)
         })
@@ -379,6 +414,7 @@ impl Store for MemoryStore {
         self.with_room(room, |r, now| {
             let ended = r.end_session(v);
             let left = r.dequeue(v);
+            r.join_times.remove(v);
             (ended || left, r.promote(now, 1000))
         })
     }
@@ -404,8 +440,12 @@ impl Store for MemoryStore {
                 .collect();
             for v in &stale {
                 r.dequeue(v);
+                r.join_times.remove(v);
             }
             r.reaped += stale.len() as u64;
+            if !stale.is_empty() {
+                r.minute(now).reaped += stale.len() as u64;
+            }
             let expired: Vec<String> = r
                 .expiries
                 .range(..(now + 1, String::new()))
@@ -522,6 +562,105 @@ impl Store for MemoryStore {
             }
         })
         .boxed())
+    }
+
+    async fn patch_room(&self, room: &str, patch: &RoomPatch) -> StoreResult<Vec<String>> {
+        self.with_room(room, |r, now| {
+            // Stock is not part of a patch; keep the live value.
+            let stock = r.cfg.stock;
+            r.cfg = patch.applied_to(&r.cfg);
+            r.cfg.stock = stock;
+            r.promote(now, 1000)
+        })
+    }
+
+    async fn change_stock(
+        &self,
+        room: &str,
+        change: StockChange,
+    ) -> StoreResult<(Option<u64>, Option<u64>, Vec<String>)> {
+        self.with_room(room, |r, now| {
+            let old = r.cfg.stock;
+            r.cfg.stock = match change {
+                StockChange::Set(n) => Some(n),
+                StockChange::Add(n) => old.map(|o| o + n),
+                StockChange::Unlimited => None,
+            };
+            (old, r.cfg.stock, r.promote(now, 1000))
+        })
+    }
+
+    async fn flush(&self, room: &str) -> StoreResult<u64> {
+        self.with_room(room, |r, _| {
+            let n = r.queue.len() as u64;
+            r.queue.clear();
+            r.tickets.clear();
+            r.heartbeats.clear();
+            r.hb_order.clear();
+            r.join_times.clear();
+            n
+        })
+    }
+
+    async fn report(&self, room: &str, minutes: u32) -> StoreResult<RoomReport> {
+        self.with_room(room, |r, now| {
+            let current = now / 60_000;
+            let from = (current + 1).saturating_sub(u64::from(minutes));
+            RoomReport {
+                view: r.view(now),
+                admitted_total: r.admits,
+                reaped_total: r.reaped,
+                minutes: r
+                    .minutes
+                    .range(from..=current)
+                    .map(|(_, m)| m.clone())
+                    .collect(),
+            }
+        })
+    }
+
+    async fn report_sockets(&self, instance: &str, counts: &[(String, u64)]) -> StoreResult<()> {
+        let now = self.clock.now_ms();
+        let mut s = self.sockets.lock().unwrap();
+        for (room, n) in counts {
+            s.insert((instance.to_string(), room.clone()), (*n, now));
+        }
+        Ok(())
+    }
+
+    async fn sockets(&self) -> StoreResult<Vec<SocketCount>> {
+        let now = self.clock.now_ms();
+        let mut s = self.sockets.lock().unwrap();
+        s.retain(|_, (_, at)| now.saturating_sub(*at) <= 60_000);
+        let mut out: Vec<SocketCount> = s
+            .iter()
+            .map(|((instance, room), (count, at))| SocketCount {
+                instance: instance.clone(),
+                room: room.clone(),
+                count: *count,
+                age_ms: now.saturating_sub(*at),
+            })
+            .collect();
+        out.sort_by(|a, b| (&a.instance, &a.room).cmp(&(&b.instance, &b.room)));
+        Ok(out)
+    }
+
+    async fn audit_push(&self, entry: &str, keep: u32) -> StoreResult<()> {
+        let mut a = self.audit.lock().unwrap();
+        a.push_front(entry.to_string());
+        a.truncate(keep as usize);
+        Ok(())
+    }
+
+    async fn audit(&self, limit: u32) -> StoreResult<Vec<String>> {
+        Ok(self
+            .audit
+            .lock()
+            .unwrap()
+            .iter()
+            .take(limit as usize)
+            .cloned()
+            .collect())
     }
 
     async fn ping(&self) -> StoreResult<()> {

@@ -187,6 +187,116 @@ pub struct AdmittedEvent {
     pub admission: Admission,
 }
 
+/// A partial change to a room's configuration (admin). `None` leaves a field as it is.
+/// Stock is changed separately ([`StockChange`]), atomically with admissions.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RoomPatch {
+    pub name: Option<String>,
+    pub capacity: Option<u64>,
+    pub max_admissions_per_minute: Option<u64>,
+    pub session_ttl_secs: Option<u64>,
+    pub heartbeat_timeout_secs: Option<u64>,
+    pub target_url: Option<String>,
+    pub paused: Option<bool>,
+    pub closed: Option<bool>,
+    pub embed_origins: Option<Vec<String>>,
+}
+
+impl RoomPatch {
+    /// The configuration with this patch applied.
+    pub fn applied_to(&self, cfg: &RoomConfig) -> RoomConfig {
+        let mut c = cfg.clone();
+        if let Some(v) = &self.name {
+            c.name = v.clone();
+        }
+        if let Some(v) = self.capacity {
+            c.capacity = v;
+        }
+        if let Some(v) = self.max_admissions_per_minute {
+            c.max_admissions_per_minute = v;
+        }
+        if let Some(v) = self.session_ttl_secs {
+            c.session_ttl_secs = v;
+        }
+        if let Some(v) = self.heartbeat_timeout_secs {
+            c.heartbeat_timeout_secs = v;
+        }
+        if let Some(v) = &self.target_url {
+            c.target_url = v.clone();
+        }
+        if let Some(v) = self.paused {
+            c.paused = v;
+        }
+        if let Some(v) = self.closed {
+            c.closed = v;
+        }
+        if let Some(v) = &self.embed_origins {
+            c.embed_origins = v.clone();
+        }
+        c
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self == &RoomPatch::default()
+    }
+}
+
+/// A stock change (admin).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StockChange {
+    Set(u64),
+    Add(u64),
+    Unlimited,
+}
+
+/// Upper bounds (ms) of the wait histogram buckets; one more bucket holds the rest.
+pub const WAIT_BOUNDS_MS: [u64; 14] = [
+    1_000, 2_000, 5_000, 10_000, 20_000, 30_000, 60_000, 120_000, 300_000, 600_000, 1_200_000,
+    1_800_000, 3_600_000, 7_200_000,
+];
+
+/// The histogram bucket of a wait.
+pub fn wait_bucket(ms: u64) -> usize {
+    WAIT_BOUNDS_MS
+        .iter()
+        .position(|b| ms <= *b)
+        .unwrap_or(WAIT_BOUNDS_MS.len())
+}
+
+/// One minute of a room's history.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct MinuteStats {
+    /// Minutes since the epoch.
+    pub minute: u64,
+    pub admissions: u64,
+    /// Queued visitors dropped for silence.
+    pub reaped: u64,
+    /// Last queue length sampled in the minute.
+    pub queue_length: Option<u64>,
+    /// Wait-time histogram of the minute's admissions (see [`WAIT_BOUNDS_MS`]).
+    pub waits: [u64; 15],
+}
+
+/// Everything the admin view shows about a room.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RoomReport {
+    pub view: RoomView,
+    pub admitted_total: u64,
+    pub reaped_total: u64,
+    /// Minutes with data, oldest first.
+    pub minutes: Vec<MinuteStats>,
+}
+
+/// Open sockets one instance reported for one room.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct SocketCount {
+    pub instance: String,
+    pub room: String,
+    pub count: u64,
+    pub age_ms: u64,
+}
+
 /// Room figures for metrics and the admin view.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct RoomStats {
@@ -292,6 +402,44 @@ pub trait Store: Send + Sync + 'static {
     /// subscription breaks (the caller subscribes again).
     async fn subscribe(&self) -> StoreResult<BoxStream<'static, AdmittedEvent>>;
 
+    /// Changes the given config fields atomically, then promotes; returns who was admitted.
+    async fn patch_room(&self, room: &str, patch: &RoomPatch) -> StoreResult<Vec<String>>;
+    /// Sets or tops up stock atomically with admissions, then promotes.
+    /// Returns (old, new, admitted).
+    async fn change_stock(
+        &self,
+        room: &str,
+        change: StockChange,
+    ) -> StoreResult<(Option<u64>, Option<u64>, Vec<String>)>;
+    /// Empties the queue (sessions stay). Returns how many were waiting.
+    async fn flush(&self, room: &str) -> StoreResult<u64>;
+    /// Figures and the last `minutes` minutes of history.
+    async fn report(&self, room: &str, minutes: u32) -> StoreResult<RoomReport>;
+
+    /// Records this instance's open sockets per room.
+    async fn report_sockets(&self, instance: &str, counts: &[(String, u64)]) -> StoreResult<()>;
+    /// Socket counts reported in the last minute, by instance and room.
+    async fn sockets(&self) -> StoreResult<Vec<SocketCount>>;
+
+    /// Appends to the audit log, keeping the newest `keep` entries.
+    async fn audit_push(&self, entry: &str, keep: u32) -> StoreResult<()>;
+    /// The newest `limit` audit entries, newest first.
+    async fn audit(&self, limit: u32) -> StoreResult<Vec<String>>;
+
     /// Cheap liveness check (readiness probe).
     async fn ping(&self) -> StoreResult<()>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::wait_bucket;
+
+    #[test]
+    fn waits_fall_in_the_right_bucket() {
+        assert_eq!(wait_bucket(0), 0);
+        assert_eq!(wait_bucket(1_000), 0);
+        assert_eq!(wait_bucket(1_001), 1);
+        assert_eq!(wait_bucket(59_000), 6);
+        assert_eq!(wait_bucket(10_000_000), 14);
+    }
 }

@@ -16,6 +16,10 @@
 //! | `P:room:{R}:st`      | HASH   | `seq`, `admits`, `reaped`, rate average `ewma`/`ewma_t`/`ewma_t0` | — |
 //! | `P:room:{R}:win`     | ZSET   | admission serial → time, last 60 s (rate cap)       | —   |
 //! | `P:room:{R}:units`   | SET    | visitors who consumed a stock unit                  | —   |
+//! | `P:room:{R}:jt`      | HASH   | queued visitor → join time (ms), for wait statistics | —   |
+//! | `P:room:{R}:st:m:M`  | HASH   | minute M's figures: `a` admissions, `r` reaped, `q` queue length, `h0..h14` wait histogram | 31 min |
+//! | `P:sockets`          | HASH   | `instance\|room` → `count:ms` open sockets per instance | read-pruned |
+//! | `P:audit`            | LIST   | admin audit entries (JSON), newest first, bounded   | —   |
 //! | `P:room:{R}:lease:N` | STRING | holder token of the room's lease N (reaper)          | PX  |
 //! | `P:rl:{V}`           | STRING | fixed-window request counter of visitor/key V       | PX  |
 //!
@@ -38,8 +42,9 @@ use redis::{Cmd, Pipeline, RedisFuture, Script, Value};
 use futures_util::stream::{BoxStream, StreamExt};
 
 use super::{
-    Admission, AdmittedEvent, RateState, ReapBatch, RoomStats, RoomView, Snapshot, Store,
-    StoreError, StoreResult, VisitorState, WatchEntry, WindowDecision,
+    Admission, AdmittedEvent, MinuteStats, RateState, ReapBatch, RoomPatch, RoomReport, RoomStats,
+    RoomView, Snapshot, SocketCount, StockChange, Store, StoreError, StoreResult, VisitorState,
+    WatchEntry, WindowDecision,
 };
 use crate::config::{RoomConfig, StoreSettings};
 
@@ -63,6 +68,14 @@ static SESSION: LazyLock<Script> = room_script!("session.lua");
 static REAP: LazyLock<Script> = room_script!("reap.lua");
 static STATS: LazyLock<Script> = room_script!("stats.lua");
 static WATCH: LazyLock<Script> = room_script!("watch.lua");
+static PATCH_ROOM: LazyLock<Script> = room_script!("patch_room.lua");
+static STOCK: LazyLock<Script> = room_script!("stock.lua");
+static FLUSH: LazyLock<Script> = room_script!("flush.lua");
+static REPORT: LazyLock<Script> = room_script!("report.lua");
+static SOCKETS_REPORT: LazyLock<Script> =
+    LazyLock::new(|| Script::new(include_str!("lua/sockets_report.lua")));
+static SOCKETS_READ: LazyLock<Script> =
+    LazyLock::new(|| Script::new(include_str!("lua/sockets_read.lua")));
 static PUT_ROOM: LazyLock<Script> = room_script!("put_room.lua");
 static WINDOW: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("lua/window.lua")));
 static LEASE_ACQUIRE: LazyLock<Script> =
@@ -164,10 +177,10 @@ impl RedisStore {
     }
 
     /// The keys every room script receives, in the order `common.lua` names them (the
-    /// last is the room's pub/sub channel, hash-tagged like the keys).
-    fn room_keys(&self, room: &str) -> [String; 9] {
+    /// ninth is the room's pub/sub channel, hash-tagged like the keys).
+    fn room_keys(&self, room: &str) -> [String; 10] {
         [
-            "cfg", "q", "hb", "act", "sess", "st", "win", "units", "events",
+            "cfg", "q", "hb", "act", "sess", "st", "win", "units", "events", "jt",
         ]
         .map(|p| self.room_key(room, p))
     }
@@ -344,6 +357,78 @@ fn parse_events(channel: &str, payload: &[u8]) -> Vec<AdmittedEvent> {
         .collect()
 }
 
+/// The config hash's fields a patch changes (same encoding as [`cfg_fields`]).
+fn patch_fields(p: &RoomPatch) -> Vec<String> {
+    let flag = |b: bool| if b { "1" } else { "0" }.to_string();
+    let mut f: Vec<String> = Vec::new();
+    let mut put = |k: &str, v: String| {
+        f.push(k.into());
+        f.push(v);
+    };
+    if let Some(v) = &p.name {
+        put("name", v.clone());
+    }
+    if let Some(v) = p.capacity {
+        put("capacity", v.to_string());
+    }
+    if let Some(v) = p.max_admissions_per_minute {
+        put("rate_cap", v.to_string());
+    }
+    if let Some(v) = p.session_ttl_secs {
+        put("ttl_ms", (v * 1000).to_string());
+    }
+    if let Some(v) = p.heartbeat_timeout_secs {
+        put("hb_ms", (v * 1000).to_string());
+    }
+    if let Some(v) = &p.target_url {
+        put("target", v.clone());
+    }
+    if let Some(v) = p.paused {
+        put("paused", flag(v));
+    }
+    if let Some(v) = p.closed {
+        put("closed", flag(v));
+    }
+    if let Some(v) = &p.embed_origins {
+        put(
+            "embed",
+            serde_json::to_string(v).unwrap_or_else(|_| "[]".into()),
+        );
+    }
+    f
+}
+
+/// Parses one minute's HGETALL.
+fn parse_minute(minute: u64, v: &Value) -> StoreResult<MinuteStats> {
+    let flat = match v {
+        Value::Array(a) => a,
+        _ => return Err(protocol("minute hash")),
+    };
+    let mut m = MinuteStats {
+        minute,
+        ..MinuteStats::default()
+    };
+    for kv in flat.chunks(2) {
+        let (k, n) = (as_string(&kv[0])?, u(&kv[1])?);
+        match k.as_str() {
+            "a" => m.admissions = n,
+            "r" => m.reaped = n,
+            "q" => m.queue_length = Some(n),
+            h if h.starts_with('h') => {
+                if let Some(slot) = h[1..]
+                    .parse::<usize>()
+                    .ok()
+                    .and_then(|i| m.waits.get_mut(i))
+                {
+                    *slot = n;
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(m)
+}
+
 /// The config hash's fields for a room.
 fn cfg_fields(cfg: &RoomConfig) -> Vec<String> {
     let flag = |b: bool| if b { "1" } else { "0" }.to_string();
@@ -435,8 +520,18 @@ impl Store for RedisStore {
     async fn delete_room(&self, room: &str) -> StoreResult<bool> {
         let mut conn = self.conn.clone();
         let mut del = redis::cmd("DEL");
-        for k in &self.room_keys(room)[..8] {
-            del.arg(k);
+        for (i, k) in self.room_keys(room).iter().enumerate() {
+            if i != 8 {
+                del.arg(k); // every key but the pub/sub channel
+            }
+        }
+        // This half hour's per-minute statistics (they would expire on their own).
+        let minute = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_secs() / 60)
+            .unwrap_or(0);
+        for m in minute.saturating_sub(32)..=minute + 1 {
+            del.arg(format!("{}:m:{m}", self.room_key(room, "st")));
         }
         let n: i64 = del.query_async(&mut conn).await?;
         let m: i64 = redis::cmd("SREM")
@@ -595,6 +690,126 @@ impl Store for RedisStore {
             futures_util::stream::iter(events)
         });
         Ok(stream.boxed())
+    }
+
+    async fn patch_room(&self, room: &str, patch: &RoomPatch) -> StoreResult<Vec<String>> {
+        let a = as_array(
+            self.run_room(&PATCH_ROOM, room, &patch_fields(patch))
+                .await?,
+        )?;
+        as_strings(a.first().ok_or_else(|| protocol("patch arity"))?)
+    }
+
+    async fn change_stock(
+        &self,
+        room: &str,
+        change: StockChange,
+    ) -> StoreResult<(Option<u64>, Option<u64>, Vec<String>)> {
+        let args = match change {
+            StockChange::Set(n) => ["set".to_string(), n.to_string()],
+            StockChange::Add(n) => ["add".to_string(), n.to_string()],
+            StockChange::Unlimited => ["unlimited".to_string(), "0".to_string()],
+        };
+        let a = as_array(self.run_room(&STOCK, room, &args).await?)?;
+        if a.len() != 3 {
+            return Err(protocol("stock arity"));
+        }
+        Ok((
+            stock_of(as_int(&a[0])?),
+            stock_of(as_int(&a[1])?),
+            as_strings(&a[2])?,
+        ))
+    }
+
+    async fn flush(&self, room: &str) -> StoreResult<u64> {
+        u(&self.run_room(&FLUSH, room, &[]).await?)
+    }
+
+    async fn report(&self, room: &str, minutes: u32) -> StoreResult<RoomReport> {
+        let a = as_array(self.run_room(&REPORT, room, &[minutes.to_string()]).await?)?;
+        if a.len() != 4 {
+            return Err(protocol("report arity"));
+        }
+        let mut it = a.into_iter();
+        let view = parse_room_view(it.next().unwrap_or(Value::Nil))?;
+        let admitted_total = u(&it.next().unwrap_or(Value::Nil))?;
+        let reaped_total = u(&it.next().unwrap_or(Value::Nil))?;
+        let flat = as_array(it.next().unwrap_or(Value::Nil))?;
+        let minutes = flat
+            .chunks(2)
+            .map(|c| parse_minute(u(&c[0])?, &c[1]))
+            .collect::<StoreResult<Vec<_>>>()?;
+        Ok(RoomReport {
+            view,
+            admitted_total,
+            reaped_total,
+            minutes,
+        })
+    }
+
+    async fn report_sockets(&self, instance: &str, counts: &[(String, u64)]) -> StoreResult<()> {
+        if counts.is_empty() {
+            return Ok(());
+        }
+        let mut inv = SOCKETS_REPORT.prepare_invoke();
+        inv.key(format!("{}:sockets", self.prefix)).arg(instance);
+        for (room, n) in counts {
+            inv.arg(room).arg(n);
+        }
+        let mut conn = self.conn.clone();
+        inv.invoke_async::<()>(&mut conn).await?;
+        Ok(())
+    }
+
+    async fn sockets(&self) -> StoreResult<Vec<SocketCount>> {
+        let mut conn = self.conn.clone();
+        let v: Value = SOCKETS_READ
+            .key(format!("{}:sockets", self.prefix))
+            .arg(60_000)
+            .invoke_async(&mut conn)
+            .await?;
+        as_array(v)?
+            .chunks(3)
+            .map(|c| {
+                let field = as_string(&c[0])?;
+                let (instance, room) = field.split_once('|').unwrap_or((&field, ""));
+                Ok(SocketCount {
+                    instance: instance.to_string(),
+                    room: room.to_string(),
+                    count: u(&c[1])?,
+                    age_ms: u(&c[2])?,
+                })
+            })
+            .collect()
+    }
+
+    async fn audit_push(&self, entry: &str, keep: u32) -> StoreResult<()> {
+        let key = format!("{}:audit", self.prefix);
+        let mut conn = self.conn.clone();
+        redis::pipe()
+            .atomic()
+            .cmd("LPUSH")
+            .arg(&key)
+            .arg(entry)
+            .ignore()
+            .cmd("LTRIM")
+            .arg(&key)
+            .arg(0)
+            .arg(keep.saturating_sub(1))
+            .ignore()
+            .query_async::<()>(&mut conn)
+            .await?;
+        Ok(())
+    }
+
+    async fn audit(&self, limit: u32) -> StoreResult<Vec<String>> {
+        let mut conn = self.conn.clone();
+        Ok(redis::cmd("LRANGE")
+            .arg(format!("{}:audit", self.prefix))
+            .arg(0)
+            .arg(limit.saturating_sub(1))
+            .query_async(&mut conn)
+            .await?)
     }
 
     async fn ping(&self) -> StoreResult<()> {

@@ -11,9 +11,17 @@
 --   KEYS[8] units SET    visitors who consumed a stock unit
 --   KEYS[9] events       pub/sub channel (not a key; hash-tagged like one) on which
 --                        admissions are published as "v:serial:issued:expires ..."
+--   KEYS[10] jt   HASH   queued visitor -> when it joined (ms), for wait statistics
+-- Per-minute statistics live in `<st>:m:<epoch minute>` HASHes (same hash tag, derived
+-- here rather than passed, expiring after 31 minutes): a = admissions, r = reaped,
+-- q = queue length sample, h0..h14 = wait-time histogram of admissions.
 -- The only clock is Redis TIME, so instances with skewed clocks still agree.
-local K_CFG, K_Q, K_HB, K_ACT, K_SESS, K_ST, K_WIN, K_UNITS, C_EVENTS =
-  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9]
+local K_CFG, K_Q, K_HB, K_ACT, K_SESS, K_ST, K_WIN, K_UNITS, C_EVENTS, K_JT =
+  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10]
+local MINUTE_TTL_MS = 1860000
+-- Upper bounds (ms) of the wait histogram buckets h0..h13; h14 is everything longer.
+local WAIT_BOUNDS = {1000, 2000, 5000, 10000, 20000, 30000, 60000, 120000, 300000, 600000,
+  1200000, 1800000, 3600000, 7200000}
 local TAU_MS = 120000      -- time constant of the admission-rate average
 local WINDOW_MS = 60000    -- arrival-rate cap window
 
@@ -60,6 +68,25 @@ local function rate_add(now, k)
   if not s[3] then redis.call('HSET', K_ST, 'ewma_t0', now) end
 end
 
+local function minute_key(now)
+  return K_ST .. ':m:' .. math.floor(now / 60000)
+end
+
+local function wait_bucket(ms)
+  for i = 1, #WAIT_BOUNDS do
+    if ms <= WAIT_BOUNDS[i] then return i - 1 end
+  end
+  return #WAIT_BOUNDS
+end
+
+-- Adds to this minute's counters: record(now, field, n[, field2, n2]).
+local function record(now, f1, n1, f2, n2)
+  local k = minute_key(now)
+  redis.call('HINCRBY', k, f1, n1)
+  if f2 then redis.call('HINCRBY', k, f2, n2) end
+  redis.call('PEXPIRE', k, MINUTE_TTL_MS)
+end
+
 -- Tells every instance (their WebSocket hubs) who was admitted, so the visitor's
 -- socket hears it at once wherever it is connected.
 local function publish(events)
@@ -68,6 +95,13 @@ end
 
 local function admit(cfg, v, now)
   local serial = redis.call('HINCRBY', K_ST, 'admits', 1)
+  local joined = redis.call('HGET', K_JT, v)
+  local wait = 0
+  if joined then
+    wait = now - tonumber(joined)
+    redis.call('HDEL', K_JT, v)
+  end
+  record(now, 'a', 1, 'h' .. wait_bucket(wait), 1)
   redis.call('ZADD', K_ACT, now + cfg.ttl_ms, v)
   redis.call('HSET', K_SESS, v, serial .. ':' .. now)
   if cfg.stock >= 0 and redis.call('SADD', K_UNITS, v) == 1 then
@@ -81,6 +115,10 @@ end
 -- Admits queue heads in ticket order; returns the admitted visitor ids.
 local function promote(cfg, now, limit)
   local out = {}
+  -- A queue-length sample for this minute's chart (the promoter runs every ~0.5 s).
+  local mk = minute_key(now)
+  redis.call('HSET', mk, 'q', redis.call('ZCARD', K_Q))
+  redis.call('PEXPIRE', mk, MINUTE_TTL_MS)
   if cfg.paused or cfg.closed then return out end
   local free = free_slots(cfg, now)
   if free > limit then free = limit end

@@ -22,4 +22,5 @@ end
 local ticket = redis.call('HINCRBY', K_ST, 'seq', 1)
 redis.call('ZADD', K_Q, ticket, v)
 redis.call('ZADD', K_HB, now, v)
+redis.call('HSET', K_JT, v, now)
 return reply(waiting_state(cfg, true), v, cfg, now, promoted)

@@ -10,7 +10,9 @@ local stale = redis.call('ZRANGEBYSCORE', K_HB, '-inf', now - cfg.hb_ms, 'LIMIT'
 if #stale > 0 then
   redis.call('ZREM', K_Q, unpack(stale))
   redis.call('ZREM', K_HB, unpack(stale))
+  redis.call('HDEL', K_JT, unpack(stale))
   redis.call('HINCRBY', K_ST, 'reaped', #stale)
+  record(now, 'r', #stale)
 end
 local expired = redis.call('ZRANGEBYSCORE', K_ACT, '-inf', now, 'LIMIT', 0, batch)
 if #expired > 0 then

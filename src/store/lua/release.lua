@@ -7,4 +7,5 @@ local now = now_ms()
 local n = redis.call('ZREM', K_ACT, v) + redis.call('ZREM', K_Q, v)
 redis.call('HDEL', K_SESS, v)
 redis.call('ZREM', K_HB, v)
+redis.call('HDEL', K_JT, v)
 return {n > 0 and 1 or 0, promote(cfg, now, tonumber(ARGV[2]))}
