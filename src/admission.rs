@@ -52,6 +52,8 @@ pub struct Engine {
     pub secure_cookies: bool,
     /// Base URL visitors reach this server at, without a trailing slash.
     pub public_base: String,
+    /// This instance's name in leases and socket reports (`<addr>-<random>`).
+    pub instance: String,
 }
 
 /// Resolves `?return=` against the room's target: only a path (`/…`, not `//…`) that

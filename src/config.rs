@@ -80,6 +80,8 @@ pub struct Settings {
     pub rate_limit: RateLimitSettings,
     /// Background reaper.
     pub reaper: ReaperSettings,
+    /// Admin dashboard and API.
+    pub admin: AdminSettings,
     /// Rooms seeded into the store at start. A room already in the store keeps its live
     /// configuration (the admin API changes it at run time); the file only creates it.
     pub rooms: Vec<RoomConfig>,
@@ -152,6 +154,41 @@ impl Default for ReaperSettings {
             promote_interval_ms: 500,
             batch_size: 1000,
             lease_ms: 10_000,
+        }
+    }
+}
+
+/// The admin dashboard (`/admin`) and API (`/api/admin/…`).
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct AdminSettings {
+    /// Serve the dashboard and the admin API. With it on, a credential is required: the
+    /// server refuses to start without `token` or `password_hash`, except the plain demo
+    /// (`demo = true`, no `redis_url`), which generates a token and prints it.
+    pub enabled: bool,
+    /// Bearer token for the admin API (`Authorization: Bearer …`); also accepted by the
+    /// login form.
+    pub token: Option<Secret>,
+    /// Argon2 hash (PHC string, `$argon2id$…`) of the dashboard password; make one with
+    /// `anteroom hash-password`.
+    pub password_hash: Option<Secret>,
+    /// How long a dashboard login lasts, in seconds.
+    pub session_ttl_secs: u64,
+    /// Login attempts allowed per IP per minute (successful or not).
+    pub login_attempts_per_minute: u32,
+    /// Audit log entries kept in the store.
+    pub audit_keep: u32,
+}
+
+impl Default for AdminSettings {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            token: None,
+            password_hash: None,
+            session_ttl_secs: 8 * 3600,
+            login_attempts_per_minute: 5,
+            audit_keep: 1000,
         }
     }
 }
@@ -234,6 +271,21 @@ impl RoomConfig {
         if self.name.chars().count() > 200 {
             return Err(("name", "must be at most 200 characters".into()));
         }
+        // Origins go into a CSP header and are compared exactly with postMessage origins.
+        for o in &self.embed_origins {
+            match url::Url::parse(o) {
+                Ok(u)
+                    if (u.scheme() == "http" || u.scheme() == "https")
+                        && u.origin().ascii_serialization() == o.trim_end_matches('/') => {}
+                _ => {
+                    return Err((
+                        "embed_origins",
+                        "must list origins like https://shop.example (scheme, host, optional port)"
+                            .into(),
+                    ))
+                }
+            }
+        }
         Ok(())
     }
 
@@ -262,6 +314,7 @@ impl Default for Settings {
             store: StoreSettings::default(),
             rate_limit: RateLimitSettings::default(),
             reaper: ReaperSettings::default(),
+            admin: AdminSettings::default(),
             rooms: Vec::new(),
         }
     }
@@ -281,6 +334,7 @@ const ENV_KEYS: &[&str] = &[
     "store",
     "rate_limit",
     "reaper",
+    "admin",
     "rooms",
 ];
 
@@ -392,6 +446,23 @@ impl Settings {
         }
         if self.store.connect_timeout_ms == 0 {
             return Err(invalid("store.connect_timeout_ms", "must be at least 1"));
+        }
+        if self.admin.session_ttl_secs == 0 {
+            return Err(invalid("admin.session_ttl_secs", "must be at least 1"));
+        }
+        if self.admin.login_attempts_per_minute == 0 {
+            return Err(invalid(
+                "admin.login_attempts_per_minute",
+                "must be at least 1",
+            ));
+        }
+        if let Some(h) = &self.admin.password_hash {
+            if !h.expose().starts_with("$argon2") {
+                return Err(invalid(
+                    "admin.password_hash",
+                    "must be an argon2 PHC string ($argon2id$…); make one with `anteroom hash-password`",
+                ));
+            }
         }
         let mut seen = std::collections::HashSet::new();
         for (i, room) in self.rooms.iter().enumerate() {

@@ -5,10 +5,11 @@
 //!
 //! | status | codes | when |
 //! |--------|-------|------|
-//! | 400 | `malformed_json`, `bad_request`, `invalid_field` | input that cannot be parsed or is out of range |
+//! | 400 | `malformed_json`, `bad_request`, `invalid_field` (with a `field` member) | input that cannot be parsed or is out of range |
 //! | 401 | `invalid_token`, `no_visitor`, `invalid_pass`, `expired_pass` | missing, forged, tampered or expired credentials |
-//! | 403 | `forbidden_origin` | cross-site requests where same-origin is required |
+//! | 403 | `forbidden` | cross-site requests where same-origin is required, a missing or wrong CSRF token, a room that may not be embedded here |
 //! | 404 | `unknown_room`, `not_found` | the room (or thing) does not exist |
+//! | 409 | `conflict` | the thing already exists |
 //! | 429 | `rate_limited` | a limiter refused; `Retry-After` says when to come back |
 //! | 503 | `store_unavailable` | the store did not answer in time; nothing was changed twice |
 //! | 500 | `internal` | a bug; the detail goes to the log, never to the client |
@@ -27,8 +28,12 @@ use crate::store::StoreError;
 pub enum ApiError {
     #[error("{message}")]
     BadRequest { code: &'static str, message: String },
+    #[error("`{field}` {message}")]
+    InvalidField { field: String, message: String },
     #[error("{message}")]
     Unauthorized { code: &'static str, message: String },
+    #[error("{0}")]
+    Conflict(String),
     #[error("{0}")]
     Forbidden(String),
     #[error("no room named `{0}`")]
@@ -52,9 +57,9 @@ impl ApiError {
     }
 
     pub fn invalid_field(field: &str, message: &str) -> Self {
-        ApiError::BadRequest {
-            code: "invalid_field",
-            message: format!("`{field}` {message}"),
+        ApiError::InvalidField {
+            field: field.to_string(),
+            message: message.to_string(),
         }
     }
 
@@ -68,7 +73,9 @@ impl ApiError {
     pub fn code(&self) -> &'static str {
         match self {
             ApiError::BadRequest { code, .. } | ApiError::Unauthorized { code, .. } => code,
-            ApiError::Forbidden(_) => "forbidden_origin",
+            ApiError::InvalidField { .. } => "invalid_field",
+            ApiError::Conflict(_) => "conflict",
+            ApiError::Forbidden(_) => "forbidden",
             ApiError::UnknownRoom(_) => "unknown_room",
             ApiError::NotFound(_) => "not_found",
             ApiError::RateLimited { .. } => "rate_limited",
@@ -100,7 +107,8 @@ pub fn from_store(room: &str, e: StoreError) -> ApiError {
 impl ResponseError for ApiError {
     fn status_code(&self) -> StatusCode {
         match self {
-            ApiError::BadRequest { .. } => StatusCode::BAD_REQUEST,
+            ApiError::BadRequest { .. } | ApiError::InvalidField { .. } => StatusCode::BAD_REQUEST,
+            ApiError::Conflict(_) => StatusCode::CONFLICT,
             ApiError::Unauthorized { .. } => StatusCode::UNAUTHORIZED,
             ApiError::Forbidden(_) => StatusCode::FORBIDDEN,
             ApiError::UnknownRoom(_) | ApiError::NotFound(_) => StatusCode::NOT_FOUND,
@@ -128,7 +136,11 @@ impl ResponseError for ApiError {
             }
             _ => {}
         }
-        res.json(json!({"error": {"code": self.code(), "message": self.to_string()}}))
+        let mut error = json!({"code": self.code(), "message": self.to_string()});
+        if let ApiError::InvalidField { field, .. } = self {
+            error["field"] = json!(field);
+        }
+        res.json(json!({ "error": error }))
     }
 }
 

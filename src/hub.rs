@@ -7,8 +7,9 @@
 //! room, **one `watch` call per 1,000 connected visitors**: a single Lua script that
 //! returns the room's figures once plus every listed visitor's position or admission,
 //! and refreshes their heartbeats. Store work per tick is therefore
-//! `rooms + ceil(sockets_in_room / 1000)` calls — constant in the number of sockets up
-//! to 1,000 per room, and a thousandth of it beyond (`tests/ws.rs` counts the commands).
+//! `Σ over rooms of ceil(sockets_in_room / 1000)` calls — one per room up to 1,000
+//! sockets, a thousandth of a call per socket beyond — plus one small socket-count report
+//! every 3 ticks for the admin view (`tests/ws.rs` counts the commands).
 //!
 //! From each snapshot the hub pushes **only what changed**: a `status` when the
 //! visitor's position, the queue length or the state changed (so at most once per tick),
@@ -45,6 +46,8 @@ pub const TICK: Duration = Duration::from_secs(1);
 pub const REFRESH_EVERY: Duration = Duration::from_secs(5);
 /// Visitors per `watch` call.
 pub const WATCH_BATCH: usize = 1000;
+/// Socket counts are reported to the store every this many ticks.
+const REPORT_EVERY_TICKS: u64 = 3;
 
 /// A message for one socket.
 #[derive(Debug, Clone)]
@@ -64,6 +67,8 @@ pub enum Command {
         redirect_base: Option<String>,
         /// The state the socket's first message told the visitor.
         told: VisitorState,
+        /// The position and queue length it told.
+        told_figures: (u64, u64),
         tx: mpsc::UnboundedSender<Push>,
     },
     Disconnect {
@@ -195,6 +200,8 @@ struct RoomConns {
 struct Hub {
     engine: web::Data<Engine>,
     rooms: HashMap<String, RoomConns>,
+    /// Rooms whose last socket closed since the last report (reported as 0 once).
+    emptied: std::collections::HashSet<String>,
     stats: Arc<HubStats>,
 }
 
@@ -207,6 +214,7 @@ pub fn start(engine: web::Data<Engine>, cancel: CancellationToken) -> HubHandle 
     let hub = Hub {
         engine,
         rooms: HashMap::new(),
+        emptied: Default::default(),
         stats: stats.clone(),
     };
     tokio::spawn(hub.run(rx, ev_rx, cancel));
@@ -281,6 +289,7 @@ impl Hub {
                 conn,
                 redirect_base,
                 told,
+                told_figures,
                 tx,
             } => {
                 self.stats.sockets.fetch_add(1, Ordering::Relaxed);
@@ -294,6 +303,7 @@ impl Hub {
                 if w.conns.is_empty() {
                     w.flag = RoomFlag::told(told);
                     w.admitted = told == VisitorState::Admitted;
+                    w.last = Some((told_figures.0, told_figures.1, told, Instant::now()));
                 }
                 w.conns.push(Conn {
                     id: conn,
@@ -321,6 +331,7 @@ impl Hub {
                 }
                 if r.visitors.is_empty() {
                     self.rooms.remove(&room);
+                    self.emptied.insert(room);
                 }
             }
         }
@@ -363,7 +374,27 @@ impl Hub {
     }
 
     async fn tick(&mut self) {
-        self.stats.ticks.fetch_add(1, Ordering::Relaxed);
+        let n = self.stats.ticks.fetch_add(1, Ordering::Relaxed);
+        if n.is_multiple_of(REPORT_EVERY_TICKS) {
+            // Open sockets per room, for the admin view (every instance reports its own).
+            let counts: Vec<(String, u64)> = self
+                .rooms
+                .iter()
+                .map(|(room, r)| {
+                    let n = r.visitors.values().map(|w| w.conns.len() as u64).sum();
+                    (room.clone(), n)
+                })
+                .chain(self.emptied.drain().map(|room| (room, 0)))
+                .collect();
+            if let Err(e) = self
+                .engine
+                .store
+                .report_sockets(&self.engine.instance, &counts)
+                .await
+            {
+                tracing::debug!(error = %e, "socket report failed");
+            }
+        }
         let rooms: Vec<String> = self.rooms.keys().cloned().collect();
         for room in rooms {
             self.tick_room(&room).await;

@@ -1,5 +1,6 @@
 //! Anteroom: a fair FIFO virtual waiting room. See README.md for the overview.
 
+pub mod admin;
 pub mod admission;
 pub mod config;
 pub mod error;

@@ -15,14 +15,33 @@ fn config_path() -> anyhow::Result<Option<PathBuf>> {
                     .ok_or_else(|| anyhow::anyhow!("--config needs a path"))?;
                 return Ok(Some(p.into()));
             }
+            "hash-password" => {
+                hash_password()?;
+                std::process::exit(0);
+            }
             "--help" | "-h" => {
-                println!("anteroom [--config FILE]\n\nSee README.md for settings (ANTEROOM_* variables override the file).");
+                println!("anteroom [--config FILE]\nanteroom hash-password   (reads a password on stdin, prints admin.password_hash)\n\nSee README.md for settings (ANTEROOM_* variables override the file).");
                 std::process::exit(0);
             }
             other => anyhow::bail!("unknown argument {other:?} (try --help)"),
         }
     }
     Ok(std::env::var_os("ANTEROOM_CONFIG").map(PathBuf::from))
+}
+
+/// Prints an argon2id hash of the password read from stdin, for `admin.password_hash`.
+fn hash_password() -> anyhow::Result<()> {
+    use argon2::password_hash::{rand_core::OsRng, PasswordHasher, SaltString};
+    let mut line = String::new();
+    std::io::stdin().read_line(&mut line)?;
+    let password = line.trim_end_matches(['\r', '\n']);
+    anyhow::ensure!(!password.is_empty(), "no password on stdin");
+    let salt = SaltString::generate(&mut OsRng);
+    let hash = argon2::Argon2::default()
+        .hash_password(password.as_bytes(), &salt)
+        .map_err(|e| anyhow::anyhow!("hashing failed: {e}"))?;
+    println!("{hash}");
+    Ok(())
 }
 
 #[actix_web::main]

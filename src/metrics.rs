@@ -5,9 +5,12 @@
 //! store at scrape time, so every instance reports the same room-wide value: aggregate
 //! them with `max`, not `sum`. Process figures (`anteroom_rate_limited_total`,
 //! `anteroom_store_errors_total`, `anteroom_reaped_total{kind="expired"}`,
-//! `anteroom_reaper_passes_total`) are this instance's own: aggregate with `sum`.
+//! `anteroom_reaper_passes_total`, `anteroom_ws_sockets`, `anteroom_ws_pushes_total`,
+//! `anteroom_hub_store_calls_total`) are this instance's own: aggregate with `sum`.
 
-use prometheus::{Encoder, IntCounterVec, IntGaugeVec, Opts, Registry, TextEncoder};
+use prometheus::{
+    Encoder, IntCounter, IntCounterVec, IntGauge, IntGaugeVec, Opts, Registry, TextEncoder,
+};
 
 use crate::store::RoomStats;
 
@@ -23,6 +26,9 @@ pub struct Metrics {
     pub rate_limited: IntCounterVec,
     pub store_errors: IntCounterVec,
     pub reaper_passes: IntCounterVec,
+    ws_sockets: IntGauge,
+    ws_pushes: IntCounter,
+    hub_store_calls: IntCounter,
 }
 
 fn gauge(r: &Registry, name: &str, help: &str, labels: &[&str]) -> IntGaugeVec {
@@ -83,8 +89,49 @@ impl Metrics {
                 "Reaper passes by outcome",
                 &["outcome"],
             ),
+            ws_sockets: {
+                // unwrap: static, valid name; registered once.
+                let g = IntGauge::new(
+                    "anteroom_ws_sockets",
+                    "Open queue WebSockets on this instance",
+                )
+                .unwrap();
+                r.register(Box::new(g.clone())).unwrap();
+                g
+            },
+            ws_pushes: {
+                let c = IntCounter::new(
+                    "anteroom_ws_pushes_total",
+                    "Messages pushed to queue sockets",
+                )
+                .unwrap();
+                r.register(Box::new(c.clone())).unwrap();
+                c
+            },
+            hub_store_calls: {
+                let c = IntCounter::new(
+                    "anteroom_hub_store_calls_total",
+                    "Store calls made by the WebSocket hub (one per room per 1,000 sockets per tick)",
+                )
+                .unwrap();
+                r.register(Box::new(c.clone())).unwrap();
+                c
+            },
             registry: r,
         }
+    }
+
+    /// Records the WebSocket hub's counters (this instance).
+    pub fn observe_hub(&self, sockets: u64, pushes: u64, store_calls: u64) {
+        self.ws_sockets.set(sockets as i64);
+        let follow = |c: &IntCounter, total: u64| {
+            let cur = c.get();
+            if total > cur {
+                c.inc_by(total - cur);
+            }
+        };
+        follow(&self.ws_pushes, pushes);
+        follow(&self.hub_store_calls, store_calls);
     }
 
     /// Sets a store-wide counter to `total` (it only moves forward unless the room was

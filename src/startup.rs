@@ -46,7 +46,7 @@ pub async fn open_store(settings: &Settings) -> anyhow::Result<Arc<dyn Store>> {
 
 /// Writes configured rooms that the store does not have yet. Retries in the background
 /// if the store is down at start.
-async fn seed_rooms(store: Arc<dyn Store>, settings: &Settings, base: &str) {
+async fn seed_rooms(store: Arc<dyn Store>, settings: &Settings, base: &str, port: u16) {
     let mut rooms = settings.rooms.clone();
     for r in &mut rooms {
         if r.target_url.is_empty() {
@@ -55,12 +55,10 @@ async fn seed_rooms(store: Arc<dyn Store>, settings: &Settings, base: &str) {
         // The demo host page is opened as http://localhost:PORT/demo/host: another site
         // than 127.0.0.1, so the embed is really cross-site.
         if settings.demo && r.id == "demo" && r.embed_origins.is_empty() {
-            if let Some(port) = base.rsplit(':').next() {
-                r.embed_origins = vec![
-                    format!("http://localhost:{port}"),
-                    format!("http://127.0.0.1:{port}"),
-                ];
-            }
+            r.embed_origins = vec![
+                format!("http://localhost:{port}"),
+                format!("http://127.0.0.1:{port}"),
+            ];
         }
     }
     let attempt = {
@@ -128,8 +126,14 @@ impl Application {
             }
         };
 
-        seed_rooms(store.clone(), &settings, &base).await;
+        seed_rooms(store.clone(), &settings, &base, addr.port()).await;
 
+        let holder = format!(
+            "{}-{}",
+            addr,
+            &crate::identity::VisitorId::random().as_str()[..8]
+        );
+        let admin = admin_auth(&settings)?;
         let secure_cookies = settings
             .secure_cookies
             .unwrap_or_else(|| base.starts_with("https://"));
@@ -142,10 +146,10 @@ impl Application {
             settings: settings.clone(),
             secure_cookies,
             public_base: base.clone(),
+            instance: holder.clone(),
         });
 
         let cancel = CancellationToken::new();
-        let holder = format!("{}-{}", addr, crate::identity::VisitorId::random().as_str());
         let mut background = vec![
             tokio::spawn(run_reaper(
                 store.clone(),
@@ -178,9 +182,13 @@ impl Application {
         let hub = web::Data::new(crate::hub::start(engine.clone(), cancel.clone()));
         let data = engine.clone();
         let hub_data = hub.clone();
+        let admin_data = admin.map(web::Data::new);
         let server = HttpServer::new(move || {
-            App::new()
-                .wrap(tracing_actix())
+            let mut app = App::new();
+            if let Some(a) = &admin_data {
+                app = app.app_data(a.clone());
+            }
+            app.wrap(tracing_actix())
                 .app_data(data.clone())
                 .app_data(hub_data.clone())
                 .app_data(web::JsonConfig::default().error_handler(json_error_handler))
@@ -235,6 +243,39 @@ impl Application {
         }
         result
     }
+}
+
+/// The admin credentials, or an error when admin is on without any — except the plain
+/// demo (`demo`, no Redis), which gets a generated token, printed once.
+fn admin_auth(settings: &Settings) -> anyhow::Result<Option<crate::admin::auth::AdminAuth>> {
+    let a = &settings.admin;
+    if !a.enabled {
+        return Ok(None);
+    }
+    let mut token = a.token.clone().filter(|t| !t.is_empty());
+    if token.is_none() && a.password_hash.is_none() {
+        if settings.demo && settings.redis_url.is_none() {
+            let mut b = [0u8; 18];
+            rand::thread_rng().fill_bytes(&mut b);
+            let generated =
+                base64::Engine::encode(&base64::engine::general_purpose::URL_SAFE_NO_PAD, b);
+            tracing::warn!(
+                admin_token = %generated,
+                "demo: generated an admin token for this run; sign in at /admin with it"
+            );
+            token = Some(crate::config::Secret::new(generated));
+        } else {
+            anyhow::bail!(
+                "configuration: the admin interface is enabled but has no credential: set `admin.token` (ANTEROOM_ADMIN__TOKEN) or `admin.password_hash`, or set `admin.enabled = false`"
+            );
+        }
+    }
+    Ok(Some(crate::admin::auth::AdminAuth::new(
+        token,
+        a.password_hash.clone(),
+        a.session_ttl_secs,
+        a.login_attempts_per_minute,
+    )))
 }
 
 /// Request logging (target `anteroom::http`, hidden by the default filter; enable with

@@ -156,7 +156,7 @@
   }
 
   function backoff() {
-    // Full jitter: uniform in [0, min(cap, base * 2^attempt)].
+    // Full jitter: 250 ms plus uniform in [0, min(cap, base * 2^attempt)].
     var ceiling = Math.min(BACKOFF_CAP_MS, BACKOFF_BASE_MS * Math.pow(2, attempt));
     attempt++;
     return Math.floor(Math.random() * ceiling) + 250;

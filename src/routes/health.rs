@@ -32,7 +32,19 @@ async fn readyz(engine: web::Data<Engine>) -> HttpResponse {
 
 /// Prometheus text; room figures are read from the store now.
 #[get("/metrics")]
-async fn metrics(engine: web::Data<Engine>) -> HttpResponse {
+async fn metrics(
+    engine: web::Data<Engine>,
+    hub: Option<web::Data<crate::hub::HubHandle>>,
+) -> HttpResponse {
+    if let Some(h) = hub {
+        use std::sync::atomic::Ordering::Relaxed;
+        let s = &h.stats;
+        engine.metrics.observe_hub(
+            s.sockets.load(Relaxed),
+            s.pushes.load(Relaxed),
+            s.store_calls.load(Relaxed),
+        );
+    }
     match engine.store.rooms().await {
         Ok(rooms) => {
             for room in rooms {

@@ -23,6 +23,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     ws::configure(cfg);
     assets::configure(cfg);
     demo::configure(cfg);
+    crate::admin::configure(cfg);
 }
 
 /// A room id from the path; ids that could never exist answer 404 without a store call.

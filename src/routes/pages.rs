@@ -324,7 +324,13 @@ fn queue_page_body(
     if let Some(r) = &q.ret {
         refresh.push(("return", r.clone()));
     }
-    let other = vec![("lang", t.other_lang_code.to_string())];
+    let mut other = vec![
+        ("lang", t.other_lang_code.to_string()),
+        ("start", start.to_string()),
+    ];
+    if let Some(r) = &q.ret {
+        other.push(("return", r.clone()));
+    }
     QueuePage {
         t,
         room: room.to_string(),

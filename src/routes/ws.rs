@@ -109,12 +109,12 @@ async fn ws(
         .ok_or_else(|| ApiError::UnknownRoom(room.clone()))?
         .target_url;
     let redirect_base = resolve_return(&cfg_target, q.ret.as_deref());
+    // Check the handshake before joining, so a plain GET changes nothing.
+    let (res, session, stream) = actix_ws::handle(&req, body)
+        .map_err(|e| ApiError::bad_request(format!("not a WebSocket upgrade: {e}")))?;
     let first = engine
         .join_to(&room, &visitor, redirect_base.as_deref())
         .await?;
-
-    let (res, session, stream) = actix_ws::handle(&req, body)
-        .map_err(|e| ApiError::bad_request(format!("not a WebSocket upgrade: {e}")))?;
     let stream = stream.max_frame_size(MAX_FRAME);
     actix_web::rt::spawn(session_loop(
         session,
@@ -176,6 +176,7 @@ async fn session_loop(
         conn,
         redirect_base,
         told: first.state,
+        told_figures: (first.position, first.queue_length),
         tx,
     });
 

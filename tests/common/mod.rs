@@ -215,6 +215,8 @@ pub fn test_settings(redis_url: Option<String>, prefix: &str, rooms: Vec<RoomCon
     };
     s.rate_limit.ip_per_second = 0;
     s.rate_limit.visitor_requests = 0;
+    // Admin tests turn it on with a token.
+    s.admin.enabled = false;
     s.reaper.interval_ms = 200;
     s.reaper.promote_interval_ms = 100;
     s.store.response_timeout_ms = 500;
@@ -392,5 +394,69 @@ impl TestApp {
             .state
             .as_str()
             .to_string()
+    }
+}
+
+/// WebSocket client helpers for the queue socket.
+pub mod ws {
+    use std::time::{Duration, Instant};
+
+    use futures_util::StreamExt;
+    use serde_json::Value;
+    use tokio::net::TcpStream;
+    use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+    use tokio_tungstenite::tungstenite::{Error as WsError, Message};
+    use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
+
+    use super::TestApp;
+
+    pub type Ws = WebSocketStream<MaybeTlsStream<TcpStream>>;
+
+    pub async fn connect(
+        app: &TestApp,
+        room: &str,
+        token: &str,
+        origin: Option<&str>,
+    ) -> Result<Ws, WsError> {
+        let url = format!("ws://127.0.0.1:{}/r/{room}/ws?token={token}", app.port);
+        let mut req = url.into_client_request().unwrap();
+        if let Some(o) = origin {
+            req.headers_mut().insert("origin", o.parse().unwrap());
+        }
+        tokio_tungstenite::connect_async(req)
+            .await
+            .map(|(ws, _)| ws)
+    }
+
+    /// The next JSON text message, skipping pongs.
+    pub async fn next_json(ws: &mut Ws, within: Duration) -> Value {
+        let deadline = Instant::now() + within;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let msg = tokio::time::timeout(left, ws.next())
+                .await
+                .expect("a message in time")
+                .expect("socket open")
+                .expect("no socket error");
+            if let Message::Text(t) = msg {
+                let v: Value = serde_json::from_str(&t).unwrap();
+                if v["type"] != "pong" {
+                    return v;
+                }
+            }
+        }
+    }
+
+    /// Waits for a message of `kind`, skipping others.
+    pub async fn wait_for(ws: &mut Ws, kind: &str, within: Duration) -> Value {
+        let deadline = Instant::now() + within;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            assert!(!left.is_zero(), "no {kind} message within {within:?}");
+            let v = next_json(ws, left).await;
+            if v["type"] == kind {
+                return v;
+            }
+        }
     }
 }

@@ -1,0 +1,19 @@
+//! The admin side: a live dashboard at `/admin` and a JSON API under `/api/admin/…`.
+//!
+//! - [`auth`]: who may act — the bearer token (API), or a dashboard session cookie plus
+//!   a CSRF token and a same-origin `Origin` for anything that changes state.
+//! - [`live`]: the figures shown per room, computed from the store's report.
+//! - [`api`]: every control as a JSON endpoint; each change is written to the audit log.
+//! - [`pages`]: login, dashboard and the once-a-second live stream (SSE).
+
+pub mod api;
+pub mod auth;
+pub mod live;
+pub mod pages;
+
+use actix_web::web;
+
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    api::configure(cfg);
+    pages::configure(cfg);
+}
