@@ -66,7 +66,14 @@
     var pts = [];
     series.forEach(function (p, i) {
       if (p.queue_length === null) return;
-      pts.push(((i + 0.5) * bw).toFixed(1) + ',' + (H - 4 - (p.queue_length / maxQ) * (H - 14)).toFixed(1));
+      var x = ((i + 0.5) * bw).toFixed(1), y = (H - 4 - (p.queue_length / maxQ) * (H - 14)).toFixed(1);
+      pts.push(x + ',' + y);
+      var dot = document.createElementNS(SVGNS, 'circle');
+      dot.setAttribute('cx', x);
+      dot.setAttribute('cy', y);
+      dot.setAttribute('r', '3');
+      dot.setAttribute('class', 'dot-q');
+      svg.appendChild(dot);
     });
     if (pts.length) {
       var line = document.createElementNS(SVGNS, 'polyline');

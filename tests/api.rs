@@ -395,3 +395,33 @@ async fn the_demo_origin_checks_the_pass() {
     let page = app.get("/demo/origin").await.body;
     assert!(page.as_str().unwrap().contains("No valid pass"));
 }
+
+#[tokio::test]
+async fn every_static_asset_is_served_from_the_binary() {
+    let (app, _r) = app_with(vec![room("r", 1)]).await;
+    for (name, ctype) in [
+        ("queue.js", "text/javascript"),
+        ("embed.js", "text/javascript"),
+        ("admin.js", "text/javascript"),
+        ("demo.js", "text/javascript"),
+        ("anteroom.css", "text/css"),
+    ] {
+        let r = app
+            .client
+            .get(app.url(&format!("/static/{name}")))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 200, "{name}");
+        assert!(
+            r.headers()["content-type"]
+                .to_str()
+                .unwrap()
+                .starts_with(ctype),
+            "{name}"
+        );
+        assert!(r.text().await.unwrap().len() > 100, "{name}");
+    }
+    assert_eq!(app.get("/static/nope.js").await.status, 404);
+    assert_eq!(app.get("/static/..%2FCargo.toml").await.status, 404);
+}

@@ -380,3 +380,87 @@ async fn room_state_changes_reach_the_open_page() {
     }
     c.close().await.unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_admin_watches_a_crowd_raises_capacity_and_sees_the_audit_entry() {
+    let redis = RedisServer::start();
+    let port = free_port();
+    let mut s = test_settings(
+        Some(redis.url()),
+        &common::prefix(),
+        vec![RoomConfig {
+            name: "Flash sale".into(),
+            target_url: target(port, "sale"),
+            ..room("sale", 2)
+        }],
+    );
+    s.listen = format!("127.0.0.1:{port}");
+    s.demo = true;
+    s.admin.enabled = true;
+    s.admin.token = Some(anteroom::config::Secret::new("dashboard-token"));
+    let app = spawn_app(s).await;
+
+    let driver = Driver::start();
+    let (c, _profile) = driver.browser(&["--window-size=1280,1400"], true).await;
+    c.goto(&app.url("/admin")).await.unwrap();
+    c.find(Locator::Id("credential"))
+        .await
+        .unwrap()
+        .send_keys("dashboard-token")
+        .await
+        .unwrap();
+    c.find(Locator::Css("form button[type=submit]"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    wait_text(&c, "#live-status", "Live").await;
+    wait_text(&c, "#room-sale [data-f=queue_length]", "0").await;
+
+    // A scripted crowd arrives while the admin watches.
+    let mut tokens = Vec::new();
+    for _ in 0..10 {
+        tokens.push(app.join("sale").await.token());
+    }
+    wait_text(&c, "#room-sale [data-f=queue_length]", "8").await;
+    wait_text(&c, "#room-sale [data-f=active_capacity]", "2 / 2").await;
+    wait_text(&c, "#t-queue", "8").await;
+
+    // Raise capacity from the dashboard; admissions follow at once.
+    let cap = c
+        .find(Locator::Css(
+            "#room-sale form[data-act=settings] input[name=capacity]",
+        ))
+        .await
+        .unwrap();
+    cap.clear().await.unwrap();
+    cap.send_keys("6").await.unwrap();
+    c.find(Locator::Css(
+        "#room-sale form[data-act=settings] button[type=submit]",
+    ))
+    .await
+    .unwrap()
+    .click()
+    .await
+    .unwrap();
+    wait_text(&c, "#room-sale [data-f=active_capacity]", "6 / 6").await;
+    wait_text(&c, "#room-sale [data-f=queue_length]", "4").await;
+    assert_eq!(app.engine.store.stats("sale").await.unwrap().active, 6);
+
+    let start = Instant::now();
+    loop {
+        let row = text(&c, "#audit tr").await;
+        if row.contains("set capacity") && row.contains("2 → 6") {
+            assert!(row.contains("session:token"), "{row}");
+            break;
+        }
+        assert!(
+            start.elapsed() < DEADLINE,
+            "no audit entry; first row {row:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    screenshot(&c, "admin").await;
+    c.close().await.unwrap();
+}

@@ -51,7 +51,7 @@ fn page(status: StatusCode, body: String) -> HttpResponse {
         .insert_header(("Content-Security-Policy", ADMIN_CSP))
         .insert_header(("X-Frame-Options", "DENY"))
         .insert_header(("Cache-Control", "no-store"))
-        .insert_header(("Referrer-Policy", "no-referrer"))
+        .insert_header(("Referrer-Policy", "same-origin"))
         .insert_header(("X-Content-Type-Options", "nosniff"))
         .body(body)
 }

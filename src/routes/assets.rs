@@ -28,6 +28,11 @@ const ASSETS: &[(&str, &str, &str)] = &[
         "text/javascript; charset=utf-8",
         include_str!("../../static/demo.js"),
     ),
+    (
+        "admin.js",
+        "text/javascript; charset=utf-8",
+        include_str!("../../static/admin.js"),
+    ),
 ];
 
 #[get("/static/{name}")]

@@ -110,7 +110,7 @@ fn html(status: StatusCode, body: String, csp: &str) -> HttpResponse {
         .insert_header(("Cache-Control", "no-store"))
         .insert_header(("Content-Security-Policy", csp.to_string()))
         .insert_header(("X-Content-Type-Options", "nosniff"))
-        .insert_header(("Referrer-Policy", "no-referrer"))
+        .insert_header(("Referrer-Policy", "same-origin"))
         .body(body)
 }
 
