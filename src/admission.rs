@@ -38,6 +38,9 @@ pub struct VisitorView {
     /// When the pass expires (seconds since the epoch).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub expires_at: Option<u64>,
+    /// When the visitor was admitted (milliseconds since the epoch, store clock).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub admitted_at: Option<u64>,
 }
 
 /// Everything a request needs; shared by all workers.
@@ -119,6 +122,7 @@ impl Engine {
             redirect_url: Some(redirect_with_pass(target, &pass)),
             pass: Some(pass),
             expires_at: Some(a.expires_at_ms.div_ceil(1000)),
+            admitted_at: Some(a.issued_at_ms),
         }
     }
 
@@ -145,7 +149,7 @@ impl Engine {
         } else {
             Default::default()
         };
-        let (pass, redirect_url, expires_at) = match (&s.admission, s.state) {
+        let (pass, redirect_url, expires_at, admitted_at) = match (&s.admission, s.state) {
             (Some(a), VisitorState::Admitted) => {
                 let pass = self.passes.issue(room, visitor.as_str(), a);
                 let redirect = redirect_with_pass(redirect_base.unwrap_or(&s.target_url), &pass);
@@ -153,9 +157,10 @@ impl Engine {
                     Some(pass),
                     Some(redirect),
                     Some(a.expires_at_ms.div_ceil(1000)),
+                    Some(a.issued_at_ms),
                 )
             }
-            _ => (None, None, None),
+            _ => (None, None, None, None),
         };
         VisitorView {
             room: room.to_string(),
@@ -172,6 +177,7 @@ impl Engine {
             pass,
             redirect_url,
             expires_at,
+            admitted_at,
         }
     }
 

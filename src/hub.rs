@@ -121,13 +121,16 @@ pub fn status_message(v: &VisitorView) -> String {
     .to_string()
 }
 
-/// The `admitted` message for a view (which must carry a pass).
+/// The `admitted` message for a view (which must carry a pass). `admitted_at` is when
+/// the store admitted the visitor (ms since the epoch), so clients and the load
+/// generator can measure how long the push took.
 pub fn admitted_message(v: &VisitorView) -> String {
     json!({
         "type": "admitted",
         "redirect_url": v.redirect_url,
         "pass": v.pass,
         "expires_at": v.expires_at,
+        "admitted_at": v.admitted_at,
     })
     .to_string()
 }

@@ -8,6 +8,7 @@ pub mod eta;
 pub mod hub;
 pub mod i18n;
 pub mod identity;
+pub mod loadgen;
 pub mod metrics;
 pub mod pass;
 pub mod ratelimit;

@@ -47,6 +47,11 @@ fn hash_password() -> anyhow::Result<()> {
 #[actix_web::main]
 async fn main() -> anyhow::Result<()> {
     anteroom::telemetry::init();
+    // Every queue socket is a descriptor: raise the soft limit to the hard one.
+    match rlimit::increase_nofile_limit(u64::MAX) {
+        Ok(n) => tracing::info!(limit = n, "file descriptor limit"),
+        Err(e) => tracing::warn!(error = %e, "could not raise the file descriptor limit"),
+    }
     let settings = Settings::load(config_path()?.as_deref())?;
     let app = Application::build(settings).await?;
     let shutdown = CancellationToken::new();

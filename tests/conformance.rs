@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use anteroom::config::RoomConfig;
 use anteroom::store::{RoomPatch, StockChange, Store, StoreError, VisitorState, WatchEntry};
-use common::{redis_store, room, wait_until, RedisServer};
+use common::{redis_store, room, wait_until, RedisCluster, RedisServer};
 use futures_util::future::join_all;
 use futures_util::StreamExt;
 
@@ -31,6 +31,12 @@ impl Backend {
         Self {
             store: Arc::new(store),
             _redis: Some(r),
+        }
+    }
+    async fn cluster(c: &RedisCluster) -> Self {
+        Self {
+            store: Arc::new(redis_store(&c.url(), &common::prefix()).await),
+            _redis: None,
         }
     }
     async fn with_room(self, cfg: RoomConfig) -> Self {
@@ -740,6 +746,13 @@ macro_rules! conformance {
         }
         mod redis {
             $(#[tokio::test] async fn $name() { super::$name(super::Backend::redis().await).await })*
+        }
+        /// Every case again on a local three-master Redis Cluster (one cluster, cases in
+        /// turn, each under its own key prefix).
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        async fn redis_cluster_passes_every_case() {
+            let cluster = RedisCluster::start();
+            $( $name(Backend::cluster(&cluster).await).await; )*
         }
     };
 }

@@ -60,6 +60,59 @@ impl Clock for ManualClock {
     }
 }
 
+/// Counts queued tickets at or below a ticket in O(log n) (a Fenwick tree), so a
+/// position costs the same at the head of a million-long queue as at its tail. Indexes
+/// are `ticket - base`; when a ticket falls outside, the tree is rebuilt from the queue
+/// with the oldest queued ticket as the new base, so memory follows the queue's span,
+/// not the number of tickets ever issued.
+#[derive(Default)]
+struct RankIndex {
+    base: u64,
+    tree: Vec<i32>,
+}
+
+impl RankIndex {
+    fn fits(&self, t: u64) -> bool {
+        t >= self.base && ((t - self.base + 1) as usize) < self.tree.len()
+    }
+
+    fn add(&mut self, t: u64, d: i32) {
+        let mut i = (t - self.base + 1) as usize;
+        while i < self.tree.len() {
+            self.tree[i] += d;
+            i += i & i.wrapping_neg();
+        }
+    }
+
+    /// Queued tickets `<= t`.
+    fn rank(&self, t: u64) -> u64 {
+        if self.tree.is_empty() || t < self.base {
+            return 0;
+        }
+        let mut i = ((t - self.base + 1) as usize).min(self.tree.len() - 1);
+        let mut sum = 0i64;
+        while i > 0 {
+            sum += i64::from(self.tree[i]);
+            i -= i & i.wrapping_neg();
+        }
+        sum.max(0) as u64
+    }
+
+    /// Rebuilds over the queue's tickets (which must include any new one).
+    fn rebuild(&mut self, queue: &BTreeMap<u64, String>) {
+        let (Some(first), Some(last)) = (queue.keys().next(), queue.keys().next_back()) else {
+            self.tree.clear();
+            return;
+        };
+        self.base = *first;
+        let span = (last - first + 1) as usize;
+        self.tree = vec![0; (span * 2).next_power_of_two() + 1];
+        for t in queue.keys() {
+            self.add(*t, 1);
+        }
+    }
+}
+
 #[derive(Default)]
 struct Room {
     cfg: RoomConfig,
@@ -67,6 +120,8 @@ struct Room {
     queue: BTreeMap<u64, String>,
     /// visitor → ticket.
     tickets: HashMap<String, u64>,
+    /// Positions in O(log n).
+    ranks: RankIndex,
     /// queued visitor → last heartbeat.
     heartbeats: HashMap<String, u64>,
     /// (last heartbeat, visitor), for reaping in order.
@@ -146,6 +201,7 @@ impl Room {
         match self.tickets.remove(v) {
             Some(t) => {
                 self.queue.remove(&t);
+                self.ranks.add(t, -1);
                 true
             }
             None => false,
@@ -253,7 +309,7 @@ impl Room {
             let pos = self
                 .tickets
                 .get(v)
-                .map(|t| self.queue.range(..*t).count() as u64 + 1)
+                .map(|t| self.ranks.rank(*t))
                 .unwrap_or(0);
             (pos, None)
         };
@@ -390,6 +446,11 @@ impl Store for MemoryStore {
             }
             r.seq += 1;
             r.queue.insert(r.seq, v.to_string());
+            if r.ranks.fits(r.seq) {
+                r.ranks.add(r.seq, 1);
+            } else {
+                r.ranks.rebuild(&r.queue);
+            }
             r.tickets.insert(v.to_string(), r.seq);
             r.join_times.insert(v.to_string(), now);
             r.set_heartbeat(v, now);
@@ -538,7 +599,7 @@ impl Store for MemoryStore {
                     } else if let Some(t) = r.tickets.get(v).copied() {
                         r.set_heartbeat(v, now);
                         WatchEntry::Queued {
-                            position: r.queue.range(..t).count() as u64 + 1,
+                            position: r.ranks.rank(t),
                         }
                     } else {
                         WatchEntry::Gone
@@ -595,6 +656,7 @@ impl Store for MemoryStore {
             let n = r.queue.len() as u64;
             r.queue.clear();
             r.tickets.clear();
+            r.ranks = RankIndex::default();
             r.heartbeats.clear();
             r.hb_order.clear();
             r.join_times.clear();
@@ -665,5 +727,48 @@ impl Store for MemoryStore {
 
     async fn ping(&self) -> StoreResult<()> {
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::RankIndex;
+    use std::collections::BTreeMap;
+
+    #[test]
+    fn rank_index_matches_a_plain_count_through_rebuilds() {
+        let mut q = BTreeMap::new();
+        let mut r = RankIndex::default();
+        let mut next = 1u64;
+        for round in 0..50u64 {
+            for _ in 0..7 {
+                q.insert(next, String::new());
+                if r.fits(next) {
+                    r.add(next, 1);
+                } else {
+                    r.rebuild(&q);
+                }
+                next += 1;
+            }
+            // Remove a few from the head and the middle.
+            let remove: Vec<u64> = q
+                .keys()
+                .copied()
+                .filter(|t| (t + round) % 3 == 0)
+                .take(4)
+                .collect();
+            for t in remove {
+                q.remove(&t);
+                r.add(t, -1);
+            }
+            for t in q.keys() {
+                assert_eq!(r.rank(*t), q.range(..=*t).count() as u64, "ticket {t}");
+            }
+        }
+        assert!(
+            r.tree.len() < 1024,
+            "memory follows the queue span: {}",
+            r.tree.len()
+        );
     }
 }

@@ -121,8 +121,10 @@ impl ConnectionLike for Conn {
 pub struct RedisStore {
     conn: Conn,
     prefix: String,
-    /// For pub/sub (single-node mode; on Cluster the hub's tick is the only path).
+    /// For pub/sub on a single node.
     client: Option<redis::Client>,
+    /// For pub/sub on Redis Cluster (a RESP3 connection with push messages).
+    cluster_nodes: Option<Vec<String>>,
     connect_timeout: Duration,
 }
 
@@ -133,11 +135,13 @@ impl RedisStore {
         let connect = Duration::from_millis(t.connect_timeout_ms);
         let response = Duration::from_millis(t.response_timeout_ms);
         let mut pubsub_client = None;
+        let mut cluster_nodes = None;
         let conn = if let Some(rest) = url.strip_prefix("redis+cluster://") {
             let nodes: Vec<String> = rest
                 .split(',')
                 .map(|n| format!("redis://{}", n.trim_end_matches('/')))
                 .collect();
+            cluster_nodes = Some(nodes.clone());
             let client = redis::cluster::ClusterClientBuilder::new(nodes)
                 .connection_timeout(connect)
                 .response_timeout(response)
@@ -157,6 +161,7 @@ impl RedisStore {
             conn,
             prefix: prefix.to_string(),
             client: pubsub_client,
+            cluster_nodes,
             connect_timeout: connect,
         })
     }
@@ -676,10 +681,11 @@ impl Store for RedisStore {
     }
 
     async fn subscribe(&self) -> StoreResult<BoxStream<'static, AdmittedEvent>> {
+        if let Some(nodes) = &self.cluster_nodes {
+            return self.subscribe_cluster(nodes.clone()).await;
+        }
         let Some(client) = &self.client else {
-            return Err(StoreError::Unavailable(
-                "pub/sub is not used on Redis Cluster".into(),
-            ));
+            return Err(StoreError::Unavailable("no pub/sub client".into()));
         };
         let mut pubsub = tokio::time::timeout(self.connect_timeout, client.get_async_pubsub())
             .await
@@ -820,6 +826,44 @@ impl Store for RedisStore {
 }
 
 impl RedisStore {
+    /// Cluster pub/sub: scripts `PUBLISH` on their shard and the cluster bus carries it to
+    /// every node, so one RESP3 connection subscribed to the pattern hears all rooms.
+    async fn subscribe_cluster(
+        &self,
+        nodes: Vec<String>,
+    ) -> StoreResult<BoxStream<'static, AdmittedEvent>> {
+        let (tx, rx) = tokio::sync::mpsc::unbounded_channel::<redis::PushInfo>();
+        let client = redis::cluster::ClusterClientBuilder::new(nodes)
+            .connection_timeout(self.connect_timeout)
+            .use_protocol(redis::ProtocolVersion::RESP3)
+            .push_sender(tx)
+            .build()?;
+        let mut conn = tokio::time::timeout(self.connect_timeout, client.get_async_connection())
+            .await
+            .map_err(|_| StoreError::Unavailable("cluster pub/sub connect timed out".into()))??;
+        conn.psubscribe(self.events_pattern()).await?;
+        // The connection lives inside the stream; when it drops, so does the stream.
+        let stream = futures_util::stream::unfold((rx, conn), |(mut rx, conn)| async move {
+            loop {
+                let push = rx.recv().await?;
+                match push.kind {
+                    redis::PushKind::PMessage if push.data.len() == 3 => {
+                        let channel = as_string(&push.data[1]).unwrap_or_default();
+                        let payload = match &push.data[2] {
+                            Value::BulkString(b) => b.clone(),
+                            _ => continue,
+                        };
+                        return Some((parse_events(&channel, &payload), (rx, conn)));
+                    }
+                    redis::PushKind::Disconnection => return None,
+                    _ => continue,
+                }
+            }
+        })
+        .flat_map(futures_util::stream::iter);
+        Ok(stream.boxed())
+    }
+
     /// `P:room:{R}:lease:N` for room leases (name `R` or `R/N`), `P:lease:N` otherwise.
     fn lease_key(&self, name: &str) -> String {
         match name.split_once('/') {

@@ -168,6 +168,143 @@ impl Drop for RedisServer {
     }
 }
 
+/// A local three-master Redis Cluster (`--cluster-enabled yes` ×3 + `redis-cli --cluster
+/// create`); every node is killed on drop.
+pub struct RedisCluster {
+    pub ports: Vec<u16>,
+    _dir: tempfile::TempDir,
+    children: Vec<Child>,
+}
+
+impl RedisCluster {
+    pub fn start() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let mut ports = Vec::new();
+        while ports.len() < 3 {
+            // The cluster bus listens on port + 10000: both must be free.
+            let p = free_port();
+            if p < 50_000
+                && TcpListener::bind(("127.0.0.1", p + 10_000)).is_ok()
+                && !ports.contains(&p)
+            {
+                ports.push(p);
+            }
+        }
+        let mut children = Vec::new();
+        for p in &ports {
+            let node_dir = dir.path().join(p.to_string());
+            std::fs::create_dir_all(&node_dir).unwrap();
+            children.push(
+                Command::new(redis_bin())
+                    .args([
+                        "--port",
+                        &p.to_string(),
+                        "--bind",
+                        "127.0.0.1",
+                        "--save",
+                        "",
+                    ])
+                    .args(["--appendonly", "no", "--cluster-enabled", "yes"])
+                    .args(["--cluster-config-file", "nodes.conf"])
+                    .args(["--dir", node_dir.to_str().unwrap()])
+                    .stdout(Stdio::null())
+                    .stderr(Stdio::null())
+                    .spawn()
+                    .expect("redis-server"),
+            );
+        }
+        let c = Self {
+            ports,
+            _dir: dir,
+            children,
+        };
+        for p in &c.ports {
+            wait_sync(|| ping_port(*p), "a cluster node to start");
+        }
+        let addrs: Vec<String> = c.ports.iter().map(|p| format!("127.0.0.1:{p}")).collect();
+        let out = Command::new("redis-cli")
+            .args(["--cluster", "create"])
+            .args(&addrs)
+            .args(["--cluster-replicas", "0", "--cluster-yes"])
+            .output()
+            .expect("redis-cli must be installed (redis-tools)");
+        assert!(
+            out.status.success(),
+            "cluster create: {}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+        for p in &c.ports {
+            wait_sync(
+                || {
+                    let mut conn = redis::Client::open(format!("redis://127.0.0.1:{p}"))
+                        .ok()?
+                        .get_connection()
+                        .ok()?;
+                    let info: String = redis::cmd("CLUSTER").arg("INFO").query(&mut conn).ok()?;
+                    info.contains("cluster_state:ok").then_some(())
+                },
+                "the cluster to be ok",
+            );
+        }
+        c
+    }
+
+    pub fn url(&self) -> String {
+        let nodes: Vec<String> = self
+            .ports
+            .iter()
+            .map(|p| format!("127.0.0.1:{p}"))
+            .collect();
+        format!("redis+cluster://{}", nodes.join(","))
+    }
+
+    /// Keys held by each node.
+    pub fn dbsizes(&self) -> Vec<u64> {
+        self.ports
+            .iter()
+            .map(|p| {
+                let mut conn = redis::Client::open(format!("redis://127.0.0.1:{p}"))
+                    .unwrap()
+                    .get_connection()
+                    .unwrap();
+                redis::cmd("DBSIZE").query(&mut conn).unwrap()
+            })
+            .collect()
+    }
+}
+
+impl Drop for RedisCluster {
+    fn drop(&mut self) {
+        for c in &mut self.children {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+fn ping_port(p: u16) -> Option<()> {
+    let mut conn = redis::Client::open(format!("redis://127.0.0.1:{p}"))
+        .ok()?
+        .get_connection_with_timeout(Duration::from_millis(200))
+        .ok()?;
+    redis::cmd("PING")
+        .query::<String>(&mut conn)
+        .ok()
+        .map(|_| ())
+}
+
+/// Blocking wait with a deadline (for harness set-up outside async code).
+fn wait_sync<T>(mut f: impl FnMut() -> Option<T>, what: &str) -> T {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        if let Some(v) = f() {
+            return v;
+        }
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
 fn redis_bin() -> PathBuf {
     std::env::var_os("REDIS_SERVER")
         .map(PathBuf::from)

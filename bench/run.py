@@ -1,0 +1,505 @@
+#!/usr/bin/env python3
+"""Anteroom benchmark suite: one command starts Redis, Anteroom and the load generator,
+runs every scenario, and writes BENCHMARKS.md with the figures, the commands and the
+machine. Every figure sits beside a ceiling measured in the same run (this machine is
+shared and noisy).
+
+    python3 bench/run.py            # full run (release build; several minutes)
+    python3 bench/run.py --smoke    # a few seconds per scenario, small N (CI)
+
+All traffic stays on loopback; every load is bounded in time and count.
+"""
+
+import argparse
+import json
+import os
+import platform
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SIGNING_KEY = "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8="
+PROCS = []
+COMMANDS = []
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start(cmd, env=None, log=None):
+    COMMANDS.append(" ".join(cmd))
+    p = subprocess.Popen(cmd, env={**os.environ, **(env or {})},
+                         stdout=log or subprocess.DEVNULL, stderr=subprocess.STDOUT)
+    PROCS.append(p)
+    return p
+
+
+def stop_all():
+    for p in PROCS:
+        if p.poll() is None:
+            p.send_signal(signal.SIGTERM)
+    for p in PROCS:
+        try:
+            p.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            p.kill()
+
+
+def wait_http(url, deadline=30):
+    end = time.time() + deadline
+    while time.time() < end:
+        try:
+            with urllib.request.urlopen(url, timeout=1) as r:
+                if r.status == 200:
+                    return
+        except Exception:
+            time.sleep(0.1)
+    raise SystemExit(f"{url} did not come up")
+
+
+def loadtest(binary, *args, timeout=600):
+    cmd = [binary, *[str(a) for a in args]]
+    COMMANDS.append(" ".join(cmd))
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    if out.returncode != 0:
+        raise SystemExit(f"loadtest failed: {' '.join(cmd)}\n{out.stderr}")
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def machine():
+    cpu = "unknown"
+    try:
+        for line in open("/proc/cpuinfo"):
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
+    redis_v = subprocess.run(["redis-server", "--version"], capture_output=True, text=True).stdout.strip()
+    rustc = subprocess.run(["rustc", "--version"], capture_output=True, text=True).stdout.strip()
+    return {
+        "cpu": cpu, "cores": os.cpu_count(), "memory_gib": round(mem, 1),
+        "kernel": platform.release(), "redis": redis_v, "rustc": rustc,
+        "fd_hard_limit": subprocess.run(["bash", "-c", "ulimit -Hn"], capture_output=True, text=True).stdout.strip(),
+    }
+
+
+class Stack:
+    """A Redis and some Anteroom instances with one shared key prefix."""
+
+    def __init__(self, bin_dir, tmp, instances=1, capacity=1000, ttl=60, hb=120, extra_env=None):
+        self.redis_port = free_port()
+        rdir = tempfile.mkdtemp(dir=tmp)
+        self.redis = start(["redis-server", "--port", str(self.redis_port), "--bind", "127.0.0.1",
+                            "--save", "", "--appendonly", "no", "--dir", rdir,
+                            "--maxclients", "60000"])
+        for _ in range(200):
+            try:
+                if resp(self.redis_port, "PING") == "PONG":
+                    break
+            except OSError:
+                time.sleep(0.05)
+        self.ports = []
+        self.pids = []
+        for i in range(instances):
+            port = free_port()
+            cfg = os.path.join(tmp, f"anteroom-{self.redis_port}-{i}.toml")
+            with open(cfg, "w") as f:
+                f.write(f"""
+listen = "127.0.0.1:{port}"
+redis_url = "redis://127.0.0.1:{self.redis_port}"
+key_prefix = "bench"
+secret_key = "bench-secret"
+signing_key = "{SIGNING_KEY}"
+demo = false
+[admin]
+enabled = false
+[rate_limit]
+visitor_requests = 0
+ip_per_second = 0
+[store]
+response_timeout_ms = 5000
+[[rooms]]
+id = "bench"
+capacity = {capacity}
+session_ttl_secs = {ttl}
+heartbeat_timeout_secs = {hb}
+target_url = "http://127.0.0.1:{port}/"
+""")
+            log = open(os.path.join(tmp, f"anteroom-{port}.log"), "w")
+            p = start([os.path.join(bin_dir, "anteroom"), "--config", cfg],
+                      env={"ANTEROOM_LOG": "warn", **(extra_env or {})}, log=log)
+            wait_http(f"http://127.0.0.1:{port}/readyz")
+            self.ports.append(port)
+            self.pids.append(p.pid)
+
+    def url(self, i=0):
+        return f"http://127.0.0.1:{self.ports[i]}"
+
+    def close(self):
+        for p in list(PROCS):
+            if p.pid in self.pids or p.pid == self.redis.pid:
+                p.send_signal(signal.SIGTERM)
+                try:
+                    p.wait(timeout=10)
+                except subprocess.TimeoutExpired:
+                    p.kill()
+                PROCS.remove(p)
+
+
+def redis_ceiling(tmp, n):
+    port = free_port()
+    rdir = tempfile.mkdtemp(dir=tmp)
+    r = start(["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", rdir])
+    for _ in range(200):
+        try:
+            sha = resp(port, "SCRIPT", "LOAD", "return 1")
+            break
+        except OSError:
+            time.sleep(0.05)
+    cmd = ["redis-benchmark", "-p", str(port), "-n", str(n), "-c", "50", "-q", "EVALSHA", sha, "0"]
+    COMMANDS.append(" ".join(cmd))
+    out = subprocess.run(cmd, capture_output=True, text=True).stdout
+    r.send_signal(signal.SIGTERM)
+    r.wait()
+    PROCS.remove(r)
+    m = re.findall(r"([\d.]+) requests per second", out)
+    return float(m[-1]) if m else 0.0
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--smoke", action="store_true", help="tiny, fast run (CI)")
+    ap.add_argument("--debug", action="store_true", help="use the debug build (smoke)")
+    ap.add_argument("--no-build", action="store_true", help="use the binaries already built")
+    ap.add_argument("--out", default=os.path.join(ROOT, "BENCHMARKS.md"))
+    ap.add_argument("--sockets", type=int, default=50000, help="WebSocket scenario size")
+    a = ap.parse_args()
+    smoke = a.smoke
+    profile = "debug" if a.debug else "release"
+    if not a.no_build:
+        build = ["cargo", "build", "--bins"] + ([] if a.debug else ["--release"])
+        subprocess.run(build, cwd=ROOT, check=True)
+    bin_dir = os.path.join(ROOT, "target", profile)
+    lt = os.path.join(bin_dir, "anteroom-loadtest")
+    for tool in ["redis-server", "redis-benchmark"]:
+        if not shutil.which(tool):
+            raise SystemExit(f"{tool} is needed (apt-get install redis-server redis-tools)")
+    dur = 2 if smoke else 10
+    tmp = tempfile.mkdtemp(prefix="anteroom-bench-")
+    results = {"machine": machine(), "smoke": smoke, "profile": profile}
+    try:
+        # Ceilings measured in this same run.
+        results["redis_evalsha_ceiling"] = redis_ceiling(tmp, 20000 if smoke else 300000)
+        hport = free_port()
+        start([lt, "trivial-server", "--listen", f"127.0.0.1:{hport}"])
+        wait_http(f"http://127.0.0.1:{hport}/")
+        results["http_ceiling"] = loadtest(lt, "get", "--target", f"http://127.0.0.1:{hport}", "--path", "/",
+                                           "--concurrency", 64, "--duration", dur, "--threads", 1)
+        PROCS[-1].send_signal(signal.SIGTERM)
+
+        # join + status on Redis, as fast as it goes, then at 5,000 requests/s.
+        s = Stack(bin_dir, tmp, capacity=1000)
+        results["join_status_max"] = loadtest(lt, "http", "--target", s.url(), "--room", "bench", "--concurrency", 64,
+                                              "--duration", dur, "--threads", 1, "--pids", f"{s.pids[0]},{s.redis.pid}")
+        results["join_status_5k"] = loadtest(lt, "http", "--target", s.url(), "--room", "bench", "--concurrency", 64,
+                                             "--rate", 500 if smoke else 5000, "--duration", dur, "--threads", 1,
+                                             "--pids", f"{s.pids[0]},{s.redis.pid}")
+        s.close()
+
+        # Memory store decisions.
+        results["memstore"] = loadtest(lt, "memstore", "--tasks", 2, "--duration", dur)
+
+        # WebSocket crowd on two instances: admissions pushed across instances.
+        s = Stack(bin_dir, tmp, instances=2, capacity=50, ttl=30, hb=30)
+        n = 200 if smoke else 4000
+        procs = []
+        outs = []
+        for i in range(2):
+            cmd = [lt, "ws", "--target", s.url(i), "--room", "bench", "--visitors", n // 2,
+                   "--arrival-rate", 100 if smoke else 500, "--duration", 4 if smoke else 25,
+                   "--think-ms", 200 if smoke else 1000, "--abandon-share", 0.1, "--threads", 1,
+                   "--pids", f"{s.pids[i]},{s.redis.pid}"]
+            COMMANDS.append(" ".join(map(str, cmd)))
+            procs.append(subprocess.Popen([str(c) for c in cmd], stdout=subprocess.PIPE, text=True))
+        for p in procs:
+            out, _ = p.communicate(timeout=600)
+            outs.append(json.loads(out.strip().splitlines()[-1]))
+        results["ws_two_instances"] = outs
+        s.close()
+
+        if not smoke:
+            results["sockets"] = sockets_scenario(bin_dir, lt, tmp, a.sockets)
+            results["million"] = million_scenario(bin_dir, lt, tmp)
+    finally:
+        stop_all()
+    write_report(results, a.out)
+    print(json.dumps(results, indent=1)[:3000])
+    ok = results["join_status_max"]["requests"] > 0 and all(o["sockets_opened"] > 0 for o in results["ws_two_instances"])
+    print("1 passed, 0 failed" if ok else "0 passed, 1 failed")
+    sys.exit(0 if ok else 1)
+
+
+def sockets_scenario(bin_dir, lt, tmp, total):
+    """`total` queue sockets over three instances (≤ 20,000 descriptors per process),
+    the load spread over several processes and loopback source addresses."""
+    s = Stack(bin_dir, tmp, instances=3, capacity=1, ttl=3600, hb=300)
+    # Hold the one slot so everybody queues.
+    urllib.request.urlopen(urllib.request.Request(f"{s.url(0)}/api/rooms/bench/join", method="POST")).read()
+    shares = [int(total * 0.4), int(total * 0.3)]
+    shares.append(total - sum(shares))  # the first instance holds ≥ 19,000 when total is 50,000
+    rss_before = [rss(pid) for pid in s.pids]
+    procs = []
+    for i, n in enumerate(shares):
+        per = [n // 2, n - n // 2]
+        for j, m in enumerate(per):
+            ips = ",".join(f"127.0.{i + 1}.{j * 10 + k + 2}" for k in range(4))
+            cmd = [lt, "ws", "--target", s.url(i), "--room", "bench", "--visitors", m,
+                   "--arrival-rate", 1500, "--duration", 45, "--think-ms", 1000, "--threads", 1,
+                   "--bind-ips", ips, "--pids", f"{s.pids[i]},{s.redis.pid}"]
+            COMMANDS.append(" ".join(map(str, cmd)))
+            procs.append(subprocess.Popen([str(c) for c in cmd], stdout=subprocess.PIPE, text=True))
+    # Sample at the plateau: memory and Redis CPU while every socket is open.
+    time.sleep(32)
+    rss_peak = [rss(pid) for pid in s.pids]
+    redis_cpu = cpu_over(s.redis.pid, 8)
+    outs = []
+    for p in procs:
+        out, _ = p.communicate(timeout=900)
+        outs.append(json.loads(out.strip().splitlines()[-1]))
+    s.close()
+    return {"shares": shares, "loadgen": outs, "rss_before_mb": rss_before, "rss_peak_mb": rss_peak,
+            "redis_cpu_percent": redis_cpu}
+
+
+def rss(pid):
+    try:
+        for line in open(f"/proc/{pid}/status"):
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        return None
+
+
+def cpu_over(pid, secs):
+    def ticks():
+        f = open(f"/proc/{pid}/stat").read()
+        rest = f[f.rfind(")") + 2:].split()
+        return int(rest[11]) + int(rest[12])
+    a = ticks()
+    time.sleep(secs)
+    return (ticks() - a) / 100 / secs * 100
+
+
+def resp(port, *args):
+    """One Redis command over a raw socket (RESP2), with the reply parsed."""
+    with socket.create_connection(("127.0.0.1", port)) as c:
+        out = f"*{len(args)}\r\n".encode()
+        for a in args:
+            b = str(a).encode()
+            out += f"${len(b)}\r\n".encode() + b + b"\r\n"
+        c.sendall(out)
+        f = c.makefile("rb")
+
+        def read():
+            line = f.readline().rstrip(b"\r\n")
+            t, rest = line[:1], line[1:]
+            if t == b"+":
+                return rest.decode()
+            if t == b"-":
+                raise RuntimeError(rest.decode())
+            if t == b":":
+                return int(rest)
+            if t == b"$":
+                n = int(rest)
+                if n < 0:
+                    return None
+                data = f.read(n + 2)[:-2]
+                return data.decode(errors="replace")
+            if t == b"*":
+                n = int(rest)
+                return None if n < 0 else [read() for _ in range(n)]
+            raise RuntimeError(f"bad reply {line!r}")
+        return read()
+
+
+def used_memory(port):
+    return int(re.search(r"used_memory:(\d+)", resp(port, "INFO", "memory")).group(1))
+
+
+FILL = """
+local q, hb, jt, st = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local from, n = tonumber(ARGV[1]), tonumber(ARGV[2])
+local t = redis.call('TIME'); local now = tonumber(t[1]) * 1000
+for i = from, from + n - 1 do
+  local v = string.format('%032x', i)
+  redis.call('ZADD', q, i, v); redis.call('ZADD', hb, now, v); redis.call('HSET', jt, v, now)
+end
+redis.call('HSET', st, 'seq', from + n - 1)
+return n
+"""
+
+
+def million_scenario(bin_dir, lt, tmp, n=1_000_000):
+    """A room with `n` queued visitors: join/status latency against it, a reaper pass
+    over `n` stale heartbeats (Redis's longest single command, from SLOWLOG), and Redis
+    memory per queued visitor."""
+    s = Stack(bin_dir, tmp, capacity=1, ttl=3600, hb=3600,
+              extra_env={"ANTEROOM_REAPER__INTERVAL_MS": "200"})
+    port = s.redis_port
+    keys = [f"bench:room:{{bench}}:{k}" for k in ("q", "hb", "jt", "st")]
+    base_mem = used_memory(port)
+    # The same entries the join script writes (ticket, heartbeat, join time), 10,000 per call.
+    sha = resp(port, "SCRIPT", "LOAD", FILL)
+    for from_ in range(1, n + 1, 10_000):
+        resp(port, "EVALSHA", sha, 4, *keys, from_, min(10_000, n + 1 - from_))
+    mem_per = (used_memory(port) - base_mem) / n
+    lat = loadtest(lt, "http", "--target", s.url(), "--room", "bench", "--concurrency", 32, "--rate", 2000,
+                   "--duration", 10, "--threads", 1, "--pids", f"{s.pids[0]},{s.redis.pid}")
+    qlen = resp(port, "ZCARD", keys[0])
+    # Let every heartbeat go stale; the running reaper drops them in bounded batches.
+    resp(port, "CONFIG", "SET", "slowlog-log-slower-than", "0")
+    resp(port, "CONFIG", "SET", "slowlog-max-len", "200000")
+    resp(port, "SLOWLOG", "RESET")
+    t0 = time.time()
+    resp(port, "HSET", "bench:room:{bench}:cfg", "hb_ms", "1")
+    end = time.time() + 600
+    while time.time() < end and resp(port, "ZCARD", keys[0]) > 0:
+        time.sleep(0.2)
+    took = time.time() - t0
+    left = resp(port, "ZCARD", keys[0])
+    entries = resp(port, "SLOWLOG", "GET", "200000") or []
+    durations = [e[2] for e in entries if isinstance(e, list) and len(e) > 2]
+    reaps = [e[2] for e in entries if isinstance(e, list) and len(e) > 3 and isinstance(e[3], list)
+             and e[3] and str(e[3][0]).upper() == "EVALSHA"]
+    s.close()
+    return {"queued": qlen, "mem_per_visitor_bytes": mem_per, "latency_2k": lat,
+            "reaper": {"seconds": round(took, 2), "left": left,
+                       "max_command_us": max(durations) if durations else None,
+                       "max_script_us": max(reaps) if reaps else None,
+                       "commands_logged": len(durations)}}
+
+
+def fmt(x, digits=0):
+    if x is None:
+        return "–"
+    return f"{x:,.{digits}f}"
+
+
+def write_report(r, path):
+    m = r["machine"]
+    js = r["join_status_max"]
+    ceil_r = r["redis_evalsha_ceiling"]
+    ceil_h = r["http_ceiling"]["requests_per_s"]
+    lines = [
+        "# Benchmarks",
+        "",
+        f"Generated by `python3 bench/run.py{' --smoke' if r['smoke'] else ''}` on "
+        f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} ({r['profile']} build). "
+        "Redis, Anteroom and the load generator share this machine; every figure stands "
+        "beside a ceiling measured in the same run.",
+        "",
+        "## Machine",
+        "",
+        f"- CPU: {m['cpu']} × {m['cores']} cores, {m['memory_gib']} GiB",
+        f"- Kernel {m['kernel']}; {m['redis']}; {m['rustc']}; fd hard limit {m['fd_hard_limit']}",
+        "",
+        "## Ceilings (same run)",
+        "",
+        "| what | requests/s |",
+        "|---|---|",
+        f"| Redis: `EVALSHA` of `return 1`, 50 clients (redis-benchmark) | {fmt(ceil_r)} |",
+        f"| HTTP: one trivial actix-web handler, 64 connections | {fmt(ceil_h)} |",
+        "",
+        "## Join + status decisions (Redis store)",
+        "",
+        "| scenario | requests/s | p50 ms | p99 ms | max ms | errors | Anteroom CPU % | Redis CPU % |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for key, label in [("join_status_max", "closed loop, 64 connections"), ("join_status_5k", "open loop at a fixed rate")]:
+        x = r[key]
+        srv = x.get("servers", [{}, {}])
+        lines.append(f"| {label} | {fmt(x['requests_per_s'])} | {x['latency']['p50_ms']:.2f} | {x['latency']['p99_ms']:.2f} | "
+                     f"{x['latency']['max_ms']:.1f} | {sum(x['errors'].values())} | {fmt(srv[0].get('cpu_percent'))} | {fmt(srv[1].get('cpu_percent') if len(srv) > 1 else None)} |")
+    lines += [
+        "",
+        f"Join+status at full speed is **{js['requests_per_s'] / ceil_r:.2f} ×** the Redis EVALSHA ceiling "
+        f"and **{js['requests_per_s'] / ceil_h:.2f} ×** the trivial-HTTP ceiling of this run.",
+        "",
+        "## Memory store",
+        "",
+        f"- join + status without HTTP: **{fmt(r['memstore']['decisions_per_s'])} decisions/s** "
+        f"(2 tasks, queue grew to {fmt(r['memstore']['queue_length_at_end'])}).",
+        "",
+        "## WebSocket crowd on two instances sharing one Redis",
+        "",
+        "Visitors arrive at a steady rate on both instances, hold the queue socket, release "
+        "after a think time once admitted; 10 % leave silently. Push latency runs from the "
+        "store's admission time to the `admitted` frame arriving.",
+        "",
+        "| instance | visitors | sockets | admitted | released | abandoned | push p50 ms | push p99 ms | push max ms | longest silence p99 ms | errors |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for i, o in enumerate(r["ws_two_instances"]):
+        lines.append(f"| {'AB'[i]} | {o['visitors_started']} | {o['sockets_opened']} | {o['admitted']} | {o['released']} | {o['abandoned']} | "
+                     f"{o['push_latency']['p50_ms']:.1f} | {o['push_latency']['p99_ms']:.1f} | {o['push_latency']['max_ms']:.1f} | "
+                     f"{fmt(o['longest_silence_p99_ms'])} | {sum(o['errors'].values())} |")
+    if "sockets" in r:
+        s = r["sockets"]
+        opened = [o["sockets_opened"] for o in s["loadgen"]]
+        peak = [o["peak_open_sockets"] for o in s["loadgen"]]
+        per_inst = [peak[0] + peak[1], peak[2] + peak[3], peak[4] + peak[5]]
+        mem = [((s["rss_peak_mb"][i] or 0) - (s["rss_before_mb"][i] or 0)) * 1024 / max(per_inst[i], 1) for i in range(3)]
+        sil = max(o["longest_silence_p99_ms"] for o in s["loadgen"])
+        silmax = max(o["longest_silence_max_ms"] for o in s["loadgen"])
+        errs = {}
+        for o in s["loadgen"]:
+            for k, v in o["errors"].items():
+                errs[k] = errs.get(k, 0) + v
+        lines += [
+            "",
+            "## Concurrent queue WebSockets",
+            "",
+            f"Three instances sharing one Redis (one process may hold 20,000 descriptors here), six load-generator "
+            f"processes bound to distinct loopback source addresses. Target {sum(s['shares']):,} sockets.",
+            "",
+            f"- sockets opened: **{sum(opened):,}**, open at once per instance: {', '.join(f'{p:,}' for p in per_inst)}",
+            f"- memory per socket (RSS growth / sockets): {', '.join(f'{x:.1f} KiB' for x in mem)}",
+            f"- longest silence any waiting socket saw: p99 {fmt(sil)} ms, max {fmt(silmax)} ms (target: updated at least every 5 s)",
+            f"- Redis CPU at the plateau: **{s['redis_cpu_percent']:.0f} %** of one core",
+            f"- errors: {json.dumps(errs) if errs else 'none'}",
+        ]
+    if "million" in r:
+        mm = r["million"]
+        lines += [
+            "",
+            "## A room with 1,000,000 queued visitors",
+            "",
+            f"- Redis memory per queued visitor: **{fmt(mm['mem_per_visitor_bytes'])} bytes** (queue ZSET + heartbeat ZSET + join-time HASH)",
+            f"- join + status at 2,000/s against it: p50 {mm['latency_2k']['latency']['p50_ms']:.2f} ms, "
+            f"**p99 {mm['latency_2k']['latency']['p99_ms']:.2f} ms**, max {mm['latency_2k']['latency']['max_ms']:.1f} ms",
+            f"- reaper dropping all 1M stale heartbeats in batches of 1,000: {mm['reaper']['seconds']} s, "
+            f"longest single Redis command **{fmt(mm['reaper']['max_command_us'])} µs**, longest script {fmt(mm['reaper']['max_script_us'])} µs "
+            f"(SLOWLOG of every command, {mm['reaper']['commands_logged']} logged); {mm['reaper']['left']} left",
+        ]
+    lines += ["", "## Commands", "", "```"] + COMMANDS + ["```", ""]
+    with open(path, "w") as f:
+        f.write("\n".join(lines))
+
+
+if __name__ == "__main__":
+    try:
+        main()
+    finally:
+        stop_all()
