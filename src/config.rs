@@ -74,6 +74,11 @@ pub struct Settings {
     pub trust_forwarded_for: bool,
     /// Serve the built-in demo origin at `/demo/origin`.
     pub demo: bool,
+    /// HTTP worker threads; 0 = one per CPU core.
+    pub workers: usize,
+    /// Log one line per HTTP request (target `anteroom::http`, level info). Off by
+    /// default: it costs CPU on the hot path; a proxy in front usually logs anyway.
+    pub access_log: bool,
     /// Redis connection behaviour.
     pub store: StoreSettings,
     /// Request limits.
@@ -311,6 +316,8 @@ impl Default for Settings {
             secure_cookies: None,
             trust_forwarded_for: false,
             demo: true,
+            workers: 0,
+            access_log: false,
             store: StoreSettings::default(),
             rate_limit: RateLimitSettings::default(),
             reaper: ReaperSettings::default(),
@@ -331,6 +338,8 @@ const ENV_KEYS: &[&str] = &[
     "secure_cookies",
     "trust_forwarded_for",
     "demo",
+    "workers",
+    "access_log",
     "store",
     "rate_limit",
     "reaper",
@@ -446,6 +455,9 @@ impl Settings {
         }
         if self.store.connect_timeout_ms == 0 {
             return Err(invalid("store.connect_timeout_ms", "must be at least 1"));
+        }
+        if self.admin.audit_keep == 0 {
+            return Err(invalid("admin.audit_keep", "must be at least 1"));
         }
         if self.admin.session_ttl_secs == 0 {
             return Err(invalid("admin.session_ttl_secs", "must be at least 1"));

@@ -1,5 +1,8 @@
 use std::path::PathBuf;
 
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use anteroom::config::Settings;
 use anteroom::startup::Application;
 use tokio_util::sync::CancellationToken;

@@ -18,7 +18,7 @@ use anteroom::loadgen::{check_loopback, procstat, Args};
 fn main() {
     let mut argv = std::env::args().skip(1);
     let Some(cmd) = argv.next() else {
-        eprintln!("usage: anteroom-loadtest http|get|ws|trivial-server --option value …");
+        eprintln!("usage: anteroom-loadtest http|get|ws|memstore|trivial-server --option value …");
         std::process::exit(2);
     };
     let args = match Args::parse(argv) {

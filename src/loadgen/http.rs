@@ -97,9 +97,14 @@ pub async fn run(cfg: HttpConfig) -> HttpReport {
     let sent = Arc::new(AtomicU64::new(0));
     let start = Instant::now();
     let deadline = start + cfg.duration;
+    // `rate` counts requests: a join+status iteration is two of them.
+    let per_iteration = match cfg.mode {
+        Mode::JoinStatus => 2.0,
+        Mode::Get(_) => 1.0,
+    };
     let per_worker_gap = cfg
         .rate
-        .map(|r| Duration::from_secs_f64(cfg.concurrency as f64 / r.max(0.001)));
+        .map(|r| Duration::from_secs_f64(cfg.concurrency as f64 * per_iteration / r.max(0.001)));
     let mut tasks = Vec::new();
     for w in 0..cfg.concurrency {
         let (http, sent, cfg) = (http.clone(), sent.clone(), cfg.clone());

@@ -224,6 +224,8 @@ async fn visitor(
                     record_silence(&shared, longest.max(last.elapsed()), waiting);
                     return Ok(());
                 }
+                // The run is over: the silence up to now counts too.
+                longest = longest.max(last.elapsed());
                 break Ok(());
             }
             Ok(None) => break Err("ws_closed_by_server".to_string()),

@@ -129,8 +129,9 @@ pub struct RedisStore {
 }
 
 impl RedisStore {
-    /// Connects lazily: the process starts even while Redis is down (readiness says so),
-    /// and every command is bounded by the configured timeouts.
+    /// A single node is connected lazily: the process starts even while Redis is down
+    /// (readiness says so). A cluster is connected at start (its slot map is needed).
+    /// Every command is bounded by the configured timeouts.
     pub async fn connect(url: &str, prefix: &str, t: &StoreSettings) -> StoreResult<Self> {
         let connect = Duration::from_millis(t.connect_timeout_ms);
         let response = Duration::from_millis(t.response_timeout_ms);
