@@ -17,6 +17,9 @@ const DEADLINE: Duration = Duration::from_secs(15);
 struct Driver {
     port: u16,
     child: Child,
+    /// Browser profiles started through this driver (their browsers are stopped on drop:
+    /// killing chromedriver alone would leave them running).
+    profiles: std::sync::Mutex<Vec<String>>,
 }
 
 impl Driver {
@@ -35,7 +38,11 @@ impl Driver {
             assert!(Instant::now() < deadline, "chromedriver did not start");
             std::thread::sleep(Duration::from_millis(50));
         }
-        Self { port, child }
+        Self {
+            port,
+            child,
+            profiles: Default::default(),
+        }
     }
 
     /// A headless browser. `extra` args are added to the machine's required flags.
@@ -57,6 +64,10 @@ impl Driver {
         .map(|s| s.to_string())
         .collect();
         args.push(format!("--user-data-dir={}", profile.path().display()));
+        self.profiles
+            .lock()
+            .unwrap()
+            .push(profile.path().display().to_string());
         args.extend(extra.iter().map(|s| s.to_string()));
         let mut opts = json!({
             "binary": std::env::var("CHROMIUM").unwrap_or("/usr/bin/chromium".into()),
@@ -80,6 +91,11 @@ impl Drop for Driver {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+        for p in self.profiles.lock().unwrap().iter() {
+            let _ = Command::new("pkill")
+                .args(["-f", &format!("user-data-dir={p}")])
+                .status();
+        }
     }
 }
 
