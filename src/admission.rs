@@ -8,7 +8,7 @@ use serde::Serialize;
 
 use crate::config::Settings;
 use crate::error::{from_store, ApiError};
-use crate::eta::{estimate, measured_rate, EtaInput};
+use crate::eta::{estimate, measured_rate, Eta, EtaInput};
 use crate::identity::{VisitorId, VisitorSigner};
 use crate::metrics::Metrics;
 use crate::pass::{Claims, PassKeys};
@@ -57,6 +57,22 @@ pub struct Engine {
     pub public_base: String,
     /// This instance's name in leases and socket reports (`<addr>-<random>`).
     pub instance: String,
+}
+
+/// The ETA a visitor in this snapshot is shown (zero unless queued or paused: closed and
+/// sold-out rooms admit nobody, and no estimate is better than a false one).
+pub fn eta_for(s: &Snapshot) -> Eta {
+    if s.position > 0 && matches!(s.state, VisitorState::Queued | VisitorState::Paused) {
+        estimate(EtaInput {
+            position: s.position,
+            capacity: s.capacity,
+            session_ttl_ms: s.session_ttl_ms,
+            rate_cap_per_minute: s.rate_cap_per_minute,
+            rate: measured_rate(&s.rate, s.now_ms),
+        })
+    } else {
+        Eta::default()
+    }
 }
 
 /// Resolves `?return=` against the room's target: only a path (`/…`, not `//…`) that
@@ -135,20 +151,7 @@ impl Engine {
         s: &Snapshot,
         redirect_base: Option<&str>,
     ) -> VisitorView {
-        // Closed and sold-out rooms admit nobody: no estimate is better than a false one.
-        let waiting =
-            s.position > 0 && matches!(s.state, VisitorState::Queued | VisitorState::Paused);
-        let eta = if waiting {
-            estimate(EtaInput {
-                position: s.position,
-                capacity: s.capacity,
-                session_ttl_ms: s.session_ttl_ms,
-                rate_cap_per_minute: s.rate_cap_per_minute,
-                rate: measured_rate(&s.rate, s.now_ms),
-            })
-        } else {
-            Default::default()
-        };
+        let eta = eta_for(s);
         let (pass, redirect_url, expires_at, admitted_at) = match (&s.admission, s.state) {
             (Some(a), VisitorState::Admitted) => {
                 let pass = self.passes.issue(room, visitor.as_str(), a);
