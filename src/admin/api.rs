@@ -20,10 +20,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .service(get_room)
         .service(put_room)
         .service(delete_room)
-        .service(pause)
-        .service(resume)
-        .service(close)
-        .service(open)
+        .service(switch)
         .service(stock)
         .service(remove_visitor)
         .service(flush)
@@ -287,87 +284,35 @@ async fn delete_room(
     Ok(HttpResponse::NoContent().finish())
 }
 
-async fn flag(
+/// `POST …/pause`, `…/resume`, `…/close` and `…/open`: one flag each.
+#[post("/api/admin/rooms/{room}/{action:pause|resume|close|open}")]
+async fn switch(
     a: Admin,
-    room: &str,
-    engine: &Engine,
-    patch: RoomPatch,
-) -> Result<HttpResponse, ApiError> {
-    let room = room_id(room)?;
-    let cfg = apply(engine, &a.who, &room, &patch, "set ").await?;
-    Ok(HttpResponse::Ok().json(json!({ "config": cfg })))
-}
-
-#[post("/api/admin/rooms/{room}/pause")]
-async fn pause(
-    a: Admin,
-    room: web::Path<String>,
+    path: web::Path<(String, String)>,
     engine: web::Data<Engine>,
 ) -> Result<HttpResponse, ApiError> {
-    flag(
-        a,
-        &room,
-        &engine,
-        RoomPatch {
+    let (room, action) = path.into_inner();
+    let room = room_id(&room)?;
+    let patch = match action.as_str() {
+        "pause" => RoomPatch {
             paused: Some(true),
             ..RoomPatch::default()
         },
-    )
-    .await
-}
-
-#[post("/api/admin/rooms/{room}/resume")]
-async fn resume(
-    a: Admin,
-    room: web::Path<String>,
-    engine: web::Data<Engine>,
-) -> Result<HttpResponse, ApiError> {
-    flag(
-        a,
-        &room,
-        &engine,
-        RoomPatch {
+        "resume" => RoomPatch {
             paused: Some(false),
             ..RoomPatch::default()
         },
-    )
-    .await
-}
-
-#[post("/api/admin/rooms/{room}/close")]
-async fn close(
-    a: Admin,
-    room: web::Path<String>,
-    engine: web::Data<Engine>,
-) -> Result<HttpResponse, ApiError> {
-    flag(
-        a,
-        &room,
-        &engine,
-        RoomPatch {
+        "close" => RoomPatch {
             closed: Some(true),
             ..RoomPatch::default()
         },
-    )
-    .await
-}
-
-#[post("/api/admin/rooms/{room}/open")]
-async fn open(
-    a: Admin,
-    room: web::Path<String>,
-    engine: web::Data<Engine>,
-) -> Result<HttpResponse, ApiError> {
-    flag(
-        a,
-        &room,
-        &engine,
-        RoomPatch {
+        _ => RoomPatch {
             closed: Some(false),
             ..RoomPatch::default()
         },
-    )
-    .await
+    };
+    let cfg = apply(&engine, &a.who, &room, &patch, "set ").await?;
+    Ok(HttpResponse::Ok().json(json!({ "config": cfg })))
 }
 
 /// Body of `POST …/stock`: exactly one of the fields.
