@@ -184,6 +184,15 @@ impl Engine {
         }
     }
 
+    /// A room's live configuration; unknown rooms are an error.
+    pub async fn room_config(&self, room: &str) -> Result<crate::config::RoomConfig, ApiError> {
+        self.store
+            .room(room)
+            .await
+            .map_err(|e| self.store_failed("room", room, e))?
+            .ok_or_else(|| ApiError::UnknownRoom(room.to_string()))
+    }
+
     /// Per-visitor fixed window; fails open when the store is unreachable.
     pub async fn check_visitor_limit(
         &self,

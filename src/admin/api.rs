@@ -69,15 +69,6 @@ async fn audit(engine: &Engine, who: &str, room: &str, action: &str, old: Value,
     }
 }
 
-async fn config_of(engine: &Engine, room: &str) -> Result<RoomConfig, ApiError> {
-    engine
-        .store
-        .room(room)
-        .await
-        .map_err(|e| engine.store_failed("admin", room, e))?
-        .ok_or_else(|| ApiError::UnknownRoom(room.to_string()))
-}
-
 /// The live figures of every room (the dashboard's payload).
 #[derive(Serialize)]
 pub struct Overview {
@@ -162,7 +153,7 @@ async fn get_room(
     engine: web::Data<Engine>,
 ) -> Result<HttpResponse, ApiError> {
     let room = room_id(&room)?;
-    let cfg = config_of(&engine, &room).await?;
+    let cfg = engine.room_config(&room).await?;
     let live = live_of(&engine, &cfg).await?;
     Ok(HttpResponse::Ok().json(json!({ "config": cfg, "live": live })))
 }
@@ -181,7 +172,7 @@ async fn apply(
     patch: &RoomPatch,
     action_prefix: &str,
 ) -> Result<RoomConfig, ApiError> {
-    let old = config_of(engine, room).await?;
+    let old = engine.room_config(room).await?;
     let new = patch.applied_to(&old);
     validate(&new)?;
     engine
@@ -265,7 +256,7 @@ async fn delete_room(
     engine: web::Data<Engine>,
 ) -> Result<HttpResponse, ApiError> {
     let room = room_id(&room)?;
-    let old = config_of(&engine, &room).await?;
+    let old = engine.room_config(&room).await?;
     engine
         .store
         .delete_room(&room)

@@ -203,15 +203,6 @@ async fn queue_page(
     }
 }
 
-async fn room_config(engine: &Engine, room: &str) -> Result<RoomConfig, ApiError> {
-    engine
-        .store
-        .room(room)
-        .await
-        .map_err(|e| engine.store_failed("room", room, e))?
-        .ok_or_else(|| ApiError::UnknownRoom(room.to_string()))
-}
-
 async fn queue_page_inner(
     req: &HttpRequest,
     room: &str,
@@ -228,7 +219,7 @@ async fn queue_page_inner(
     engine
         .check_visitor_limit(&visitor, LimitedAction::Join)
         .await?;
-    let cfg = room_config(engine, &room).await?;
+    let cfg = engine.room_config(&room).await?;
     let redirect_base = resolve_return(&cfg.target_url, q.ret.as_deref());
     let view = engine
         .join_to(&room, &visitor, redirect_base.as_deref())
@@ -372,7 +363,7 @@ async fn embed_page(
     let retry = req.uri().to_string();
     let result = async {
         let room = room_id(&room)?;
-        let cfg = room_config(&engine, &room).await?;
+        let cfg = engine.room_config(&room).await?;
         let parent = q
             .parent
             .as_deref()

@@ -103,13 +103,7 @@ async fn ws(
     engine
         .check_visitor_limit(&visitor, LimitedAction::WsUpgrade)
         .await?;
-    let cfg_target = engine
-        .store
-        .room(&room)
-        .await
-        .map_err(|e| engine.store_failed("room", &room, e))?
-        .ok_or_else(|| ApiError::UnknownRoom(room.clone()))?
-        .target_url;
+    let cfg_target = engine.room_config(&room).await?.target_url;
     let redirect_base = resolve_return(&cfg_target, q.ret.as_deref());
     // Check the handshake before joining, so a plain GET changes nothing.
     let (res, session, stream) = actix_ws::handle(&req, body)
