@@ -39,7 +39,7 @@ use tokio_util::sync::CancellationToken;
 use crate::admission::{eta_for, Engine, VisitorView};
 use crate::eta::Eta;
 use crate::identity::VisitorId;
-use crate::store::{AdmittedEvent, RoomView, StoreError, VisitorState, WatchEntry};
+use crate::store::{AdmittedEvent, RoomState, StoreError, VisitorState, WatchEntry};
 
 /// How often rooms are refreshed.
 pub const TICK: Duration = Duration::from_secs(1);
@@ -157,45 +157,24 @@ pub fn admitted_message(v: &VisitorView) -> String {
     .to_string()
 }
 
-/// The room-wide state that visitors are told about when it flips.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum RoomFlag {
-    Open,
-    Paused,
-    SoldOut,
-    Closed,
+/// The room state a visitor in `state` has been told about (none once admitted).
+fn told_state(state: VisitorState) -> Option<RoomState> {
+    match state {
+        VisitorState::Queued | VisitorState::NotQueued => Some(RoomState::Open),
+        VisitorState::Paused => Some(RoomState::Paused),
+        VisitorState::SoldOut => Some(RoomState::SoldOut),
+        VisitorState::Closed => Some(RoomState::Closed),
+        VisitorState::Admitted => None,
+    }
 }
 
-impl RoomFlag {
-    /// The room state a visitor in `state` has been told about (none once admitted).
-    fn told(state: VisitorState) -> Option<Self> {
-        match state {
-            VisitorState::Queued | VisitorState::NotQueued => Some(RoomFlag::Open),
-            VisitorState::Paused => Some(RoomFlag::Paused),
-            VisitorState::SoldOut => Some(RoomFlag::SoldOut),
-            VisitorState::Closed => Some(RoomFlag::Closed),
-            VisitorState::Admitted => None,
-        }
-    }
-
-    fn of(v: &RoomView) -> Self {
-        if v.closed {
-            RoomFlag::Closed
-        } else if v.stock == Some(0) {
-            RoomFlag::SoldOut
-        } else if v.paused {
-            RoomFlag::Paused
-        } else {
-            RoomFlag::Open
-        }
-    }
-    fn message(self) -> &'static str {
-        match self {
-            RoomFlag::Open => r#"{"type":"resumed"}"#,
-            RoomFlag::Paused => r#"{"type":"paused"}"#,
-            RoomFlag::SoldOut => r#"{"type":"sold_out"}"#,
-            RoomFlag::Closed => r#"{"type":"closed"}"#,
-        }
+/// The message pushed once when a room's state flips to `s`.
+fn flip_message(s: RoomState) -> &'static str {
+    match s {
+        RoomState::Open => r#"{"type":"resumed"}"#,
+        RoomState::Paused => r#"{"type":"paused"}"#,
+        RoomState::SoldOut => r#"{"type":"sold_out"}"#,
+        RoomState::Closed => r#"{"type":"closed"}"#,
     }
 }
 
@@ -212,7 +191,7 @@ struct Watched {
     last: Option<(u64, u64, VisitorState, Instant)>,
     admitted: bool,
     /// The room state this visitor was last told about; a change is pushed once.
-    flag: Option<RoomFlag>,
+    flag: Option<RoomState>,
 }
 
 #[derive(Default)]
@@ -326,7 +305,7 @@ impl Hub {
                     .entry(visitor)
                     .or_default();
                 if w.conns.is_empty() {
-                    w.flag = RoomFlag::told(told);
+                    w.flag = told_state(told);
                     w.admitted = told == VisitorState::Admitted;
                     w.last = Some((told_figures.0, told_figures.1, told, Instant::now()));
                 }
@@ -450,7 +429,8 @@ impl Hub {
                     if let Some(r) = self.rooms.remove(room) {
                         for w in r.visitors.values() {
                             for c in &w.conns {
-                                let _ = c.tx.send(Push::Text(RoomFlag::Closed.message().into()));
+                                let _ =
+                                    c.tx.send(Push::Text(flip_message(RoomState::Closed).into()));
                                 let _ = c.tx.send(Push::Close);
                             }
                         }
@@ -475,7 +455,7 @@ impl Hub {
             return;
         };
 
-        let flag = RoomFlag::of(&view);
+        let flag = view.room_state();
         r.target = Some(view.target_url.clone());
         for (visitor, entry) in results {
             let Some(w) = r.visitors.get_mut(&visitor) else {
@@ -488,7 +468,7 @@ impl Hub {
             if flipped {
                 w.flag = Some(flag);
                 for c in &w.conns {
-                    let _ = c.tx.send(Push::Text(flag.message().into()));
+                    let _ = c.tx.send(Push::Text(flip_message(flag).into()));
                 }
             }
             match &entry {

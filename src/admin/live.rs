@@ -102,18 +102,6 @@ pub fn wait_quantile(hist: &[u64; 15], q: f64) -> Option<u64> {
     None
 }
 
-fn state_of(cfg: &RoomConfig, stock: Option<u64>) -> &'static str {
-    if cfg.closed {
-        "closed"
-    } else if stock == Some(0) {
-        "sold_out"
-    } else if cfg.paused {
-        "paused"
-    } else {
-        "open"
-    }
-}
-
 /// Builds a room's live figures.
 pub fn room_live(cfg: &RoomConfig, r: &RoomReport, sockets: &[SocketCount]) -> RoomLive {
     let now = r.view.now_ms;
@@ -150,7 +138,7 @@ pub fn room_live(cfg: &RoomConfig, r: &RoomReport, sockets: &[SocketCount]) -> R
     RoomLive {
         id: cfg.id.clone(),
         name: cfg.display_name().to_string(),
-        state: state_of(cfg, r.view.stock),
+        state: r.view.room_state().as_str(),
         queue_length: r.view.queue_length,
         active: r.view.active,
         capacity: r.view.capacity,

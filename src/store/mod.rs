@@ -141,16 +141,50 @@ pub enum WatchEntry {
     Gone,
 }
 
+/// A room's own state, by the precedence the scripts use: closed, then sold out, then
+/// paused, else open.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RoomState {
+    Open,
+    Paused,
+    SoldOut,
+    Closed,
+}
+
+impl RoomState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RoomState::Open => "open",
+            RoomState::Paused => "paused",
+            RoomState::SoldOut => "sold_out",
+            RoomState::Closed => "closed",
+        }
+    }
+}
+
 impl RoomView {
+    /// The room's state.
+    pub fn room_state(&self) -> RoomState {
+        if self.closed {
+            RoomState::Closed
+        } else if self.stock == Some(0) {
+            RoomState::SoldOut
+        } else if self.paused {
+            RoomState::Paused
+        } else {
+            RoomState::Open
+        }
+    }
+
     /// The state a visitor in `entry` is in, by the same precedence the scripts use.
     pub fn state_of(&self, entry: &WatchEntry) -> VisitorState {
-        match entry {
-            WatchEntry::Admitted(_) => VisitorState::Admitted,
-            _ if self.closed => VisitorState::Closed,
-            _ if self.stock == Some(0) => VisitorState::SoldOut,
-            WatchEntry::Gone => VisitorState::NotQueued,
-            _ if self.paused => VisitorState::Paused,
-            WatchEntry::Queued { .. } => VisitorState::Queued,
+        match (entry, self.room_state()) {
+            (WatchEntry::Admitted(_), _) => VisitorState::Admitted,
+            (_, RoomState::Closed) => VisitorState::Closed,
+            (_, RoomState::SoldOut) => VisitorState::SoldOut,
+            (WatchEntry::Gone, _) => VisitorState::NotQueued,
+            (_, RoomState::Paused) => VisitorState::Paused,
+            (WatchEntry::Queued { .. }, RoomState::Open) => VisitorState::Queued,
         }
     }
 
