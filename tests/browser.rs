@@ -4,7 +4,7 @@
 mod common;
 
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use anteroom::config::RoomConfig;
 use common::{free_port, room, spawn_app, test_settings, wait_until, RedisServer, TestApp};
@@ -33,11 +33,7 @@ impl Driver {
             .expect(
                 "chromedriver must be installed (apt-get install chromium-driver; see .ci/run)",
             );
-        let deadline = Instant::now() + Duration::from_secs(15);
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(Instant::now() < deadline, "chromedriver did not start");
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        common::wait_for_port(port, "chromedriver to start");
         Self {
             port,
             child,
@@ -107,18 +103,11 @@ async fn text(c: &Client, css: &str) -> String {
 }
 
 async fn wait_text(c: &Client, css: &str, want: &str) {
-    let start = Instant::now();
-    loop {
-        let got = text(c, css).await;
-        if got == want {
-            return;
-        }
-        assert!(
-            start.elapsed() < DEADLINE,
-            "{css}: wanted {want:?}, still {got:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    let what = format!("{css} to read {want:?}");
+    wait_until(DEADLINE, &what, || async {
+        (text(c, css).await == want).then_some(())
+    })
+    .await;
 }
 
 async fn screenshot(c: &Client, name: &str) {
@@ -179,16 +168,12 @@ async fn a_visitor_watches_the_line_move_and_is_sent_in_with_a_valid_pass() {
     wait_text(&c, "#ahead", "You're next!").await;
     app.release("r", &q2).await;
 
-    let start = Instant::now();
-    loop {
+    let url = wait_until(DEADLINE, "the redirect to the demo origin", || async {
         let url = c.current_url().await.unwrap();
-        if url.path() == "/demo/origin" {
-            assert!(url.query().unwrap().contains("anteroom_pass="), "{url}");
-            break;
-        }
-        assert!(start.elapsed() < DEADLINE, "never redirected; at {url}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+        (url.path() == "/demo/origin").then_some(url)
+    })
+    .await;
+    assert!(url.query().unwrap().contains("anteroom_pass="), "{url}");
     // The demo origin verified the pass against the store: signature, room, live session.
     wait_text(&c, "h1", "You're in.").await;
     assert_eq!(text(&c, ".badge").await, "Pass verified");
@@ -464,19 +449,16 @@ async fn an_admin_watches_a_crowd_raises_capacity_and_sees_the_audit_entry() {
     wait_text(&c, "#room-sale [data-f=queue_length]", "4").await;
     assert_eq!(app.engine.store.stats("sale").await.unwrap().active, 6);
 
-    let start = Instant::now();
-    loop {
-        let row = text(&c, "#audit tr").await;
-        if row.contains("set capacity") && row.contains("2 → 6") {
-            assert!(row.contains("session:token"), "{row}");
-            break;
-        }
-        assert!(
-            start.elapsed() < DEADLINE,
-            "no audit entry; first row {row:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    let row = wait_until(
+        DEADLINE,
+        "the audit entry for the capacity change",
+        || async {
+            let row = text(&c, "#audit tr").await;
+            (row.contains("set capacity") && row.contains("2 → 6")).then_some(row)
+        },
+    )
+    .await;
+    assert!(row.contains("session:token"), "{row}");
     screenshot(&c, "admin").await;
     c.close().await.unwrap();
 }

@@ -88,11 +88,7 @@ http {{
             ))
             .spawn()
             .unwrap();
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(Instant::now() < deadline, "nginx did not start");
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        common::wait_for_port(port, "nginx to start");
         Self {
             port,
             child,

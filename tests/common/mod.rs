@@ -101,21 +101,7 @@ impl RedisServer {
             cmd.spawn()
                 .expect("redis-server must be installed (see .ci/run)"),
         );
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while Instant::now() < deadline {
-            if self.ping() {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(10));
-        }
-        panic!("redis-server did not start on port {}", self.port);
-    }
-
-    fn ping(&self) -> bool {
-        redis::Client::open(self.url())
-            .and_then(|c| c.get_connection_with_timeout(Duration::from_millis(200)))
-            .and_then(|mut c| redis::cmd("PING").query::<String>(&mut c))
-            .is_ok()
+        wait_sync(|| ping_port(self.port), "redis-server to start");
     }
 
     pub fn url(&self) -> String {
@@ -293,8 +279,20 @@ fn ping_port(p: u16) -> Option<()> {
         .map(|_| ())
 }
 
+/// Waits (blocking) until something accepts connections on a loopback port.
+pub fn wait_for_port(port: u16, what: &str) {
+    wait_sync(
+        || {
+            std::net::TcpStream::connect(("127.0.0.1", port))
+                .ok()
+                .map(|_| ())
+        },
+        what,
+    );
+}
+
 /// Blocking wait with a deadline (for harness set-up outside async code).
-fn wait_sync<T>(mut f: impl FnMut() -> Option<T>, what: &str) -> T {
+pub fn wait_sync<T>(mut f: impl FnMut() -> Option<T>, what: &str) -> T {
     let deadline = Instant::now() + Duration::from_secs(20);
     loop {
         if let Some(v) = f() {
