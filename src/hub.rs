@@ -30,15 +30,14 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use actix_web::web;
 use futures_util::StreamExt;
 use serde_json::json;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use crate::admission::{eta_for, Engine, VisitorView};
-use crate::eta::Eta;
-use crate::identity::VisitorId;
+use crate::domain::admission::{eta_for, Engine, VisitorView};
+use crate::domain::eta::Eta;
+use crate::domain::identity::VisitorId;
 use crate::store::{AdmittedEvent, RoomState, StoreError, VisitorState, WatchEntry};
 
 /// How often rooms are refreshed.
@@ -202,37 +201,42 @@ struct RoomConns {
 }
 
 struct Hub {
-    engine: web::Data<Engine>,
+    engine: Arc<Engine>,
     rooms: HashMap<String, RoomConns>,
     /// Rooms whose last socket closed since the last report (reported as 0 once).
     emptied: std::collections::HashSet<String>,
     stats: Arc<HubStats>,
 }
 
-/// Starts the hub; returns its handle. It stops when `cancel` fires.
-pub fn start(engine: web::Data<Engine>, cancel: CancellationToken) -> HubHandle {
+/// Starts the hub; returns its handle and its two tasks (the hub itself and the
+/// admission subscription), which end when `cancel` fires.
+pub fn start(
+    engine: Arc<Engine>,
+    cancel: CancellationToken,
+) -> (HubHandle, Vec<tokio::task::JoinHandle<()>>) {
     let (tx, rx) = mpsc::unbounded_channel();
     let stats = Arc::new(HubStats::default());
     let (ev_tx, ev_rx) = mpsc::unbounded_channel();
-    tokio::spawn(forward_admissions(engine.clone(), ev_tx, cancel.clone()));
+    let forwarder = tokio::spawn(forward_admissions(engine.clone(), ev_tx, cancel.clone()));
     let hub = Hub {
         engine,
         rooms: HashMap::new(),
         emptied: Default::default(),
         stats: stats.clone(),
     };
-    tokio::spawn(hub.run(rx, ev_rx, cancel));
-    HubHandle {
+    let task = tokio::spawn(hub.run(rx, ev_rx, cancel));
+    let handle = HubHandle {
         tx,
         next_conn: Arc::new(AtomicU64::new(1)),
         stats,
-    }
+    };
+    (handle, vec![task, forwarder])
 }
 
 /// Keeps a subscription to the store's admissions open, re-subscribing with capped
 /// backoff whenever it breaks.
 async fn forward_admissions(
-    engine: web::Data<Engine>,
+    engine: Arc<Engine>,
     out: mpsc::UnboundedSender<AdmittedEvent>,
     cancel: CancellationToken,
 ) {

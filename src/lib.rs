@@ -1,19 +1,20 @@
-//! Anteroom: a fair FIFO virtual waiting room. See README.md for the overview.
+//! Anteroom: a fair FIFO virtual waiting room. The request flow and where each concern
+//! lives are in docs/design.md.
+//!
+//! - [`web`]: the HTTP layer (actix-web): every handler, page and the WebSocket; the
+//!   only module that imports actix.
+//! - [`domain`]: admission, the admin service, ETA, passes, identities — free of HTTP.
+//! - [`hub`] and [`reaper`]: the background work (socket updates; reaping and promoting).
+//! - [`store`]: the `Store` trait and its `memory` and `redis` backends.
+//! - [`config`], [`error`], [`metrics`], [`telemetry`], [`startup`]: the rest.
 
-pub mod admin;
-pub mod admission;
 pub mod config;
+pub mod domain;
 pub mod error;
-pub mod eta;
 pub mod hub;
-pub mod i18n;
-pub mod identity;
-pub mod loadgen;
 pub mod metrics;
-pub mod pass;
-pub mod ratelimit;
 pub mod reaper;
-pub mod routes;
 pub mod startup;
 pub mod store;
 pub mod telemetry;
+pub mod web;

@@ -5,19 +5,17 @@ use std::net::TcpListener;
 use std::sync::Arc;
 use std::time::Duration;
 
-use actix_web::dev::Server;
-use actix_web::{web, App, HttpServer};
 use anyhow::Context;
 use rand::RngCore;
 use tokio_util::sync::CancellationToken;
 
-use crate::admission::Engine;
 use crate::config::Settings;
-use crate::error::{json_error_handler, path_error_handler, query_error_handler};
-use crate::identity::VisitorSigner;
+use crate::domain::admission::Engine;
+use crate::domain::identity::VisitorSigner;
+use crate::domain::pass::PassKeys;
+use crate::domain::ratelimit::IpLimiter;
+use crate::hub::HubHandle;
 use crate::metrics::Metrics;
-use crate::pass::PassKeys;
-use crate::ratelimit::IpLimiter;
 use crate::reaper::{run_promoter, run_reaper};
 use crate::store::memory::MemoryStore;
 use crate::store::redis::RedisStore;
@@ -25,10 +23,12 @@ use crate::store::Store;
 
 pub struct Application {
     port: u16,
-    server: Server,
-    engine: web::Data<Engine>,
-    hub: web::Data<crate::hub::HubHandle>,
+    server: crate::web::Server,
+    engine: Arc<Engine>,
+    hub: HubHandle,
     cancel: CancellationToken,
+    /// Every task shutdown waits for: reaper, promoter, limiter pruning, the hub and
+    /// its admission subscription, and the room-seeding retry loop when it runs.
     background: Vec<tokio::task::JoinHandle<()>>,
 }
 
@@ -46,7 +46,13 @@ pub async fn open_store(settings: &Settings) -> anyhow::Result<Arc<dyn Store>> {
 
 /// Writes configured rooms that the store does not have yet. Retries in the background
 /// if the store is down at start.
-async fn seed_rooms(store: Arc<dyn Store>, settings: &Settings, base: &str, port: u16) {
+async fn seed_rooms(
+    store: Arc<dyn Store>,
+    settings: &Settings,
+    base: &str,
+    port: u16,
+    cancel: CancellationToken,
+) -> Option<tokio::task::JoinHandle<()>> {
     let mut rooms = settings.rooms.clone();
     for r in &mut rooms {
         if r.target_url.is_empty() {
@@ -73,18 +79,22 @@ async fn seed_rooms(store: Arc<dyn Store>, settings: &Settings, base: &str, port
             }
         }
     };
-    if let Err(e) = attempt(rooms.clone()).await {
-        tracing::warn!(error = %e, "could not seed rooms yet; retrying in the background");
-        tokio::spawn(async move {
-            loop {
-                tokio::time::sleep(Duration::from_secs(1)).await;
-                if attempt(rooms.clone()).await.is_ok() {
-                    tracing::info!("rooms seeded");
-                    break;
-                }
+    let Err(e) = attempt(rooms.clone()).await else {
+        return None;
+    };
+    tracing::warn!(error = %e, "could not seed rooms yet; retrying in the background");
+    Some(tokio::spawn(async move {
+        loop {
+            tokio::select! {
+                _ = cancel.cancelled() => break,
+                _ = tokio::time::sleep(Duration::from_secs(1)) => {}
             }
-        });
-    }
+            if attempt(rooms.clone()).await.is_ok() {
+                tracing::info!("rooms seeded");
+                break;
+            }
+        }
+    }))
 }
 
 impl Application {
@@ -126,18 +136,19 @@ impl Application {
             }
         };
 
-        seed_rooms(store.clone(), &settings, &base, addr.port()).await;
+        let cancel = CancellationToken::new();
+        let seeding =
+            seed_rooms(store.clone(), &settings, &base, addr.port(), cancel.clone()).await;
 
         let holder = format!(
             "{}-{}",
             addr,
-            &crate::identity::VisitorId::random().as_str()[..8]
+            &crate::domain::identity::VisitorId::random().as_str()[..8]
         );
-        let admin = admin_auth(&settings)?;
         let secure_cookies = settings
             .secure_cookies
             .unwrap_or_else(|| base.starts_with("https://"));
-        let engine = web::Data::new(Engine {
+        let engine = Arc::new(Engine {
             store: store.clone(),
             passes,
             visitors,
@@ -149,7 +160,6 @@ impl Application {
             instance: holder.clone(),
         });
 
-        let cancel = CancellationToken::new();
         let mut background = vec![
             tokio::spawn(run_reaper(
                 store.clone(),
@@ -179,39 +189,16 @@ impl Application {
             }));
         }
 
-        let hub = web::Data::new(crate::hub::start(engine.clone(), cancel.clone()));
-        let data = engine.clone();
-        let hub_data = hub.clone();
-        let admin_data = admin.map(web::Data::new);
-        let access_log = settings.access_log;
-        let server = HttpServer::new(move || {
-            let mut app = App::new();
-            if let Some(a) = &admin_data {
-                app = app.app_data(a.clone());
+        background.extend(seeding);
+        let (hub, hub_tasks) = crate::hub::start(engine.clone(), cancel.clone());
+        background.extend(hub_tasks);
+        let server = match crate::web::serve(listener, &settings, engine.clone(), hub.clone()) {
+            Ok(s) => s,
+            Err(e) => {
+                cancel.cancel();
+                return Err(e);
             }
-            // The Logger runs a regex per request even when its lines are filtered out
-            // (~4 % of CPU under load), so it is only installed when asked for.
-            app.wrap(actix_web::middleware::Condition::new(
-                access_log,
-                tracing_actix(),
-            ))
-            .app_data(data.clone())
-            .app_data(hub_data.clone())
-            .app_data(web::JsonConfig::default().error_handler(json_error_handler))
-            .app_data(web::QueryConfig::default().error_handler(query_error_handler))
-            .app_data(web::PathConfig::default().error_handler(path_error_handler))
-            .configure(crate::routes::configure)
-        })
-        .workers(if settings.workers == 0 {
-            std::thread::available_parallelism()
-                .map(|n| n.get())
-                .unwrap_or(1)
-        } else {
-            settings.workers
-        })
-        .listen(listener)?
-        .disable_signals()
-        .run();
+        };
 
         tracing::info!(%base, store = if settings.redis_url.is_some() { "redis" } else { "memory" }, "anteroom listening");
         Ok(Self {
@@ -229,70 +216,27 @@ impl Application {
     }
 
     /// The shared engine (tests reach the store and keys through it).
-    pub fn engine(&self) -> web::Data<Engine> {
+    pub fn engine(&self) -> Arc<Engine> {
         self.engine.clone()
     }
 
     /// The WebSocket hub (tests read its counters).
-    pub fn hub(&self) -> web::Data<crate::hub::HubHandle> {
+    pub fn hub(&self) -> HubHandle {
         self.hub.clone()
     }
 
     /// Serves until the server stops or `shutdown` is cancelled, then stops the
     /// background tasks.
     pub async fn run_until_stopped(self, shutdown: CancellationToken) -> anyhow::Result<()> {
-        let handle = self.server.handle();
-        let server = self.server;
-        let result = tokio::select! {
-            r = server => r.map_err(anyhow::Error::from),
-            _ = shutdown.cancelled() => {
-                handle.stop(true).await;
-                Ok(())
-            }
-        };
+        let result = self
+            .server
+            .run_until(shutdown)
+            .await
+            .map_err(anyhow::Error::from);
         self.cancel.cancel();
         for t in self.background {
             let _ = t.await;
         }
         result
     }
-}
-
-/// The admin credentials, or an error when admin is on without any — except the plain
-/// demo (`demo`, no Redis), which gets a generated token, printed once.
-fn admin_auth(settings: &Settings) -> anyhow::Result<Option<crate::admin::auth::AdminAuth>> {
-    let a = &settings.admin;
-    if !a.enabled {
-        return Ok(None);
-    }
-    let mut token = a.token.clone().filter(|t| !t.is_empty());
-    if token.is_none() && a.password_hash.is_none() {
-        if settings.demo && settings.redis_url.is_none() {
-            let mut b = [0u8; 18];
-            rand::thread_rng().fill_bytes(&mut b);
-            let generated =
-                base64::Engine::encode(&base64::engine::general_purpose::URL_SAFE_NO_PAD, b);
-            tracing::warn!(
-                admin_token = %generated,
-                "demo: generated an admin token for this run; sign in at /admin with it"
-            );
-            token = Some(crate::config::Secret::new(generated));
-        } else {
-            anyhow::bail!(
-                "configuration: the admin interface is enabled but has no credential: set `admin.token` (ANTEROOM_ADMIN__TOKEN) or `admin.password_hash`, or set `admin.enabled = false`"
-            );
-        }
-    }
-    Ok(Some(crate::admin::auth::AdminAuth::new(
-        token,
-        a.password_hash.clone(),
-        a.session_ttl_secs,
-        a.login_attempts_per_minute,
-    )))
-}
-
-/// Request logging (`access_log = true`; target `anteroom::http`, hidden by the default
-/// filter — enable with `ANTEROOM_LOG=info`).
-fn tracing_actix() -> actix_web::middleware::Logger {
-    actix_web::middleware::Logger::new("%a \"%r\" %s %Dms").log_target("anteroom::http")
 }

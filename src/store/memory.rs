@@ -20,7 +20,7 @@ use super::{
     StoreResult, VisitorState, WatchEntry, WindowDecision,
 };
 use crate::config::RoomConfig;
-use crate::eta::rate_add;
+use crate::domain::eta::rate_add;
 
 const WINDOW_MS: u64 = 60_000;
 

@@ -78,7 +78,7 @@ pub struct Admission {
 }
 
 /// The admission-rate estimate the ETA is computed from: an exponentially decaying
-/// count of admissions (see [`crate::eta`]).
+/// count of admissions (see [`crate::domain::eta`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct RateState {
     /// Decayed admissions per second as of `last_ms`.

@@ -1,0 +1,211 @@
+"""The benchmark scenarios: one function per measurement. Each starts what it measures
+(through harness.py), drives the load generator and returns its figures, which
+run.py stores under one key of the results (see report.py for how they are read).
+"""
+
+import os
+import re
+import signal
+import subprocess
+import time
+import urllib.request
+
+from harness import (COMMANDS, SIGNING_KEY, Stack, cpu_over, free_port, loadtest, loadtest_result,
+                     resp, rss, spawn_loadtest, start, start_redis, used_memory, wait_http)
+
+
+def redis_ceiling(lt, n):
+    """Ceiling: redis-benchmark, 50 clients, `n` EVALSHA calls of `return 1` on a fresh Redis."""
+    r = start_redis(lt)
+    port = r.ports[0]
+    sha = resp(port, "SCRIPT", "LOAD", "return 1")
+    cmd = ["redis-benchmark", "-p", str(port), "-n", str(n), "-c", "50", "-q", "EVALSHA", sha, "0"]
+    COMMANDS.append(" ".join(cmd))
+    out = subprocess.run(cmd, capture_output=True, text=True).stdout
+    r.close()
+    m = re.findall(r"([\d.]+) requests per second", out)
+    return float(m[-1]) if m else 0.0
+
+
+def http_ceiling(lt, dur):
+    """Ceiling: `anteroom-loadtest get` against the load generator's trivial HTTP server."""
+    hport = free_port()
+    srv = start([lt, "trivial-server", "--listen", f"127.0.0.1:{hport}"])
+    wait_http(f"http://127.0.0.1:{hport}/")
+    out = loadtest(lt, "get", "--target", f"http://127.0.0.1:{hport}", "--path", "/",
+                   "--concurrency", 64, "--duration", dur, "--threads", 1)
+    srv.send_signal(signal.SIGTERM)
+    return out
+
+
+def join_status(bin_dir, lt, tmp, dur, smoke):
+    """join + status on Redis, as fast as it goes, then at 5,000 requests/s (500 in smoke);
+    returns both figures under their results keys."""
+    s = Stack(bin_dir, tmp, capacity=1000)
+    pids = f"{s.pids[0]},{s.redis_pid}"
+    out = {}
+    out["join_status_max"] = loadtest(lt, "http", "--target", s.url(), "--room", "bench", "--concurrency", 64,
+                                      "--duration", dur, "--threads", 1, "--pids", pids)
+    out["join_status_5k"] = loadtest(lt, "http", "--target", s.url(), "--room", "bench", "--concurrency", 64,
+                                     "--rate", 500 if smoke else 5000, "--duration", dur, "--threads", 1,
+                                     "--pids", pids)
+    s.close()
+    return out
+
+
+def memstore(lt, dur):
+    """Memory store decisions (join + status without HTTP or Redis)."""
+    return loadtest(lt, "memstore", "--tasks", 2, "--duration", dur)
+
+
+def ws_two_instances(bin_dir, lt, tmp, smoke):
+    """WebSocket crowd on two instances sharing one Redis: admissions pushed across
+    instances. One load-generator process per instance; returns their two results."""
+    s = Stack(bin_dir, tmp, instances=2, capacity=50, ttl=30, hb=30)
+    n = 200 if smoke else 4000
+    procs = []
+    for i in range(2):
+        procs.append(spawn_loadtest(
+            lt, "ws", "--target", s.url(i), "--room", "bench", "--visitors", n // 2,
+            "--arrival-rate", 100 if smoke else 500, "--duration", 4 if smoke else 25,
+            "--think-ms", 200 if smoke else 1000, "--abandon-share", 0.1, "--threads", 1,
+            "--pids", f"{s.pids[i]},{s.redis_pid}"))
+    outs = [loadtest_result(p, 600) for p in procs]
+    s.close()
+    return outs
+
+
+def cluster(bin_dir, lt, tmp, dur):
+    """join+status on a 3-master cluster: one room (one shard does all the work) and
+    three rooms on three shards at once."""
+    ports = start_redis(lt, cluster=True).ports
+    url = "redis+cluster://" + ",".join(f"127.0.0.1:{p}" for p in ports)
+    port = free_port()
+    cfg = os.path.join(tmp, "cluster.toml")
+    rooms = ""
+    for rid in ("c1", "c2", "c3", "c4", "c5", "c6"):
+        rooms += f'[[rooms]]\nid = "{rid}"\ncapacity = 1000\ntarget_url = "http://127.0.0.1:{port}/"\n'
+    with open(cfg, "w") as f:
+        f.write(f"""
+listen = "127.0.0.1:{port}"
+redis_url = "{url}"
+key_prefix = "bench"
+secret_key = "bench-secret"
+signing_key = "{SIGNING_KEY}"
+demo = false
+[admin]
+enabled = false
+[rate_limit]
+visitor_requests = 0
+ip_per_second = 0
+{rooms}""")
+    log = open(os.path.join(tmp, "cluster-anteroom.log"), "w")
+    start([os.path.join(bin_dir, "anteroom"), "--config", cfg], env={"ANTEROOM_LOG": "warn"}, log=log)
+    wait_http(f"http://127.0.0.1:{port}/readyz")
+    target = f"http://127.0.0.1:{port}"
+    # Which shard owns each room (by its hash tag's slot).
+    slots = {}
+    for rid in ("c1", "c2", "c3", "c4", "c5", "c6"):
+        slots[rid] = resp(ports[0], "CLUSTER", "KEYSLOT", f"{{{rid}}}")
+    ranges = resp(ports[0], "CLUSTER", "SLOTS")
+
+    def shard(slot):
+        for r in ranges:
+            if r[0] <= slot <= r[1]:
+                return r[2][1]
+    by_shard = {}
+    for rid, sl in slots.items():
+        by_shard.setdefault(shard(sl), rid)
+    spread = list(by_shard.values())[:3]
+    one = loadtest(lt, "http", "--target", target, "--room", spread[0], "--concurrency", 64, "--duration", dur, "--threads", 1)
+    procs = [spawn_loadtest(lt, "http", "--target", target, "--room", rid, "--concurrency", 22,
+                            "--duration", dur, "--threads", 1)
+             for rid in spread]
+    many = [loadtest_result(pr, 300) for pr in procs]
+    # The cluster and this instance stay up until run.py's stop_all(), as before the split.
+    return {"one_room": one, "rooms_on_shards": {rid: m for rid, m in zip(spread, many)}}
+
+
+def sockets(bin_dir, lt, tmp, total):
+    """`total` queue sockets over three instances (≤ 20,000 descriptors per process),
+    the load spread over several processes and loopback source addresses."""
+    s = Stack(bin_dir, tmp, instances=3, capacity=1, ttl=3600, hb=300)
+    # Hold the one slot so everybody queues.
+    urllib.request.urlopen(urllib.request.Request(f"{s.url(0)}/api/rooms/bench/join", method="POST")).read()
+    # One process may hold 20,000 descriptors: the first instance takes 19,500 sockets
+    # (≥ 19,000 as the target asks), the other two share the rest.
+    first = min(19_500, total * 4 // 10)
+    shares = [first, (total - first) // 2]
+    shares.append(total - sum(shares))
+    rss_before = [rss(pid) for pid in s.pids]
+    procs = []
+    for i, n in enumerate(shares):
+        per = [n // 2, n - n // 2]
+        for j, m in enumerate(per):
+            ips = ",".join(f"127.0.{i + 1}.{j * 10 + k + 2}" for k in range(4))
+            procs.append(spawn_loadtest(
+                lt, "ws", "--target", s.url(i), "--room", "bench", "--visitors", m,
+                "--arrival-rate", 350, "--duration", 70, "--think-ms", 1000, "--threads", 1,
+                "--bind-ips", ips, "--pids", f"{s.pids[i]},{s.redis_pid}"))
+    # Sample at the plateau (all sockets open after ~25 s): memory and Redis CPU.
+    time.sleep(45)
+    rss_peak = [rss(pid) for pid in s.pids]
+    redis_cpu = cpu_over(s.redis_pid, 8)
+    outs = [loadtest_result(p, 900) for p in procs]
+    s.close()
+    return {"shares": shares, "loadgen": outs, "rss_before_mb": rss_before, "rss_peak_mb": rss_peak,
+            "redis_cpu_percent": redis_cpu}
+
+
+# Writes n queue entries the way a join does (ticket, heartbeat, join time).
+FILL = """
+local q, hb, jt, st = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local from, n = tonumber(ARGV[1]), tonumber(ARGV[2])
+local t = redis.call('TIME'); local now = tonumber(t[1]) * 1000
+for i = from, from + n - 1 do
+  local v = string.format('%032x', i)
+  redis.call('ZADD', q, i, v); redis.call('ZADD', hb, now, v); redis.call('HSET', jt, v, now)
+end
+redis.call('HSET', st, 'seq', from + n - 1)
+return n
+"""
+
+
+def million(bin_dir, lt, tmp, n=1_000_000):
+    """A room with `n` queued visitors: join/status latency against it, a reaper pass
+    over `n` stale heartbeats (Redis's longest single command, from SLOWLOG), and Redis
+    memory per queued visitor."""
+    s = Stack(bin_dir, tmp, capacity=1, ttl=3600, hb=3600,
+              extra_env={"ANTEROOM_REAPER__INTERVAL_MS": "200"})
+    port = s.redis_port
+    keys = [f"bench:room:{{bench}}:{k}" for k in ("q", "hb", "jt", "st")]
+    base_mem = used_memory(port)
+    # The same entries the join script writes (ticket, heartbeat, join time), 10,000 per call.
+    sha = resp(port, "SCRIPT", "LOAD", FILL)
+    for from_ in range(1, n + 1, 10_000):
+        resp(port, "EVALSHA", sha, 4, *keys, from_, min(10_000, n + 1 - from_))
+    mem_per = (used_memory(port) - base_mem) / n
+    lat = loadtest(lt, "http", "--target", s.url(), "--room", "bench", "--concurrency", 32, "--rate", 2000,
+                   "--duration", 10, "--threads", 1, "--pids", f"{s.pids[0]},{s.redis_pid}")
+    qlen = resp(port, "ZCARD", keys[0])
+    # Let every heartbeat go stale; the running reaper drops them in bounded batches.
+    resp(port, "CONFIG", "SET", "slowlog-log-slower-than", "0")
+    resp(port, "CONFIG", "SET", "slowlog-max-len", "200000")
+    resp(port, "SLOWLOG", "RESET")
+    t0 = time.time()
+    resp(port, "HSET", "bench:room:{bench}:cfg", "hb_ms", "1")
+    end = time.time() + 600
+    while time.time() < end and resp(port, "ZCARD", keys[0]) > 0:
+        time.sleep(0.2)
+    took = time.time() - t0
+    left = resp(port, "ZCARD", keys[0])
+    entries = resp(port, "SLOWLOG", "GET", "200000") or []
+    durations = [e[2] for e in entries if isinstance(e, list) and len(e) > 2]
+    reaps = [e[2] for e in entries if isinstance(e, list) and len(e) > 3 and isinstance(e[3], list)
+             and e[3] and str(e[3][0]).upper() == "EVALSHA"]
+    s.close()
+    return {"queued": qlen, "mem_per_visitor_bytes": mem_per, "latency_2k": lat,
+            "reaper": {"seconds": round(took, 2), "left": left,
+                       "max_command_us": max(durations) if durations else None,
+                       "max_script_us": max(reaps) if reaps else None,
+                       "commands_logged": len(durations)}}

@@ -1,0 +1,581 @@
+//! Typed configuration, loaded in layers: the built-in defaults (`default.toml` beside
+//! this file, compiled in — the one place where every default is written, and the
+//! annotated reference the docs show), then a TOML file (named by `--config PATH` or
+//! `ANTEROOM_CONFIG`), then `ANTEROOM_…` environment variables (`__` separates nested
+//! keys, e.g. `ANTEROOM_RATE_LIMIT__VISITOR_REQUESTS=60`).
+//!
+//! Each `[[rooms]]` entry starts from `[room_defaults]` (which a file may change too).
+//! This struct tree documents every setting; `validate()` runs right after loading so a
+//! bad value stops the process with a message naming the field.
+
+use std::fmt;
+use std::net::SocketAddr;
+use std::path::Path;
+use std::sync::LazyLock;
+
+use figment::providers::{Env, Format, Serialized, Toml};
+use figment::value::{Dict, Value};
+use figment::Figment;
+use serde::{Deserialize, Serialize};
+
+/// Room ids appear in URLs, Redis keys and cookie names, so they are restricted to
+/// `[A-Za-z0-9_-]{1,64}`.
+pub fn valid_room_id(id: &str) -> bool {
+    !id.is_empty()
+        && id.len() <= 64
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+}
+
+/// A string that must never appear in logs or `Debug` output.
+#[derive(Clone, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(transparent)]
+pub struct Secret(String);
+
+impl Secret {
+    pub fn new(s: impl Into<String>) -> Self {
+        Self(s.into())
+    }
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+impl fmt::Debug for Secret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Secret([redacted])")
+    }
+}
+
+/// Top-level settings.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Settings {
+    /// Address the HTTP server binds, e.g. `"127.0.0.1:8080"`. Port 0 picks a free port.
+    pub listen: String,
+    /// Redis URL (`redis://host:port/db`, or `redis+cluster://host:port` for Redis
+    /// Cluster). Absent: the embedded in-memory store (single instance, demo use).
+    pub redis_url: Option<String>,
+    /// Every Redis key Anteroom writes starts with this prefix.
+    pub key_prefix: String,
+    /// Public base URL of this server (used in redirects and absolute links), e.g.
+    /// `"https://queue.example.com"`. Default: `http://{listen}`.
+    pub public_url: Option<String>,
+    /// HMAC key that signs visitor ids (cookie and `visitor_token`). Every instance
+    /// serving the same rooms needs the same value. Absent: a random key per process
+    /// (visitors lose their place when the process restarts).
+    pub secret_key: Option<Secret>,
+    /// Ed25519 signing key for passes: the 32-byte seed, base64 (standard or URL-safe).
+    /// Every instance needs the same value. Absent: generated at start and printed.
+    pub signing_key: Option<Secret>,
+    /// Set `Secure` on cookies. Default: true when `public_url` starts with `https://`.
+    pub secure_cookies: Option<bool>,
+    /// Take the client IP from the last `X-Forwarded-For` entry, the one your own proxy
+    /// appended (only behind a trusted proxy; clients can forge earlier entries).
+    pub trust_forwarded_for: bool,
+    /// Serve the built-in demo origin at `/demo/origin`.
+    pub demo: bool,
+    /// HTTP worker threads; 0 = one per CPU core.
+    pub workers: usize,
+    /// Log one line per HTTP request (target `anteroom::http`, level info). Off by
+    /// default: it costs CPU on the hot path; a proxy in front usually logs anyway.
+    pub access_log: bool,
+    /// Redis connection behaviour.
+    pub store: StoreSettings,
+    /// Request limits.
+    pub rate_limit: RateLimitSettings,
+    /// Background reaper.
+    pub reaper: ReaperSettings,
+    /// Admin dashboard and API.
+    pub admin: AdminSettings,
+    /// Rooms seeded into the store at start. A room already in the store keeps its live
+    /// configuration (the admin API changes it at run time); the file only creates it.
+    #[serde(default)]
+    pub rooms: Vec<RoomConfig>,
+    /// What every `[[rooms]]` entry (and a room created through the admin API) starts
+    /// from; `id` and `target_url` must be given per room.
+    pub room_defaults: RoomConfig,
+}
+
+/// Redis connection timeouts, so no request ever hangs on a dead store.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct StoreSettings {
+    /// Milliseconds allowed to open a connection.
+    pub connect_timeout_ms: u64,
+    /// Milliseconds allowed for one command (or script) to answer.
+    pub response_timeout_ms: u64,
+}
+
+/// Limits on the hot endpoints.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RateLimitSettings {
+    /// Per visitor (fixed window in the store): requests allowed per window on join and
+    /// status. 0 turns the per-visitor limit off.
+    pub visitor_requests: u32,
+    /// Per visitor: window length in seconds.
+    pub visitor_window_secs: u32,
+    /// Per IP (in process, `governor`): sustained joins per second. 0 turns it off.
+    pub ip_per_second: u32,
+    /// Per IP: burst allowed above the sustained rate.
+    pub ip_burst: u32,
+}
+
+/// Background reaper and promoter timings.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReaperSettings {
+    /// Milliseconds between reaper passes (each pass: drop silent visitors, prune
+    /// expired sessions, promote).
+    pub interval_ms: u64,
+    /// Milliseconds between promote ticks, which reuse freed capacity quickly.
+    pub promote_interval_ms: u64,
+    /// Entries removed per script call, so Redis is never blocked for long.
+    pub batch_size: u32,
+    /// Lease length in milliseconds; a crashed holder's lease frees itself after this.
+    pub lease_ms: u64,
+}
+
+/// The admin dashboard (`/admin`) and API (`/api/admin/…`).
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct AdminSettings {
+    /// Serve the dashboard and the admin API. With it on, a credential is required: the
+    /// server refuses to start without `token` or `password_hash`, except the plain demo
+    /// (`demo = true`, no `redis_url`), which generates a token and prints it.
+    pub enabled: bool,
+    /// Bearer token for the admin API (`Authorization: Bearer …`); also accepted by the
+    /// login form.
+    pub token: Option<Secret>,
+    /// Argon2 hash (PHC string, `$argon2id$…`) of the dashboard password; make one with
+    /// `anteroom hash-password`.
+    pub password_hash: Option<Secret>,
+    /// How long a dashboard login lasts, in seconds.
+    pub session_ttl_secs: u64,
+    /// Login attempts allowed per IP per minute (successful or not).
+    pub login_attempts_per_minute: u32,
+    /// Audit log entries kept in the store.
+    pub audit_keep: u32,
+}
+
+/// One room: an independent queue in front of one target.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct RoomConfig {
+    /// Room id (`[A-Za-z0-9_-]{1,64}`), used in URLs and keys.
+    pub id: String,
+    /// Human-readable name shown to visitors. Default: the id.
+    pub name: String,
+    /// Maximum number of concurrently admitted visitors.
+    pub capacity: u64,
+    /// Arrival-rate cap: admissions allowed in any 60 s window. 0 = off.
+    pub max_admissions_per_minute: u64,
+    /// How long an admission (and its pass) lasts, in seconds.
+    pub session_ttl_secs: u64,
+    /// Queued visitors silent longer than this are dropped by the reaper.
+    pub heartbeat_timeout_secs: u64,
+    /// Where admitted visitors are sent.
+    pub target_url: String,
+    /// Finite units; each admission consumes one (at most one per visitor).
+    /// Absent = unlimited.
+    pub stock: Option<u64>,
+    /// Admissions start paused (the queue still grows).
+    pub paused: bool,
+    /// The room is closed: new visitors are turned away, queued visitors are told.
+    pub closed: bool,
+    /// Origins allowed to embed the room's widget in an iframe.
+    pub embed_origins: Vec<String>,
+}
+
+impl RoomConfig {
+    /// Checks ranges; returns `(field, message)` for the first problem.
+    pub fn check(&self) -> Result<(), (&'static str, String)> {
+        if !valid_room_id(&self.id) {
+            return Err(("id", "must match [A-Za-z0-9_-]{1,64}".into()));
+        }
+        if self.capacity == 0 || self.capacity > 10_000_000 {
+            return Err(("capacity", "must be between 1 and 10000000".into()));
+        }
+        if self.session_ttl_secs == 0 || self.session_ttl_secs > 7 * 86_400 {
+            return Err(("session_ttl_secs", "must be between 1 and 604800".into()));
+        }
+        if self.heartbeat_timeout_secs == 0 || self.heartbeat_timeout_secs > 86_400 {
+            return Err((
+                "heartbeat_timeout_secs",
+                "must be between 1 and 86400".into(),
+            ));
+        }
+        if self.max_admissions_per_minute > 1_000_000 {
+            return Err((
+                "max_admissions_per_minute",
+                "must be at most 1000000".into(),
+            ));
+        }
+        match url::Url::parse(&self.target_url) {
+            Ok(u) if u.scheme() == "http" || u.scheme() == "https" => {}
+            _ => return Err(("target_url", "must be an absolute http(s) URL".into())),
+        }
+        if self.name.chars().count() > 200 {
+            return Err(("name", "must be at most 200 characters".into()));
+        }
+        // Origins go into a CSP header and are compared exactly with postMessage origins.
+        for o in &self.embed_origins {
+            match url::Url::parse(o) {
+                Ok(u)
+                    if (u.scheme() == "http" || u.scheme() == "https")
+                        && u.origin().ascii_serialization() == o.trim_end_matches('/') => {}
+                _ => {
+                    return Err((
+                        "embed_origins",
+                        "must list origins like https://shop.example (scheme, host, optional port)"
+                            .into(),
+                    ))
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The display name (the id when no name is set).
+    pub fn display_name(&self) -> &str {
+        if self.name.is_empty() {
+            &self.id
+        } else {
+            &self.name
+        }
+    }
+}
+
+/// The built-in defaults, the first configuration layer.
+pub const DEFAULT_TOML: &str = include_str!("default.toml");
+
+/// The built-in defaults, parsed once.
+static DEFAULTS: LazyLock<Settings> = LazyLock::new(|| {
+    // unwrap: default.toml is compiled in and parsed by a unit test.
+    Figment::from(Toml::string(DEFAULT_TOML))
+        .extract()
+        .expect("the built-in default.toml is valid")
+});
+
+impl Default for Settings {
+    fn default() -> Self {
+        DEFAULTS.clone()
+    }
+}
+
+/// Each section's default is its part of `default.toml`.
+macro_rules! default_from_toml {
+    ($($ty:ty => $field:ident),* $(,)?) => {$(
+        impl Default for $ty {
+            fn default() -> Self {
+                DEFAULTS.$field.clone()
+            }
+        }
+    )*};
+}
+
+default_from_toml! {
+    StoreSettings => store,
+    RateLimitSettings => rate_limit,
+    ReaperSettings => reaper,
+    AdminSettings => admin,
+    RoomConfig => room_defaults,
+}
+
+/// Top-level settings that `ANTEROOM_*` variables may set: the fields of [`Settings`].
+fn env_keys() -> Vec<String> {
+    // unwrap: the settings always serialise to a map.
+    match serde_json::to_value(Settings::default()).unwrap() {
+        serde_json::Value::Object(m) => m.keys().cloned().collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// Fills each `[[rooms]]` entry's missing keys from `[room_defaults]`.
+fn rooms_with_defaults(fig: &Figment) -> Result<Option<Vec<Value>>, Box<figment::Error>> {
+    let rooms: Option<Vec<Value>> = fig.extract_inner("rooms").ok();
+    let Some(rooms) = rooms else {
+        return Ok(None);
+    };
+    let defaults: Dict = fig.extract_inner("room_defaults").map_err(Box::new)?;
+    Ok(Some(
+        rooms
+            .into_iter()
+            .map(|room| match room {
+                Value::Dict(tag, mut d) => {
+                    for (k, v) in &defaults {
+                        d.entry(k.clone()).or_insert_with(|| v.clone());
+                    }
+                    Value::Dict(tag, d)
+                }
+                other => other,
+            })
+            .collect(),
+    ))
+}
+
+/// A configuration problem, naming the field.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("configuration: {0}")]
+    Load(#[from] Box<figment::Error>),
+    #[error("configuration: `{field}` {message}")]
+    Invalid { field: String, message: String },
+}
+
+impl Settings {
+    /// Loads defaults, then the TOML file (if any), then `ANTEROOM_*` variables.
+    pub fn load(config_path: Option<&Path>) -> Result<Self, ConfigError> {
+        let mut fig = Figment::from(Toml::string(DEFAULT_TOML));
+        if let Some(path) = config_path {
+            if !path.exists() {
+                return Err(ConfigError::Invalid {
+                    field: "config".into(),
+                    message: format!("file {} does not exist", path.display()),
+                });
+            }
+            fig = fig.merge(Toml::file(path));
+        }
+        // Only variables naming a setting are read, so an unrelated ANTEROOM_* variable
+        // in the environment never stops the server.
+        let keys = env_keys();
+        fig = fig.merge(
+            Env::prefixed("ANTEROOM_")
+                .filter(move |k| {
+                    let top = k.as_str().split("__").next().unwrap_or("");
+                    keys.iter().any(|e| top.eq_ignore_ascii_case(e))
+                })
+                .split("__"),
+        );
+        if let Some(rooms) = rooms_with_defaults(&fig)? {
+            fig = fig.merge(Serialized::default("rooms", rooms));
+        }
+        let mut settings: Settings = fig.extract().map_err(Box::new)?;
+        settings.apply_defaults();
+        settings.validate()?;
+        Ok(settings)
+    }
+
+    /// Fills values that depend on other values (the demo room, the public URL).
+    pub fn apply_defaults(&mut self) {
+        if self.redis_url.as_deref() == Some("") {
+            self.redis_url = None;
+        }
+        if self.rooms.is_empty() && self.demo {
+            self.rooms.push(RoomConfig {
+                id: "demo".into(),
+                name: "Anteroom demo".into(),
+                capacity: 2,
+                session_ttl_secs: 60,
+                heartbeat_timeout_secs: 60,
+                target_url: String::new(), // filled in from the public URL at start
+                ..self.room_defaults.clone()
+            });
+        }
+    }
+
+    /// Checks every range; the error names the offending field.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let invalid = |field: &str, message: &str| ConfigError::Invalid {
+            field: field.into(),
+            message: message.into(),
+        };
+        if self.listen.parse::<SocketAddr>().is_err() {
+            return Err(invalid("listen", "must be an address like 127.0.0.1:8080"));
+        }
+        if let Some(url) = &self.redis_url {
+            let ok = ["redis://", "redis+cluster://", "redis+unix://"]
+                .iter()
+                .any(|p| url.starts_with(p));
+            if !ok {
+                return Err(invalid(
+                    "redis_url",
+                    "must start with redis://, redis+cluster:// or redis+unix:// (TLS is not built in; terminate it with a local proxy such as stunnel)",
+                ));
+            }
+        }
+        if self.key_prefix.is_empty() || self.key_prefix.contains(['{', '}', ' ']) {
+            return Err(invalid(
+                "key_prefix",
+                "must be non-empty, without braces or spaces",
+            ));
+        }
+        if let Some(url) = &self.public_url {
+            if url::Url::parse(url).is_err() {
+                return Err(invalid("public_url", "must be an absolute URL"));
+            }
+        }
+        if self.rate_limit.visitor_window_secs == 0 {
+            return Err(invalid(
+                "rate_limit.visitor_window_secs",
+                "must be at least 1",
+            ));
+        }
+        // Lua's unpack() is bounded by its C stack (~8000 values), so batches stay small.
+        if self.reaper.batch_size == 0 || self.reaper.batch_size > 5000 {
+            return Err(invalid("reaper.batch_size", "must be between 1 and 5000"));
+        }
+        if self.reaper.interval_ms < 10 {
+            return Err(invalid("reaper.interval_ms", "must be at least 10"));
+        }
+        if self.reaper.promote_interval_ms < 10 {
+            return Err(invalid("reaper.promote_interval_ms", "must be at least 10"));
+        }
+        if self.store.response_timeout_ms == 0 {
+            return Err(invalid("store.response_timeout_ms", "must be at least 1"));
+        }
+        if self.store.connect_timeout_ms == 0 {
+            return Err(invalid("store.connect_timeout_ms", "must be at least 1"));
+        }
+        if self.admin.audit_keep == 0 {
+            return Err(invalid("admin.audit_keep", "must be at least 1"));
+        }
+        if self.admin.session_ttl_secs == 0 {
+            return Err(invalid("admin.session_ttl_secs", "must be at least 1"));
+        }
+        if self.admin.login_attempts_per_minute == 0 {
+            return Err(invalid(
+                "admin.login_attempts_per_minute",
+                "must be at least 1",
+            ));
+        }
+        if let Some(h) = &self.admin.password_hash {
+            if !h.expose().starts_with("$argon2") {
+                return Err(invalid(
+                    "admin.password_hash",
+                    "must be an argon2 PHC string ($argon2id$…); make one with `anteroom hash-password`",
+                ));
+            }
+        }
+        let mut seen = std::collections::HashSet::new();
+        for (i, room) in self.rooms.iter().enumerate() {
+            if !seen.insert(room.id.as_str()) {
+                return Err(invalid(&format!("rooms[{i}].id"), "is a duplicate"));
+            }
+            // The demo room's target is filled in at start.
+            if room.target_url.is_empty() && self.demo && room.id == "demo" {
+                continue;
+            }
+            room.check()
+                .map_err(|(field, message)| ConfigError::Invalid {
+                    field: format!("rooms[{i}].{field}"),
+                    message,
+                })?;
+        }
+        Ok(())
+    }
+
+    /// The base URL visitors reach this server at.
+    pub fn public_base(&self, bound: SocketAddr) -> String {
+        match &self.public_url {
+            Some(u) => u.trim_end_matches('/').to_string(),
+            None => format!("http://{bound}"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rejects_zero_capacity_naming_the_field() {
+        let mut s = Settings::default();
+        s.rooms.push(RoomConfig {
+            id: "r".into(),
+            capacity: 0,
+            target_url: "http://x/".into(),
+            ..Default::default()
+        });
+        let err = s.validate().unwrap_err().to_string();
+        assert!(err.contains("rooms[0].capacity"), "{err}");
+    }
+
+    #[test]
+    fn rejects_bad_room_ids() {
+        assert!(!valid_room_id("a b"));
+        assert!(!valid_room_id(""));
+        assert!(!valid_room_id("{x}"));
+        assert!(valid_room_id("sale-2026_A"));
+    }
+
+    #[test]
+    fn secret_does_not_print() {
+        let s = Secret::new("hunter2");
+        assert!(!format!("{s:?}").contains("hunter2"));
+    }
+
+    #[test]
+    fn loads_toml_file_and_env_overrides() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("a.toml");
+        std::fs::write(
+            &path,
+            r#"
+listen = "127.0.0.1:9999"
+key_prefix = "x"
+[[rooms]]
+id = "sale"
+capacity = 7
+target_url = "https://shop.example/"
+stock = 5
+"#,
+        )
+        .unwrap();
+        let s = Settings::load(Some(&path)).unwrap();
+        assert_eq!(s.rooms.len(), 1);
+        assert_eq!(s.rooms[0].capacity, 7);
+        assert_eq!(s.rooms[0].stock, Some(5));
+        assert_eq!(s.key_prefix, "x");
+    }
+
+    #[test]
+    fn the_built_in_defaults_parse_and_validate() {
+        let s = Settings::default();
+        s.validate().unwrap();
+        assert_eq!(s.listen, "127.0.0.1:8080");
+        assert_eq!(s.room_defaults.capacity, 100);
+        assert!(s.rooms.is_empty());
+        // Every top-level field is a key that ANTEROOM_* variables may set.
+        let keys = env_keys();
+        for k in [
+            "listen",
+            "redis_url",
+            "secret_key",
+            "rooms",
+            "room_defaults",
+            "admin",
+        ] {
+            assert!(keys.iter().any(|x| x == k), "{k} in {keys:?}");
+        }
+    }
+
+    #[test]
+    fn rooms_start_from_room_defaults() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("a.toml");
+        std::fs::write(
+            &path,
+            "[room_defaults]\ncapacity = 9\n[[rooms]]\nid = \"a\"\ntarget_url = \"https://x.example/\"\n[[rooms]]\nid = \"b\"\ncapacity = 3\ntarget_url = \"https://x.example/\"\n",
+        )
+        .unwrap();
+        let s = Settings::load(Some(&path)).unwrap();
+        assert_eq!(s.rooms[0].capacity, 9);
+        assert_eq!(s.rooms[0].session_ttl_secs, 1800);
+        assert_eq!(s.rooms[1].capacity, 3);
+    }
+
+    #[test]
+    fn unknown_keys_are_rejected() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("a.toml");
+        std::fs::write(&path, "capacityy = 3\n").unwrap();
+        let err = Settings::load(Some(&path)).unwrap_err().to_string();
+        assert!(err.contains("capacityy"), "{err}");
+    }
+}

@@ -1,0 +1,342 @@
+//! The admission domain, free of HTTP: join, status, release and pass verification on top
+//! of a [`Store`], turning store snapshots into what a visitor is told (ETA, pass,
+//! redirect). Handlers parse, call the [`Engine`], and render.
+
+use std::sync::Arc;
+
+use serde::Serialize;
+
+use crate::config::Settings;
+use crate::domain::eta::{estimate, measured_rate, Eta, EtaInput};
+use crate::domain::identity::{VisitorId, VisitorSigner};
+use crate::domain::pass::{Claims, PassKeys};
+use crate::domain::ratelimit::{IpLimiter, LimitedAction};
+use crate::error::DomainError;
+use crate::metrics::Metrics;
+use crate::store::{Admission, Snapshot, Store, StoreError, VisitorState};
+
+/// What a visitor is told; the JSON body of join and status.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct VisitorView {
+    pub room: String,
+    pub state: VisitorState,
+    pub position: u64,
+    pub queue_length: u64,
+    pub active: u64,
+    pub capacity: u64,
+    pub eta_seconds: u64,
+    pub eta_low_seconds: u64,
+    pub eta_high_seconds: u64,
+    /// Units left, when the room has finite stock.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stock: Option<u64>,
+    pub visitor_token: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pass: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub redirect_url: Option<String>,
+    /// When the pass expires (seconds since the epoch).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub expires_at: Option<u64>,
+    /// When the visitor was admitted (milliseconds since the epoch, store clock).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub admitted_at: Option<u64>,
+}
+
+/// Everything a request needs; shared by all workers.
+pub struct Engine {
+    pub store: Arc<dyn Store>,
+    pub passes: PassKeys,
+    pub visitors: VisitorSigner,
+    pub metrics: Metrics,
+    pub ip_limiter: IpLimiter,
+    pub settings: Settings,
+    /// Set `Secure` on cookies (TLS deployments).
+    pub secure_cookies: bool,
+    /// Base URL visitors reach this server at, without a trailing slash.
+    pub public_base: String,
+    /// This instance's name in leases and socket reports (`<addr>-<random>`).
+    pub instance: String,
+}
+
+/// The ETA a visitor in this snapshot is shown (zero unless queued or paused: closed and
+/// sold-out rooms admit nobody, and no estimate is better than a false one).
+pub fn eta_for(s: &Snapshot) -> Eta {
+    if s.position > 0 && matches!(s.state, VisitorState::Queued | VisitorState::Paused) {
+        estimate(EtaInput {
+            position: s.position,
+            capacity: s.capacity,
+            session_ttl_ms: s.session_ttl_ms,
+            rate_cap_per_minute: s.rate_cap_per_minute,
+            rate: measured_rate(&s.rate, s.now_ms),
+        })
+    } else {
+        Eta::default()
+    }
+}
+
+/// Resolves `?return=` against the room's target: only a path (`/…`, not `//…`) that
+/// stays on the target's origin is accepted; anything else is ignored, so the queue can
+/// never be used as an open redirect.
+pub fn resolve_return(target: &str, ret: Option<&str>) -> Option<String> {
+    let ret = ret?;
+    if !ret.starts_with('/') || ret.starts_with("//") || ret.contains('\\') {
+        return None;
+    }
+    let base = url::Url::parse(target).ok()?;
+    let joined = base.join(ret).ok()?;
+    (joined.origin() == base.origin()).then(|| joined.to_string())
+}
+
+/// Adds `anteroom_pass=<pass>` to the target URL (for cross-site deployments).
+pub fn redirect_with_pass(target: &str, pass: &str) -> String {
+    match url::Url::parse(target) {
+        Ok(mut u) => {
+            u.query_pairs_mut().append_pair("anteroom_pass", pass);
+            u.to_string()
+        }
+        Err(_) => target.to_string(),
+    }
+}
+
+impl Engine {
+    /// Logs and counts a store failure, then maps it to a domain error: the one place
+    /// where store errors are turned into what a caller is told.
+    pub fn store_failed(&self, op: &'static str, room: &str, e: StoreError) -> DomainError {
+        match e {
+            StoreError::NoSuchRoom => DomainError::UnknownRoom(room.to_string()),
+            StoreError::Unavailable(_) => {
+                tracing::warn!(op, room, error = %e, "store operation failed");
+                self.metrics.store_errors.with_label_values(&[op]).inc();
+                DomainError::Unavailable
+            }
+            StoreError::Protocol(m) => {
+                tracing::warn!(op, room, error = %m, "store operation failed");
+                self.metrics.store_errors.with_label_values(&[op]).inc();
+                DomainError::Internal(m)
+            }
+        }
+    }
+
+    /// Builds the visitor's view from a snapshot.
+    pub fn view(&self, room: &str, visitor: &VisitorId, s: &Snapshot) -> VisitorView {
+        self.view_to(room, visitor, s, None)
+    }
+
+    /// The view of a visitor just admitted (from a published admission).
+    pub fn admitted_view(
+        &self,
+        room: &str,
+        visitor: &VisitorId,
+        a: &Admission,
+        target: &str,
+    ) -> VisitorView {
+        let pass = self.passes.issue(room, visitor.as_str(), a);
+        VisitorView {
+            room: room.to_string(),
+            state: VisitorState::Admitted,
+            position: 0,
+            queue_length: 0,
+            active: 0,
+            capacity: 0,
+            eta_seconds: 0,
+            eta_low_seconds: 0,
+            eta_high_seconds: 0,
+            stock: None,
+            visitor_token: self.visitors.token(visitor),
+            redirect_url: Some(redirect_with_pass(target, &pass)),
+            pass: Some(pass),
+            expires_at: Some(a.expires_at_ms.div_ceil(1000)),
+            admitted_at: Some(a.issued_at_ms),
+        }
+    }
+
+    /// Like [`Engine::view`], sending an admitted visitor to `redirect_base` (a validated
+    /// `?return=` target) instead of the room's target.
+    pub fn view_to(
+        &self,
+        room: &str,
+        visitor: &VisitorId,
+        s: &Snapshot,
+        redirect_base: Option<&str>,
+    ) -> VisitorView {
+        let eta = eta_for(s);
+        let (pass, redirect_url, expires_at, admitted_at) = match (&s.admission, s.state) {
+            (Some(a), VisitorState::Admitted) => {
+                let pass = self.passes.issue(room, visitor.as_str(), a);
+                let redirect = redirect_with_pass(redirect_base.unwrap_or(&s.target_url), &pass);
+                (
+                    Some(pass),
+                    Some(redirect),
+                    Some(a.expires_at_ms.div_ceil(1000)),
+                    Some(a.issued_at_ms),
+                )
+            }
+            _ => (None, None, None, None),
+        };
+        VisitorView {
+            room: room.to_string(),
+            state: s.state,
+            position: s.position,
+            queue_length: s.queue_length,
+            active: s.active,
+            capacity: s.capacity,
+            eta_seconds: eta.seconds,
+            eta_low_seconds: eta.low,
+            eta_high_seconds: eta.high,
+            stock: s.stock,
+            visitor_token: self.visitors.token(visitor),
+            pass,
+            redirect_url,
+            expires_at,
+            admitted_at,
+        }
+    }
+
+    /// A room's live configuration; unknown rooms are an error.
+    pub async fn room_config(&self, room: &str) -> Result<crate::config::RoomConfig, DomainError> {
+        self.store
+            .room(room)
+            .await
+            .map_err(|e| self.store_failed("room", room, e))?
+            .ok_or_else(|| DomainError::UnknownRoom(room.to_string()))
+    }
+
+    /// Per-visitor fixed window; fails open when the store is unreachable.
+    pub async fn check_visitor_limit(
+        &self,
+        visitor: &VisitorId,
+        action: LimitedAction,
+    ) -> Result<(), DomainError> {
+        let rl = &self.settings.rate_limit;
+        if rl.visitor_requests == 0 {
+            return Ok(());
+        }
+        let window_ms = u64::from(rl.visitor_window_secs) * 1000;
+        match self
+            .store
+            .hit_window(visitor.as_str(), u64::from(rl.visitor_requests), window_ms)
+            .await
+        {
+            Ok(d) if d.allowed => Ok(()),
+            Ok(d) => {
+                self.metrics
+                    .rate_limited
+                    .with_label_values(&[&format!("visitor_{}", action.label())])
+                    .inc();
+                Err(DomainError::RateLimited {
+                    retry_after_secs: d.reset_ms.div_ceil(1000).max(1),
+                })
+            }
+            Err(e) => {
+                // Fail open: limiting is protection, not correctness.
+                tracing::warn!(error = %e, "visitor rate limiter unavailable; failing open");
+                self.metrics
+                    .store_errors
+                    .with_label_values(&["rate_limit"])
+                    .inc();
+                Ok(())
+            }
+        }
+    }
+
+    /// Per-IP limiter (in process).
+    pub fn check_ip_limit(
+        &self,
+        ip: std::net::IpAddr,
+        action: LimitedAction,
+    ) -> Result<(), DomainError> {
+        self.ip_limiter.check(ip).map_err(|retry_after_secs| {
+            self.metrics
+                .rate_limited
+                .with_label_values(&[&format!("ip_{}", action.label())])
+                .inc();
+            DomainError::RateLimited {
+                retry_after_secs: retry_after_secs.max(1),
+            }
+        })
+    }
+
+    pub async fn join(&self, room: &str, visitor: &VisitorId) -> Result<VisitorView, DomainError> {
+        self.join_to(room, visitor, None).await
+    }
+
+    /// Join, sending an admitted visitor to `redirect_base` (see [`resolve_return`]).
+    pub async fn join_to(
+        &self,
+        room: &str,
+        visitor: &VisitorId,
+        redirect_base: Option<&str>,
+    ) -> Result<VisitorView, DomainError> {
+        let s = self
+            .store
+            .join(room, visitor.as_str())
+            .await
+            .map_err(|e| self.store_failed("join", room, e))?;
+        Ok(self.view_to(room, visitor, &s, redirect_base))
+    }
+
+    pub async fn status(
+        &self,
+        room: &str,
+        visitor: &VisitorId,
+    ) -> Result<VisitorView, DomainError> {
+        let s = self
+            .store
+            .status(room, visitor.as_str())
+            .await
+            .map_err(|e| self.store_failed("status", room, e))?;
+        Ok(self.view(room, visitor, &s))
+    }
+
+    /// Ends the visitor's session or place; returns who was admitted as a result.
+    pub async fn release(&self, room: &str, visitor: &str) -> Result<Vec<String>, DomainError> {
+        let (_, promoted) = self
+            .store
+            .release(room, visitor)
+            .await
+            .map_err(|e| self.store_failed("release", room, e))?;
+        Ok(promoted)
+    }
+
+    /// Full pass check: signature, algorithm, expiry, room, and that the session behind
+    /// it is still live in the store (released or removed sessions fail at once).
+    pub async fn verify_pass(&self, room: &str, token: &str) -> Result<Claims, DomainError> {
+        let claims = self.passes.verify(token, room)?;
+        let serial = claims
+            .serial()
+            .ok_or(DomainError::Pass(crate::domain::pass::PassError::Invalid))?;
+        let live = self
+            .store
+            .session_live(room, &claims.sub, serial)
+            .await
+            .map_err(|e| self.store_failed("verify", room, e))?;
+        if !live {
+            return Err(DomainError::SessionEnded);
+        }
+        Ok(claims)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::resolve_return;
+
+    #[test]
+    fn return_paths_stay_on_the_target_origin() {
+        let t = "https://shop.example/sale/";
+        assert_eq!(
+            resolve_return(t, Some("/sale/item/5?x=1")).as_deref(),
+            Some("https://shop.example/sale/item/5?x=1")
+        );
+        for bad in [
+            "//evil.example/x",
+            "https://evil.example/",
+            "/\\evil",
+            "relative",
+        ] {
+            assert_eq!(resolve_return(t, Some(bad)), None, "{bad}");
+        }
+        assert_eq!(resolve_return(t, None), None);
+    }
+}

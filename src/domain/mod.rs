@@ -1,0 +1,23 @@
+//! The domain, free of HTTP: what a waiting room decides and tells, on top of a
+//! [`Store`](crate::store::Store). Nothing here imports actix; errors are
+//! [`DomainError`](crate::error::DomainError)s, mapped to HTTP once in `web::error`.
+//!
+//! - [`admission`]: the engine — join, status, release, pass checks, the visitor's view,
+//!   the limits.
+//! - [`admin`]: the admin service — room changes, stock, flush, and the audit log.
+//! - [`live`]: the dashboard's figures, computed from the store's per-room report.
+//! - [`eta`]: the estimated wait.
+//! - [`pass`]: Ed25519 passes and the JWK set.
+//! - [`identity`]: HMAC-signed visitor ids.
+//! - [`ratelimit`]: the limited actions and the per-IP limiter.
+//! - [`i18n`]: every visitor-facing string (English, Simplified Chinese) and the
+//!   language negotiation.
+
+pub mod admin;
+pub mod admission;
+pub mod eta;
+pub mod i18n;
+pub mod identity;
+pub mod live;
+pub mod pass;
+pub mod ratelimit;

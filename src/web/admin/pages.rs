@@ -1,0 +1,214 @@
+//! Dashboard pages: login, the dashboard itself, logout, and the live stream.
+
+use std::time::Duration;
+
+use actix_web::cookie::{Cookie, SameSite};
+use actix_web::http::StatusCode;
+use actix_web::{get, post, web, HttpRequest, HttpResponse};
+use askama::Template;
+use futures_util::stream;
+use rand::RngCore;
+use serde::Deserialize;
+
+use super::auth::{
+    csrf_ok, csrf_token, new_session_cookie, removal_cookie, same_origin, session, Admin, AdminAuth,
+};
+use crate::domain::admin::overview;
+use crate::domain::admission::Engine;
+use crate::web::support::{client_ip, html, render, PAGE_CSP};
+
+const LOGIN_CSRF_COOKIE: &str = "anteroom_login_csrf";
+/// How often the live stream pushes.
+pub const LIVE_EVERY: Duration = Duration::from_secs(1);
+
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    cfg.service(dashboard)
+        .service(login)
+        .service(logout)
+        .service(live);
+}
+
+#[derive(Template)]
+#[template(path = "admin_login.html")]
+struct LoginPage {
+    csrf: String,
+    error: String,
+}
+
+#[derive(Template)]
+#[template(path = "admin.html")]
+struct DashboardPage {
+    csrf: String,
+    how: String,
+    initial: String,
+}
+
+/// Every admin page: the first-party page headers, and never framed.
+fn page(status: StatusCode, body: String) -> HttpResponse {
+    let mut res = html(status, body, PAGE_CSP);
+    res.headers_mut().insert(
+        actix_web::http::header::X_FRAME_OPTIONS,
+        actix_web::http::header::HeaderValue::from_static("DENY"),
+    );
+    res
+}
+
+/// A login form with a fresh login-CSRF cookie (double submit).
+fn login_page(engine: &Engine, status: StatusCode, error: &str) -> HttpResponse {
+    let mut b = [0u8; 16];
+    rand::thread_rng().fill_bytes(&mut b);
+    let csrf: String = b.iter().map(|x| format!("{x:02x}")).collect();
+    let mut res = page(
+        status,
+        render(LoginPage {
+            csrf: csrf.clone(),
+            error: error.into(),
+        }),
+    );
+    let c = Cookie::build(LOGIN_CSRF_COOKIE, csrf)
+        .path("/admin")
+        .http_only(true)
+        .secure(engine.secure_cookies)
+        .same_site(SameSite::Strict)
+        .finish();
+    let _ = res.add_cookie(&c);
+    res
+}
+
+fn disabled() -> HttpResponse {
+    HttpResponse::NotFound().body("the admin interface is disabled")
+}
+
+#[get("/admin")]
+async fn dashboard(
+    req: HttpRequest,
+    engine: web::Data<Engine>,
+    auth: Option<web::Data<AdminAuth>>,
+) -> HttpResponse {
+    if auth.is_none() {
+        return disabled();
+    }
+    let Some(s) = session(&req, &engine) else {
+        return login_page(&engine, StatusCode::OK, "");
+    };
+    let initial = match overview(&engine, 20).await {
+        Ok(o) => serde_json::to_string(&o).unwrap_or_default(),
+        Err(_) => String::new(),
+    };
+    page(
+        StatusCode::OK,
+        render(DashboardPage {
+            csrf: csrf_token(&engine, &s),
+            how: s.how,
+            initial,
+        }),
+    )
+}
+
+#[derive(Deserialize)]
+struct LoginForm {
+    credential: String,
+    csrf: String,
+}
+
+#[post("/admin/login")]
+async fn login(
+    req: HttpRequest,
+    form: web::Form<LoginForm>,
+    engine: web::Data<Engine>,
+    auth: Option<web::Data<AdminAuth>>,
+) -> HttpResponse {
+    let Some(auth) = auth else { return disabled() };
+    if !auth.login_allowed(client_ip(&req, &engine)) {
+        let mut res = login_page(
+            &engine,
+            StatusCode::TOO_MANY_REQUESTS,
+            "Too many attempts. Wait a minute and try again.",
+        );
+        res.headers_mut().insert(
+            actix_web::http::header::RETRY_AFTER,
+            actix_web::http::header::HeaderValue::from_static("60"),
+        );
+        return res;
+    }
+    let cookie_csrf = req.cookie(LOGIN_CSRF_COOKIE).map(|c| c.value().to_string());
+    let csrf_matches = cookie_csrf.is_some_and(|c| {
+        crate::domain::identity::constant_time_eq(c.as_bytes(), form.csrf.as_bytes())
+    });
+    if !csrf_matches || !same_origin(&req, &engine) {
+        return login_page(
+            &engine,
+            StatusCode::FORBIDDEN,
+            "The form expired or came from another site. Please try again.",
+        );
+    }
+    match auth.check_login(&form.credential) {
+        Some(how) => {
+            tracing::info!(how, "admin logged in");
+            HttpResponse::SeeOther()
+                .insert_header(("Location", "/admin"))
+                .insert_header(("Cache-Control", "no-store"))
+                .cookie(new_session_cookie(&engine, &auth, how))
+                .finish()
+        }
+        None => {
+            tracing::warn!(ip = %client_ip(&req, &engine), "failed admin login");
+            login_page(
+                &engine,
+                StatusCode::UNAUTHORIZED,
+                "That token or password is not right.",
+            )
+        }
+    }
+}
+
+#[derive(Deserialize)]
+struct LogoutForm {
+    csrf: String,
+}
+
+#[post("/admin/logout")]
+async fn logout(
+    req: HttpRequest,
+    form: web::Form<LogoutForm>,
+    engine: web::Data<Engine>,
+) -> HttpResponse {
+    let ok = session(&req, &engine).is_some_and(|s| csrf_ok(&engine, &s, Some(&form.csrf)));
+    if !ok || !same_origin(&req, &engine) {
+        return HttpResponse::Forbidden().finish();
+    }
+    HttpResponse::SeeOther()
+        .insert_header(("Location", "/admin"))
+        .cookie(removal_cookie(&engine))
+        .finish()
+}
+
+/// `GET /admin/live`: Server-Sent Events, one `data:` line with the whole overview (rooms,
+/// totals, the newest audit entries) every second.
+#[get("/admin/live")]
+async fn live(_a: Admin, engine: web::Data<Engine>) -> HttpResponse {
+    let body = stream::unfold((engine, true), |(engine, first)| async move {
+        if !first {
+            tokio::time::sleep(LIVE_EVERY).await;
+        }
+        let chunk = match overview(&engine, 20).await {
+            Ok(o) => format!(
+                "data: {}\n\n",
+                serde_json::to_string(&o).unwrap_or_default()
+            ),
+            Err(e) => format!(
+                "event: error\ndata: {}\n\n",
+                serde_json::json!({"message": e.to_string()})
+            ),
+        };
+        Some((
+            Ok::<_, actix_web::Error>(web::Bytes::from(chunk)),
+            (engine, false),
+        ))
+    });
+    HttpResponse::Ok()
+        .content_type("text/event-stream")
+        .insert_header(("Cache-Control", "no-store"))
+        .insert_header(("X-Accel-Buffering", "no"))
+        .streaming(body)
+}

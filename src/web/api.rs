@@ -1,0 +1,150 @@
+//! The visitor JSON API under `/api/rooms/{room}/…`.
+
+use actix_web::cookie::SameSite;
+use actix_web::{get, post, web, HttpRequest, HttpResponse};
+use serde::Deserialize;
+
+use super::error::ApiError;
+use super::support::{bearer, client_ip, cookie, room_id, set_visitor_cookies};
+use crate::domain::admission::{Engine, VisitorView};
+use crate::domain::identity::{VisitorId, VISITOR_COOKIE};
+use crate::domain::pass::pass_cookie;
+use crate::domain::ratelimit::LimitedAction;
+
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    cfg.service(join)
+        .service(status)
+        .service(release)
+        .service(verify);
+}
+
+/// Optional body of `POST …/join`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct JoinBody {
+    visitor_token: Option<String>,
+}
+
+/// The visitor making the request, from (in order) a bearer token, a body token, or the
+/// cookie. A bearer or body token that fails its signature check is an error; a bad
+/// cookie is ignored (a join then starts a fresh identity; status reports `no_visitor`).
+fn visitor_of(
+    req: &HttpRequest,
+    engine: &Engine,
+    body_token: Option<&str>,
+) -> Result<Option<VisitorId>, ApiError> {
+    if let Some(t) = bearer(req).or(body_token) {
+        return engine.visitors.verify(t).map(Some).ok_or_else(|| {
+            ApiError::unauthorized("invalid_token", "the visitor token is not valid")
+        });
+    }
+    Ok(req
+        .cookie(VISITOR_COOKIE)
+        .and_then(|c| engine.visitors.verify(c.value())))
+}
+
+fn require_visitor(req: &HttpRequest, engine: &Engine) -> Result<VisitorId, ApiError> {
+    visitor_of(req, engine, None)?.ok_or_else(|| {
+        ApiError::unauthorized(
+            "no_visitor",
+            "no visitor identity: send the anteroom_vid cookie or Authorization: Bearer <visitor_token>",
+        )
+    })
+}
+
+/// The JSON response for join/status, with the visitor cookie and (when admitted) the
+/// pass cookie.
+pub fn visitor_response(engine: &Engine, view: &VisitorView) -> HttpResponse {
+    let mut res = HttpResponse::Ok();
+    res.insert_header(("Cache-Control", "no-store"));
+    set_visitor_cookies(engine, view, &mut res);
+    res.json(view)
+}
+
+#[post("/api/rooms/{room}/join")]
+async fn join(
+    req: HttpRequest,
+    room: web::Path<String>,
+    body: web::Bytes,
+    engine: web::Data<Engine>,
+) -> Result<HttpResponse, ApiError> {
+    let room = room_id(&room)?;
+    let body: Option<JoinBody> = if body.iter().all(u8::is_ascii_whitespace) {
+        None
+    } else {
+        Some(
+            serde_json::from_slice(&body).map_err(|e| ApiError::BadRequest {
+                code: "malformed_json",
+                message: format!("the request body is not valid JSON for a join: {e}"),
+            })?,
+        )
+    };
+    engine.check_ip_limit(client_ip(&req, &engine), LimitedAction::Join)?;
+    let body_token = body.as_ref().and_then(|b| b.visitor_token.as_deref());
+    let visitor = visitor_of(&req, &engine, body_token)?.unwrap_or_else(VisitorId::random);
+    engine
+        .check_visitor_limit(&visitor, LimitedAction::Join)
+        .await?;
+    let view = engine.join(&room, &visitor).await?;
+    Ok(visitor_response(&engine, &view))
+}
+
+#[get("/api/rooms/{room}/status")]
+async fn status(
+    req: HttpRequest,
+    room: web::Path<String>,
+    engine: web::Data<Engine>,
+) -> Result<HttpResponse, ApiError> {
+    let room = room_id(&room)?;
+    let visitor = require_visitor(&req, &engine)?;
+    engine
+        .check_visitor_limit(&visitor, LimitedAction::Status)
+        .await?;
+    let view = engine.status(&room, &visitor).await?;
+    Ok(visitor_response(&engine, &view))
+}
+
+/// Gives the place or the session back. Accepts the visitor cookie/token or the pass.
+#[post("/api/rooms/{room}/release")]
+async fn release(
+    req: HttpRequest,
+    room: web::Path<String>,
+    engine: web::Data<Engine>,
+) -> Result<HttpResponse, ApiError> {
+    let room = room_id(&room)?;
+    // A pass (three dot-separated parts) in the bearer names its visitor.
+    let visitor = match bearer(&req) {
+        Some(t) if t.matches('.').count() == 2 => engine.passes.verify(t, &room)?.sub,
+        _ => require_visitor(&req, &engine)?.as_str().to_string(),
+    };
+    engine.release(&room, &visitor).await?;
+    let mut res = HttpResponse::NoContent();
+    // Drop the now useless pass cookie.
+    let mut gone = cookie(&engine, pass_cookie(&room), String::new(), 0, SameSite::Lax);
+    gone.make_removal();
+    res.cookie(gone);
+    Ok(res.finish())
+}
+
+/// 200 with the pass's claims when the pass is valid and its session live; 401 otherwise.
+/// Suitable for nginx `auth_request`.
+#[get("/api/rooms/{room}/verify")]
+async fn verify(
+    req: HttpRequest,
+    room: web::Path<String>,
+    engine: web::Data<Engine>,
+) -> Result<HttpResponse, ApiError> {
+    let room = room_id(&room)?;
+    let token = bearer(&req)
+        .map(str::to_string)
+        .or_else(|| {
+            req.cookie(&pass_cookie(&room))
+                .map(|c| c.value().to_string())
+        })
+        .ok_or_else(|| ApiError::unauthorized("invalid_pass", "no pass presented"))?;
+    let claims = engine.verify_pass(&room, &token).await?;
+    Ok(HttpResponse::Ok()
+        .insert_header(("Cache-Control", "no-store"))
+        .insert_header(("X-Anteroom-Visitor", claims.sub.clone()))
+        .json(claims))
+}

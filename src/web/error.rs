@@ -1,0 +1,170 @@
+//! The web layer's one error type, [`ApiError`]: every failure a client sees as one
+//! JSON shape and one status (the table and the layer policy are in `crate::error`).
+//! Domain errors become `ApiError`s here, once (`From<DomainError>`).
+
+use actix_web::http::{header, StatusCode};
+use actix_web::{HttpResponse, ResponseError};
+use serde_json::json;
+
+use crate::domain::pass::PassError;
+use crate::error::DomainError;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ApiError {
+    #[error("{message}")]
+    BadRequest { code: &'static str, message: String },
+    #[error("`{field}` {message}")]
+    InvalidField { field: String, message: String },
+    #[error("{message}")]
+    Unauthorized { code: &'static str, message: String },
+    #[error("{0}")]
+    Conflict(String),
+    #[error("{0}")]
+    Forbidden(String),
+    #[error("no room named `{0}`")]
+    UnknownRoom(String),
+    #[error("{0}")]
+    NotFound(String),
+    #[error("too many requests; retry in {retry_after_secs} s")]
+    RateLimited { retry_after_secs: u64 },
+    #[error("the queue store is unavailable; please retry shortly")]
+    Unavailable,
+    #[error("internal error")]
+    Internal(String),
+}
+
+impl ApiError {
+    pub fn bad_request(message: impl Into<String>) -> Self {
+        ApiError::BadRequest {
+            code: "bad_request",
+            message: message.into(),
+        }
+    }
+
+    pub fn invalid_field(field: &str, message: &str) -> Self {
+        ApiError::InvalidField {
+            field: field.to_string(),
+            message: message.to_string(),
+        }
+    }
+
+    pub fn unauthorized(code: &'static str, message: impl Into<String>) -> Self {
+        ApiError::Unauthorized {
+            code,
+            message: message.into(),
+        }
+    }
+
+    pub fn code(&self) -> &'static str {
+        match self {
+            ApiError::BadRequest { code, .. } | ApiError::Unauthorized { code, .. } => code,
+            ApiError::InvalidField { .. } => "invalid_field",
+            ApiError::Conflict(_) => "conflict",
+            ApiError::Forbidden(_) => "forbidden",
+            ApiError::UnknownRoom(_) => "unknown_room",
+            ApiError::NotFound(_) => "not_found",
+            ApiError::RateLimited { .. } => "rate_limited",
+            ApiError::Unavailable => "store_unavailable",
+            ApiError::Internal(_) => "internal",
+        }
+    }
+}
+
+impl From<DomainError> for ApiError {
+    fn from(e: DomainError) -> Self {
+        let message = e.to_string();
+        match e {
+            DomainError::UnknownRoom(room) => ApiError::UnknownRoom(room),
+            DomainError::InvalidField { field, message } => {
+                ApiError::InvalidField { field, message }
+            }
+            DomainError::InvalidToken => ApiError::unauthorized("invalid_token", message),
+            DomainError::NoVisitor(_) => ApiError::unauthorized("no_visitor", message),
+            DomainError::Pass(PassError::Expired) => {
+                ApiError::unauthorized("expired_pass", message)
+            }
+            DomainError::Pass(_) | DomainError::SessionEnded => {
+                ApiError::unauthorized("invalid_pass", message)
+            }
+            DomainError::NotFound(m) => ApiError::NotFound(m),
+            DomainError::Conflict(m) => ApiError::Conflict(m),
+            DomainError::RateLimited { retry_after_secs } => {
+                ApiError::RateLimited { retry_after_secs }
+            }
+            DomainError::Unavailable => ApiError::Unavailable,
+            DomainError::Internal(detail) => ApiError::Internal(detail),
+        }
+    }
+}
+
+impl From<PassError> for ApiError {
+    fn from(e: PassError) -> Self {
+        DomainError::Pass(e).into()
+    }
+}
+
+impl ResponseError for ApiError {
+    fn status_code(&self) -> StatusCode {
+        match self {
+            ApiError::BadRequest { .. } | ApiError::InvalidField { .. } => StatusCode::BAD_REQUEST,
+            ApiError::Conflict(_) => StatusCode::CONFLICT,
+            ApiError::Unauthorized { .. } => StatusCode::UNAUTHORIZED,
+            ApiError::Forbidden(_) => StatusCode::FORBIDDEN,
+            ApiError::UnknownRoom(_) | ApiError::NotFound(_) => StatusCode::NOT_FOUND,
+            ApiError::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
+            ApiError::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
+            ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        }
+    }
+
+    fn error_response(&self) -> HttpResponse {
+        if let ApiError::Internal(detail) = self {
+            tracing::error!(%detail, "internal error");
+        }
+        let mut res = HttpResponse::build(self.status_code());
+        res.insert_header((header::CACHE_CONTROL, "no-store"));
+        match self {
+            ApiError::RateLimited { retry_after_secs } => {
+                res.insert_header((header::RETRY_AFTER, retry_after_secs.to_string()));
+            }
+            ApiError::Unavailable => {
+                res.insert_header((header::RETRY_AFTER, "1"));
+            }
+            ApiError::Unauthorized { .. } => {
+                res.insert_header((header::WWW_AUTHENTICATE, "Bearer"));
+            }
+            _ => {}
+        }
+        let mut error = json!({"code": self.code(), "message": self.to_string()});
+        if let ApiError::InvalidField { field, .. } = self {
+            error["field"] = json!(field);
+        }
+        res.json(json!({ "error": error }))
+    }
+}
+
+/// Turns actix's extractor failures (bad JSON, bad path or query) into our shape.
+pub fn json_error_handler(
+    err: actix_web::error::JsonPayloadError,
+    _req: &actix_web::HttpRequest,
+) -> actix_web::Error {
+    ApiError::BadRequest {
+        code: "malformed_json",
+        message: format!("the request body is not valid JSON: {err}"),
+    }
+    .into()
+}
+
+pub fn query_error_handler(
+    err: actix_web::error::QueryPayloadError,
+    _req: &actix_web::HttpRequest,
+) -> actix_web::Error {
+    ApiError::bad_request(format!("bad query string: {err}")).into()
+}
+
+pub fn path_error_handler(
+    err: actix_web::error::PathError,
+    _req: &actix_web::HttpRequest,
+) -> actix_web::Error {
+    ApiError::bad_request(format!("bad path: {err}")).into()
+}

@@ -1,0 +1,77 @@
+//! Probes, metrics and the public key set.
+
+use actix_web::{get, web, HttpResponse};
+use serde_json::json;
+
+use crate::domain::admission::Engine;
+
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    cfg.service(healthz)
+        .service(readyz)
+        .service(metrics)
+        .service(jwks);
+}
+
+/// The process is up.
+#[get("/healthz")]
+async fn healthz() -> HttpResponse {
+    HttpResponse::Ok().json(json!({"status": "ok"}))
+}
+
+/// The store answers; load balancers should stop sending traffic otherwise.
+#[get("/readyz")]
+async fn readyz(engine: web::Data<Engine>) -> HttpResponse {
+    match engine.store.ping().await {
+        Ok(()) => HttpResponse::Ok().json(json!({"status": "ready"})),
+        Err(e) => HttpResponse::ServiceUnavailable().json(json!({
+            "status": "unavailable",
+            "error": {"code": "store_unavailable", "message": e.to_string()}
+        })),
+    }
+}
+
+/// Prometheus text; room figures are read from the store now.
+#[get("/metrics")]
+async fn metrics(
+    engine: web::Data<Engine>,
+    hub: Option<web::Data<crate::hub::HubHandle>>,
+) -> HttpResponse {
+    if let Some(h) = hub {
+        use std::sync::atomic::Ordering::Relaxed;
+        let s = &h.stats;
+        engine.metrics.observe_hub(
+            s.sockets.load(Relaxed),
+            s.pushes.load(Relaxed),
+            s.store_calls.load(Relaxed),
+        );
+    }
+    match engine.store.rooms().await {
+        Ok(rooms) => {
+            for room in rooms {
+                match engine.store.stats(&room).await {
+                    Ok(s) => engine.metrics.observe_room(&room, &s),
+                    Err(_) => engine.metrics.forget_room(&room),
+                }
+            }
+        }
+        Err(e) => {
+            engine
+                .metrics
+                .store_errors
+                .with_label_values(&["metrics"])
+                .inc();
+            tracing::warn!(error = %e, "metrics: store unavailable");
+        }
+    }
+    HttpResponse::Ok()
+        .content_type("text/plain; version=0.0.4")
+        .body(engine.metrics.render())
+}
+
+/// The pass verification key, for origins that check passes themselves.
+#[get("/.well-known/jwks.json")]
+async fn jwks(engine: web::Data<Engine>) -> HttpResponse {
+    HttpResponse::Ok()
+        .insert_header(("Cache-Control", "public, max-age=300"))
+        .json(engine.passes.jwks())
+}

@@ -1,0 +1,160 @@
+//! What the handlers share: extractors (room id, client IP, bearer token), the
+//! same-origin check, cookie issuance (the visitor cookie and the pass cookie), and
+//! page rendering with the security headers every page carries.
+
+use std::net::IpAddr;
+
+use actix_web::cookie::{time::Duration as CookieDuration, Cookie, SameSite};
+use actix_web::http::StatusCode;
+use actix_web::{HttpRequest, HttpResponse, HttpResponseBuilder};
+use askama::Template;
+
+use super::error::ApiError;
+use crate::config::valid_room_id;
+use crate::domain::admission::{Engine, VisitorView};
+use crate::domain::identity::VISITOR_COOKIE;
+use crate::domain::pass::pass_cookie;
+
+/// How long the visitor cookie lives.
+pub const VISITOR_COOKIE_SECS: i64 = 7 * 86_400;
+
+/// The Content-Security-Policy of every first-party page (queue, messages, admin): our
+/// own scripts, styles and socket only, never framed.
+pub const PAGE_CSP: &str = "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'";
+
+/// A room id from the path; ids that could never exist answer 404 without a store call.
+pub fn room_id(raw: &str) -> Result<String, ApiError> {
+    if valid_room_id(raw) {
+        Ok(raw.to_string())
+    } else {
+        Err(ApiError::UnknownRoom(raw.chars().take(64).collect()))
+    }
+}
+
+/// The client's IP: the peer address, or the last `X-Forwarded-For` entry (the one the
+/// trusted proxy appended) when `trust_forwarded_for` is set.
+pub fn client_ip(req: &HttpRequest, engine: &Engine) -> IpAddr {
+    if engine.settings.trust_forwarded_for {
+        if let Some(ip) = req
+            .headers()
+            .get("x-forwarded-for")
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.split(',').next_back())
+            .and_then(|v| v.trim().parse().ok())
+        {
+            return ip;
+        }
+    }
+    req.peer_addr()
+        .map(|a| a.ip())
+        .unwrap_or(IpAddr::from([127, 0, 0, 1]))
+}
+
+/// `Authorization: Bearer <token>`, if present.
+pub fn bearer(req: &HttpRequest) -> Option<&str> {
+    req.headers()
+        .get(actix_web::http::header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+}
+
+/// An HttpOnly, Path=/ cookie with our defaults.
+pub fn cookie(
+    engine: &Engine,
+    name: String,
+    value: String,
+    max_age_secs: i64,
+    same_site: SameSite,
+) -> Cookie<'static> {
+    Cookie::build(name, value)
+        .path("/")
+        .http_only(true)
+        .secure(engine.secure_cookies)
+        .same_site(same_site)
+        .max_age(CookieDuration::seconds(max_age_secs))
+        .finish()
+}
+
+/// The visitor cookie (`anteroom_vid`) for a view's token.
+pub fn visitor_cookie(engine: &Engine, view: &VisitorView) -> Cookie<'static> {
+    cookie(
+        engine,
+        VISITOR_COOKIE.into(),
+        view.visitor_token.clone(),
+        VISITOR_COOKIE_SECS,
+        SameSite::Lax,
+    )
+}
+
+/// The pass cookie (`anteroom_pass_{room}`) of an admitted view, living as long as the
+/// pass; `None` unless the view carries a pass.
+pub fn pass_cookie_of(engine: &Engine, view: &VisitorView) -> Option<Cookie<'static>> {
+    let (pass, exp) = (view.pass.as_ref()?, view.expires_at?);
+    let now = jsonwebtoken::get_current_timestamp();
+    Some(cookie(
+        engine,
+        pass_cookie(&view.room),
+        pass.clone(),
+        exp.saturating_sub(now).max(1) as i64,
+        SameSite::Lax,
+    ))
+}
+
+/// Sets the visitor cookie and, when admitted, the pass cookie.
+pub fn set_visitor_cookies(engine: &Engine, view: &VisitorView, res: &mut HttpResponseBuilder) {
+    res.cookie(visitor_cookie(engine, view));
+    if let Some(c) = pass_cookie_of(engine, view) {
+        res.cookie(c);
+    }
+}
+
+/// An HTML page with the headers every page carries: no caching, the given CSP, no
+/// MIME sniffing, same-origin referrers.
+pub fn html(status: StatusCode, body: String, csp: &str) -> HttpResponse {
+    HttpResponse::build(status)
+        .content_type("text/html; charset=utf-8")
+        .insert_header(("Cache-Control", "no-store"))
+        .insert_header(("Content-Security-Policy", csp.to_string()))
+        .insert_header(("X-Content-Type-Options", "nosniff"))
+        .insert_header(("Referrer-Policy", "same-origin"))
+        .body(body)
+}
+
+/// Renders a template; a template that fails to render is a bug (the page tests render
+/// every one), so it is logged and a bare error page is shown.
+pub fn render(t: impl Template) -> String {
+    t.render().unwrap_or_else(|e| {
+        tracing::error!(error = %e, "template failed");
+        String::from("<!doctype html><title>Error</title><p>Internal error</p>")
+    })
+}
+
+/// Same-origin check for browser upgrades. Non-browser clients send no `Origin`.
+pub fn origin_allowed(req: &HttpRequest, engine: &Engine) -> bool {
+    let Some(origin) = req.headers().get("origin").and_then(|o| o.to_str().ok()) else {
+        return true;
+    };
+    let Ok(o) = url::Url::parse(origin) else {
+        return false;
+    };
+    let host_port = match (o.host_str(), o.port_or_known_default()) {
+        (Some(h), Some(p)) => format!("{h}:{p}"),
+        _ => return false,
+    };
+    // The page that opens the socket is served by us: its origin is our Host...
+    let host = req.connection_info().host().to_string();
+    let host = if host.contains(':') {
+        host
+    } else {
+        format!("{host}:{}", if o.scheme() == "https" { 443 } else { 80 })
+    };
+    if host_port == host {
+        return true;
+    }
+    // ...or our configured public URL.
+    url::Url::parse(&engine.public_base)
+        .map(|b| b.origin() == o.origin())
+        .unwrap_or(false)
+}

@@ -1,0 +1,395 @@
+//! Server-rendered visitor pages: the queue page `GET /r/{room}`, the iframe widget
+//! `GET /embed/{room}`, and the demo host page. Every page is an askama template; the
+//! numbers are in the HTML so the page is useful before (or without) any script.
+
+use actix_web::http::StatusCode;
+use actix_web::{get, web, HttpRequest, HttpResponse};
+use askama::Template;
+use serde::{Deserialize, Serialize};
+
+use super::error::ApiError;
+use super::support::{client_ip, html, pass_cookie_of, render, room_id, visitor_cookie, PAGE_CSP};
+use crate::config::RoomConfig;
+use crate::domain::admission::{resolve_return, Engine, VisitorView};
+use crate::domain::i18n::{Lang, Strings};
+use crate::domain::identity::{VisitorId, VISITOR_COOKIE};
+use crate::domain::ratelimit::LimitedAction;
+use crate::store::VisitorState;
+
+/// Seconds between reloads when scripts are off.
+pub const NOSCRIPT_REFRESH_SECS: u64 = 20;
+
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    cfg.service(queue_page)
+        .service(embed_page)
+        .service(demo_host);
+}
+
+#[derive(Deserialize)]
+struct PageQuery {
+    lang: Option<String>,
+    #[serde(rename = "return")]
+    ret: Option<String>,
+    start: Option<u64>,
+    parent: Option<String>,
+}
+
+/// What `static/queue.js` is told, as a `data-config` attribute.
+#[derive(Serialize)]
+struct ScriptConfig<'a> {
+    room: &'a str,
+    room_name: &'a str,
+    lang: &'static str,
+    ws_path: String,
+    status_path: String,
+    join_path: String,
+    embed: bool,
+    parent_origin: Option<String>,
+    state: VisitorState,
+    position: u64,
+    queue_length: u64,
+    eta_seconds: u64,
+    start: u64,
+    keep_open: String,
+    strings: &'static Strings,
+}
+
+#[derive(Template)]
+#[template(path = "queue.html")]
+struct QueuePage {
+    t: &'static Strings,
+    room: String,
+    room_name: String,
+    state: &'static str,
+    title: &'static str,
+    lead: &'static str,
+    waiting: bool,
+    position: u64,
+    ahead: String,
+    in_line: String,
+    eta: String,
+    progress: u64,
+    keep_open: String,
+    refresh_secs: u64,
+    refresh_url: String,
+    other_lang_url: String,
+    config: String,
+}
+
+#[derive(Template)]
+#[template(path = "embed.html")]
+struct EmbedPage {
+    t: &'static Strings,
+    room_name: String,
+    config: String,
+}
+
+#[derive(Template)]
+#[template(path = "message.html")]
+struct MessagePage {
+    t: &'static Strings,
+    title: &'static str,
+    lead: &'static str,
+    retry_url: String,
+}
+
+#[derive(Template)]
+#[template(path = "demo_host.html")]
+struct DemoHostPage {
+    queue_base: String,
+    room: String,
+}
+
+/// An error as a page in the visitor's language.
+fn error_page(lang: Lang, e: &ApiError, retry_url: String) -> HttpResponse {
+    let t = lang.strings();
+    let (title, lead) = match e {
+        ApiError::UnknownRoom(_) => (t.err_unknown_room, t.err_unknown_room_lead),
+        ApiError::RateLimited { .. } => (t.err_rate_limited, t.err_rate_limited_lead),
+        ApiError::Forbidden(_) => (t.err_not_embeddable, t.err_not_embeddable_lead),
+        _ => (t.err_unavailable, t.err_unavailable_lead),
+    };
+    let mut res = html(
+        actix_web::ResponseError::status_code(e),
+        render(MessagePage {
+            t,
+            title,
+            lead,
+            retry_url,
+        }),
+        PAGE_CSP,
+    );
+    if let ApiError::RateLimited { retry_after_secs } = e {
+        if let Ok(v) = retry_after_secs.to_string().parse() {
+            res.headers_mut()
+                .insert(actix_web::http::header::RETRY_AFTER, v);
+        }
+    }
+    res
+}
+
+fn lang_of(req: &HttpRequest, q: Option<&str>) -> Lang {
+    let accept = req
+        .headers()
+        .get("accept-language")
+        .and_then(|v| v.to_str().ok());
+    Lang::negotiate(q, accept)
+}
+
+/// Percent of the way from where the visitor started to the front.
+fn progress(start: u64, position: u64) -> u64 {
+    if position == 0 {
+        return 100;
+    }
+    let start = start.max(position);
+    ((start - position) * 100 / start).min(99)
+}
+
+fn texts(t: &'static Strings, state: VisitorState) -> (&'static str, &'static str) {
+    match state {
+        VisitorState::Queued => (t.title_queued, t.lead_queued),
+        VisitorState::Paused => (t.title_paused, t.lead_paused),
+        VisitorState::SoldOut => (t.title_sold_out, t.lead_sold_out),
+        VisitorState::Closed => (t.title_closed, t.lead_closed),
+        VisitorState::NotQueued => (t.title_not_queued, t.lead_not_queued),
+        VisitorState::Admitted => (t.title_admitted, t.lead_admitted),
+    }
+}
+
+fn query_string(pairs: &[(&str, String)]) -> String {
+    let mut s = url::form_urlencoded::Serializer::new(String::new());
+    for (k, v) in pairs {
+        s.append_pair(k, v);
+    }
+    s.finish()
+}
+
+/// `GET /r/{room}`: join (idempotently, by cookie) and either send the visitor on with
+/// a pass or show the queue page.
+#[get("/r/{room}")]
+async fn queue_page(
+    req: HttpRequest,
+    room: web::Path<String>,
+    q: web::Query<PageQuery>,
+    engine: web::Data<Engine>,
+) -> HttpResponse {
+    let lang = lang_of(&req, q.lang.as_deref());
+    let retry = req.uri().to_string();
+    match queue_page_inner(&req, &room, &q, &engine, lang).await {
+        Ok(res) => res,
+        Err(e) => error_page(lang, &e, retry),
+    }
+}
+
+async fn queue_page_inner(
+    req: &HttpRequest,
+    room: &str,
+    q: &PageQuery,
+    engine: &Engine,
+    lang: Lang,
+) -> Result<HttpResponse, ApiError> {
+    let room = room_id(room)?;
+    engine.check_ip_limit(client_ip(req, engine), LimitedAction::Join)?;
+    let visitor = req
+        .cookie(VISITOR_COOKIE)
+        .and_then(|c| engine.visitors.verify(c.value()))
+        .unwrap_or_else(VisitorId::random);
+    engine
+        .check_visitor_limit(&visitor, LimitedAction::Join)
+        .await?;
+    let cfg = engine.room_config(&room).await?;
+    let redirect_base = resolve_return(&cfg.target_url, q.ret.as_deref());
+    let view = engine
+        .join_to(&room, &visitor, redirect_base.as_deref())
+        .await?;
+    let vid_cookie = visitor_cookie(engine, &view);
+
+    if let (Some(url), Some(pass_cookie)) = (&view.redirect_url, pass_cookie_of(engine, &view)) {
+        return Ok(HttpResponse::SeeOther()
+            .insert_header(("Location", url.clone()))
+            .insert_header(("Cache-Control", "no-store"))
+            .cookie(vid_cookie)
+            .cookie(pass_cookie)
+            .finish());
+    }
+
+    let page = queue_page_body(&room, &cfg, &view, q, lang, false);
+    let mut res = html(StatusCode::OK, render(page), PAGE_CSP);
+    let _ = res.add_cookie(&vid_cookie);
+    Ok(res)
+}
+
+fn script_config(
+    room: &str,
+    cfg: &RoomConfig,
+    view: Option<&VisitorView>,
+    q: &PageQuery,
+    lang: Lang,
+    embed: bool,
+    parent_origin: Option<String>,
+) -> String {
+    let mut ws_query = Vec::new();
+    if let Some(r) = &q.ret {
+        ws_query.push(("return", r.clone()));
+    }
+    let ws_qs = query_string(&ws_query);
+    let position = view.map(|v| v.position).unwrap_or(0);
+    let c = ScriptConfig {
+        room,
+        room_name: cfg.display_name(),
+        lang: lang.code(),
+        ws_path: if ws_qs.is_empty() {
+            format!("/r/{room}/ws")
+        } else {
+            format!("/r/{room}/ws?{ws_qs}")
+        },
+        status_path: format!("/api/rooms/{room}/status"),
+        join_path: format!("/api/rooms/{room}/join"),
+        embed,
+        parent_origin,
+        state: view.map(|v| v.state).unwrap_or(VisitorState::NotQueued),
+        position,
+        queue_length: view.map(|v| v.queue_length).unwrap_or(0),
+        eta_seconds: view.map(|v| v.eta_seconds).unwrap_or(0),
+        start: q.start.unwrap_or(0).max(position),
+        keep_open: lang
+            .strings()
+            .keep_open
+            .replace("{n}", &cfg.heartbeat_timeout_secs.to_string()),
+        strings: lang.strings(),
+    };
+    // unwrap: this struct always serialises.
+    serde_json::to_string(&c).unwrap()
+}
+
+fn queue_page_body(
+    room: &str,
+    cfg: &RoomConfig,
+    view: &VisitorView,
+    q: &PageQuery,
+    lang: Lang,
+    embed: bool,
+) -> QueuePage {
+    let t = lang.strings();
+    let (title, lead) = texts(t, view.state);
+    let start = q.start.unwrap_or(0).max(view.position);
+    let mut refresh = vec![
+        ("start", start.to_string()),
+        ("lang", lang.code().to_string()),
+    ];
+    if let Some(r) = &q.ret {
+        refresh.push(("return", r.clone()));
+    }
+    let mut other = vec![
+        ("lang", t.other_lang_code.to_string()),
+        ("start", start.to_string()),
+    ];
+    if let Some(r) = &q.ret {
+        other.push(("return", r.clone()));
+    }
+    QueuePage {
+        t,
+        room: room.to_string(),
+        room_name: cfg.display_name().to_string(),
+        state: view.state.as_str(),
+        title,
+        lead,
+        waiting: matches!(view.state, VisitorState::Queued | VisitorState::Paused),
+        position: view.position,
+        ahead: t.ahead(view.position),
+        in_line: t.in_line.replace("{n}", &view.queue_length.to_string()),
+        eta: if view.position > 0 {
+            t.eta(view.eta_low_seconds, view.eta_high_seconds)
+        } else {
+            String::new()
+        },
+        progress: progress(start, view.position),
+        keep_open: t
+            .keep_open
+            .replace("{n}", &cfg.heartbeat_timeout_secs.to_string()),
+        refresh_secs: NOSCRIPT_REFRESH_SECS,
+        refresh_url: format!("/r/{room}?{}", query_string(&refresh)),
+        other_lang_url: format!("/r/{room}?{}", query_string(&other)),
+        config: script_config(room, cfg, Some(view), q, lang, embed, None),
+    }
+}
+
+/// `GET /embed/{room}?parent=<origin>`: the compact widget for iframes. The visitor's
+/// token lives in the iframe (storage), so it works with third-party cookies blocked;
+/// the script joins and connects itself.
+#[get("/embed/{room}")]
+async fn embed_page(
+    req: HttpRequest,
+    room: web::Path<String>,
+    q: web::Query<PageQuery>,
+    engine: web::Data<Engine>,
+) -> HttpResponse {
+    let lang = lang_of(&req, q.lang.as_deref());
+    let retry = req.uri().to_string();
+    let result = async {
+        let room = room_id(&room)?;
+        let cfg = engine.room_config(&room).await?;
+        let parent = q
+            .parent
+            .as_deref()
+            .and_then(|p| url::Url::parse(p).ok())
+            .map(|u| u.origin().ascii_serialization());
+        let allowed = |o: &String| cfg.embed_origins.iter().any(|e| e.trim_end_matches('/') == o);
+        let Some(parent) = parent.filter(allowed) else {
+            return Err(ApiError::Forbidden("this room may not be embedded here".into()));
+        };
+        let config = script_config(&room, &cfg, None, &q, lang, true, Some(parent));
+        let csp = format!(
+            "default-src 'self'; style-src 'self'; script-src 'self'; connect-src 'self'; frame-ancestors {}; base-uri 'none'",
+            cfg.embed_origins.join(" ")
+        );
+        Ok(html(
+            StatusCode::OK,
+            render(EmbedPage {
+                t: lang.strings(),
+                room_name: cfg.display_name().to_string(),
+                config,
+            }),
+            &csp,
+        ))
+    }
+    .await;
+    result.unwrap_or_else(|e| error_page(lang, &e, retry))
+}
+
+#[derive(Deserialize)]
+struct DemoHostQuery {
+    room: Option<String>,
+}
+
+/// `GET /demo/host`: a pretend shop page embedding the demo room. Open it on another
+/// host name than the queue (e.g. `localhost` vs `127.0.0.1`) to see a real
+/// cross-site embed.
+#[get("/demo/host")]
+async fn demo_host(q: web::Query<DemoHostQuery>, engine: web::Data<Engine>) -> HttpResponse {
+    let room = q.room.clone().unwrap_or_else(|| "demo".into());
+    if !engine.settings.demo || !crate::config::valid_room_id(&room) {
+        return HttpResponse::NotFound().finish();
+    }
+    let body = render(DemoHostPage {
+        queue_base: engine.public_base.clone(),
+        room,
+    });
+    HttpResponse::Ok()
+        .content_type("text/html; charset=utf-8")
+        .body(body)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::progress;
+
+    #[test]
+    fn progress_runs_from_start_to_front() {
+        assert_eq!(progress(10, 10), 0);
+        assert_eq!(progress(10, 5), 50);
+        assert_eq!(progress(10, 1), 90);
+        assert_eq!(progress(0, 3), 0);
+        assert_eq!(progress(10, 0), 100);
+    }
+}

@@ -1,0 +1,452 @@
+//! The admin API and dashboard auth, on a real Redis, across two instances.
+
+use std::time::{Duration, Instant};
+
+use crate::helpers::admin::{admin, admin_app, admin_settings, login, session_cookie, TOKEN};
+use crate::helpers::ws::{connect, next_json, wait_for};
+use crate::helpers::{room, spawn_app, test_settings, RedisServer, Reply};
+use anteroom::config::Secret;
+use anteroom::startup::Application;
+use reqwest::Method;
+use serde_json::{json, Value};
+
+#[tokio::test]
+async fn the_api_needs_the_right_token_and_same_origin() {
+    let (app, _r) = admin_app(vec![room("r", 1)]).await;
+    let none = app.get("/api/admin/rooms").await;
+    assert_eq!((none.status, none.error_code()), (401, "no_credential"));
+    let wrong = Reply::from(
+        app.client
+            .get(app.url("/api/admin/rooms"))
+            .bearer_auth("nope")
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!((wrong.status, wrong.error_code()), (401, "invalid_token"));
+    let cross = Reply::from(
+        app.client
+            .post(app.url("/api/admin/rooms/r/pause"))
+            .bearer_auth(TOKEN)
+            .header("origin", "https://evil.example")
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!((cross.status, cross.error_code()), (403, "forbidden"));
+    assert!(!app.engine.store.room("r").await.unwrap().unwrap().paused);
+    let ok = admin(&app, Method::GET, "/api/admin/rooms", None).await;
+    assert_eq!(ok.status, 200);
+    assert_eq!(ok.body["rooms"][0]["id"], "r");
+    assert_eq!(ok.body["totals"]["rooms"], 1);
+}
+
+#[tokio::test]
+async fn setting_capacity_validates_and_is_audited() {
+    let (app, _r) = admin_app(vec![room("r", 1)]).await;
+    for (body, field) in [
+        (json!({"capacity": 0}), "capacity"),
+        (json!({"session_ttl_secs": 0}), "session_ttl_secs"),
+        (
+            json!({"heartbeat_timeout_secs": 0}),
+            "heartbeat_timeout_secs",
+        ),
+        (json!({"target_url": "ftp://x"}), "target_url"),
+        (
+            json!({"embed_origins": ["https://shop.example/path"]}),
+            "embed_origins",
+        ),
+    ] {
+        let r = admin(&app, Method::PUT, "/api/admin/rooms/r", Some(body.clone())).await;
+        assert_eq!((r.status, r.error_code()), (400, "invalid_field"), "{body}");
+        assert_eq!(r.body["error"]["field"], field, "{body}");
+    }
+    let r = admin(
+        &app,
+        Method::PUT,
+        "/api/admin/rooms/r",
+        Some(json!({"capacityy": 5})),
+    )
+    .await;
+    assert_eq!((r.status, r.error_code()), (400, "malformed_json"));
+    assert_eq!(
+        app.engine.store.room("r").await.unwrap().unwrap().capacity,
+        1,
+        "nothing changed"
+    );
+
+    let r = admin(
+        &app,
+        Method::PUT,
+        "/api/admin/rooms/r",
+        Some(json!({"capacity": 1000})),
+    )
+    .await;
+    assert_eq!(r.status, 200);
+    assert_eq!(r.body["config"]["capacity"], 1000);
+    let audit = admin(&app, Method::GET, "/api/admin/rooms/r/audit", None).await;
+    let e = &audit.body["entries"][0];
+    assert_eq!(
+        (e["who"].as_str(), e["action"].as_str()),
+        (Some("token"), Some("set capacity"))
+    );
+    assert_eq!(
+        (e["old"].as_u64(), e["new"].as_u64()),
+        (Some(1), Some(1000))
+    );
+    assert!(e["at"].as_u64().unwrap() > 1_700_000_000_000);
+}
+
+#[tokio::test]
+async fn every_control_works() {
+    let (app, _r) = admin_app(vec![room("r", 1)]).await;
+    let holder = app.join("r").await.token();
+    let waiting = app.join("r").await.token();
+    app.join("r").await;
+
+    let r = admin(&app, Method::POST, "/api/admin/rooms/r/pause", None).await;
+    assert_eq!(r.body["config"]["paused"], true);
+    assert_eq!(app.status("r", &waiting).await.state(), "paused");
+    admin(&app, Method::POST, "/api/admin/rooms/r/resume", None).await;
+    assert_eq!(app.status("r", &waiting).await.state(), "queued");
+
+    admin(&app, Method::POST, "/api/admin/rooms/r/close", None).await;
+    assert_eq!(app.join("r").await.state(), "closed");
+    admin(&app, Method::POST, "/api/admin/rooms/r/open", None).await;
+
+    let r = admin(
+        &app,
+        Method::POST,
+        "/api/admin/rooms/r/stock",
+        Some(json!({"set": 5})),
+    )
+    .await;
+    assert_eq!(
+        (r.body["old"].clone(), r.body["new"].clone()),
+        (Value::Null, json!(5))
+    );
+    let r = admin(
+        &app,
+        Method::POST,
+        "/api/admin/rooms/r/stock",
+        Some(json!({"add": 2})),
+    )
+    .await;
+    assert_eq!(r.body["new"], 7);
+    let r = admin(
+        &app,
+        Method::POST,
+        "/api/admin/rooms/r/stock",
+        Some(json!({"unlimited": true})),
+    )
+    .await;
+    assert_eq!(r.body["new"], Value::Null);
+    let r = admin(
+        &app,
+        Method::POST,
+        "/api/admin/rooms/r/stock",
+        Some(json!({"set": 1, "add": 1})),
+    )
+    .await;
+    assert_eq!(
+        (r.status, r.body["error"]["field"].as_str()),
+        (400, Some("stock"))
+    );
+
+    // Remove one visitor: the holder's slot goes to the next in line.
+    let holder_id = holder.split('.').next().unwrap();
+    let r = admin(
+        &app,
+        Method::DELETE,
+        &format!("/api/admin/rooms/r/visitors/{holder_id}"),
+        None,
+    )
+    .await;
+    assert_eq!(r.status, 204);
+    assert_eq!(app.status("r", &waiting).await.state(), "admitted");
+    let r = admin(
+        &app,
+        Method::DELETE,
+        &format!("/api/admin/rooms/r/visitors/{holder_id}"),
+        None,
+    )
+    .await;
+    assert_eq!((r.status, r.error_code()), (404, "not_found"));
+    let r = admin(
+        &app,
+        Method::DELETE,
+        "/api/admin/rooms/r/visitors/not-an-id",
+        None,
+    )
+    .await;
+    assert_eq!(
+        (r.status, r.body["error"]["field"].as_str()),
+        (400, Some("id"))
+    );
+
+    let r = admin(&app, Method::POST, "/api/admin/rooms/r/flush", None).await;
+    assert_eq!(r.body["flushed"], 1);
+    assert_eq!(app.engine.store.stats("r").await.unwrap().queue_length, 0);
+
+    // Create and delete a room.
+    let r = admin(
+        &app,
+        Method::PUT,
+        "/api/admin/rooms/new-room",
+        Some(json!({"capacity": 3})),
+    )
+    .await;
+    assert_eq!(
+        (r.status, r.body["error"]["field"].as_str()),
+        (400, Some("target_url"))
+    );
+    let r = admin(
+        &app,
+        Method::PUT,
+        "/api/admin/rooms/new-room",
+        Some(json!({"capacity": 3, "target_url": "https://shop.example/"})),
+    )
+    .await;
+    assert_eq!(r.status, 201);
+    assert_eq!(app.join("new-room").await.state(), "admitted");
+    assert_eq!(
+        admin(&app, Method::DELETE, "/api/admin/rooms/new-room", None)
+            .await
+            .status,
+        204
+    );
+    assert_eq!(app.join("new-room").await.status, 404);
+    assert_eq!(
+        admin(&app, Method::DELETE, "/api/admin/rooms/new-room", None)
+            .await
+            .status,
+        404
+    );
+
+    let audit = admin(&app, Method::GET, "/api/admin/audit?limit=50", None).await;
+    let actions: Vec<&str> = audit.body["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["action"].as_str().unwrap())
+        .collect();
+    for a in [
+        "set paused",
+        "set closed",
+        "set stock",
+        "remove visitor",
+        "flush queue",
+        "create room",
+        "delete room",
+    ] {
+        assert!(actions.contains(&a), "{a} missing from {actions:?}");
+    }
+}
+
+#[tokio::test]
+async fn raising_capacity_on_one_instance_admits_a_visitor_waiting_on_another_within_a_second() {
+    let r = RedisServer::start();
+    let s = admin_settings(&r, &crate::helpers::prefix(), vec![room("r", 1)]);
+    let a = spawn_app(s.clone()).await;
+    let b = spawn_app(s).await;
+    b.join("r").await;
+    let me = b.join("r").await.token();
+    let mut ws = connect(&b, "r", &me, None).await.unwrap();
+    assert_eq!(
+        next_json(&mut ws, Duration::from_secs(10)).await["state"],
+        "queued"
+    );
+    let t = Instant::now();
+    let res = admin(
+        &a,
+        Method::PUT,
+        "/api/admin/rooms/r",
+        Some(json!({"capacity": 2})),
+    )
+    .await;
+    assert_eq!(res.status, 200);
+    wait_for(&mut ws, "admitted", Duration::from_secs(1)).await;
+    assert!(
+        t.elapsed() < Duration::from_secs(1),
+        "took {:?}",
+        t.elapsed()
+    );
+}
+
+#[tokio::test]
+async fn pausing_on_one_instance_stops_admissions_on_another_at_once() {
+    let r = RedisServer::start();
+    let s = admin_settings(&r, &crate::helpers::prefix(), vec![room("r", 5)]);
+    let a = spawn_app(s.clone()).await;
+    let b = spawn_app(s).await;
+    assert_eq!(b.join("r").await.state(), "admitted");
+    admin(&a, Method::POST, "/api/admin/rooms/r/pause", None).await;
+    let next = b.join("r").await;
+    assert_eq!(
+        (next.state(), next.body["position"].as_u64()),
+        ("paused", Some(1))
+    );
+    assert_eq!(b.engine.store.stats("r").await.unwrap().active, 1);
+}
+
+#[tokio::test]
+async fn the_live_stream_pushes_figures() {
+    let (app, _r) = admin_app(vec![room("r", 1)]).await;
+    app.join("r").await;
+    app.join("r").await;
+    let mut res = app
+        .client
+        .get(app.url("/admin/live"))
+        .bearer_auth(TOKEN)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.headers()["content-type"], "text/event-stream");
+    let chunk = tokio::time::timeout(Duration::from_secs(10), res.chunk())
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    let text = String::from_utf8(chunk.to_vec()).unwrap();
+    let data: Value = serde_json::from_str(text.strip_prefix("data: ").unwrap().trim()).unwrap();
+    let r = &data["rooms"][0];
+    assert_eq!(
+        (r["queue_length"].as_u64(), r["active"].as_u64()),
+        (Some(1), Some(1))
+    );
+    assert_eq!(r["series"].as_array().unwrap().len(), 30);
+    assert_eq!(data["totals"]["queue_length"], 1);
+}
+
+#[tokio::test]
+async fn dashboard_login_sets_a_strict_cookie_and_changes_need_csrf() {
+    let r = RedisServer::start();
+    let mut s = admin_settings(&r, &crate::helpers::prefix(), vec![room("r", 1)]);
+    s.admin.login_attempts_per_minute = 3;
+    let app = spawn_app(s).await;
+
+    let page = app.client.get(app.url("/admin")).send().await.unwrap();
+    let csp = page.headers()["content-security-policy"].to_str().unwrap();
+    assert!(csp.contains("frame-ancestors 'none'"), "{csp}");
+    assert_eq!(page.headers()["x-frame-options"], "DENY");
+
+    let wrong = login(&app, "not-it").await;
+    assert_eq!(wrong.status(), 401);
+    assert!(session_cookie(&wrong).is_none());
+    let ok = login(&app, TOKEN).await;
+    assert_eq!(ok.status(), 303);
+    let cookie = session_cookie(&ok).unwrap();
+    assert!(
+        cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict"),
+        "{cookie}"
+    );
+    let session = cookie.split(';').next().unwrap().to_string();
+
+    let dash = app
+        .client
+        .get(app.url("/admin"))
+        .header("cookie", &session)
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(dash.contains("data-csrf="));
+    let csrf = dash
+        .split("data-csrf=\"")
+        .nth(1)
+        .unwrap()
+        .split('"')
+        .next()
+        .unwrap()
+        .to_string();
+
+    // Reads need only the session; changes need the CSRF token too.
+    let read = app
+        .client
+        .get(app.url("/api/admin/rooms"))
+        .header("cookie", &session)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(read.status(), 200);
+    let no_csrf = app
+        .client
+        .post(app.url("/api/admin/rooms/r/pause"))
+        .header("cookie", &session)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(no_csrf.status(), 403);
+    let with_csrf = app
+        .client
+        .post(app.url("/api/admin/rooms/r/pause"))
+        .header("cookie", &session)
+        .header("x-csrf-token", &csrf)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(with_csrf.status(), 200);
+    let audit = admin(&app, Method::GET, "/api/admin/audit", None).await;
+    assert_eq!(audit.body["entries"][0]["who"], "session:token");
+
+    // The limiter allows 3 attempts a minute: after a third, the 4th is refused even with
+    // the right token.
+    assert_eq!(login(&app, "not-it-either").await.status(), 401);
+    let limited = login(&app, TOKEN).await;
+    assert_eq!(limited.status(), 429);
+    assert!(session_cookie(&limited).is_none());
+}
+
+#[tokio::test]
+async fn a_password_hash_lets_the_admin_log_in() {
+    use argon2::password_hash::{rand_core::OsRng, PasswordHasher, SaltString};
+    let hash = argon2::Argon2::default()
+        .hash_password(b"correct horse", &SaltString::generate(&mut OsRng))
+        .unwrap()
+        .to_string();
+    let r = RedisServer::start();
+    let mut s = test_settings(Some(r.url()), &crate::helpers::prefix(), vec![room("r", 1)]);
+    s.admin.enabled = true;
+    s.admin.password_hash = Some(Secret::new(hash));
+    let app = spawn_app(s).await;
+    assert_eq!(login(&app, "wrong horse").await.status(), 401);
+    let ok = login(&app, "correct horse").await;
+    assert_eq!(ok.status(), 303);
+    assert!(session_cookie(&ok).is_some());
+}
+
+#[tokio::test]
+async fn a_forged_session_cookie_is_refused() {
+    let (app, _r) = admin_app(vec![room("r", 1)]).await;
+    let far = jsonwebtoken::get_current_timestamp() + 3600;
+    let forged = format!("anteroom_admin={far}.00112233445566778899aabbccddeeff.token.AAAA");
+    let r = app
+        .client
+        .get(app.url("/api/admin/rooms"))
+        .header("cookie", forged)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 401);
+}
+
+#[tokio::test]
+async fn the_server_refuses_to_start_with_admin_on_and_no_credential() {
+    let r = RedisServer::start();
+    let mut s = test_settings(Some(r.url()), &crate::helpers::prefix(), vec![room("r", 1)]);
+    s.admin.enabled = true;
+    let err = Application::build(s)
+        .await
+        .err()
+        .expect("must refuse")
+        .to_string();
+    assert!(err.contains("admin") && err.contains("credential"), "{err}");
+    let mut off = test_settings(Some(r.url()), &crate::helpers::prefix(), vec![room("r", 1)]);
+    off.admin.enabled = false;
+    let app = spawn_app(off).await;
+    assert_eq!(app.get("/api/admin/rooms").await.status, 404);
+}

@@ -1,0 +1,789 @@
+//! One suite, two stores: every rule of the admission engine, run against the memory
+//! store and against a real Redis started for the test. If both pass, they agree.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::helpers::{redis_store, room, wait_until, RedisCluster, RedisServer};
+use anteroom::config::RoomConfig;
+use anteroom::store::{RoomPatch, StockChange, Store, StoreError, VisitorState, WatchEntry};
+use futures_util::future::join_all;
+use futures_util::StreamExt;
+
+/// A store under test, keeping its Redis (if any) alive.
+struct Backend {
+    store: Arc<dyn Store>,
+    _redis: Option<RedisServer>,
+}
+
+impl Backend {
+    async fn memory() -> Self {
+        Self {
+            store: Arc::new(anteroom::store::memory::MemoryStore::new()),
+            _redis: None,
+        }
+    }
+    async fn redis() -> Self {
+        let r = RedisServer::start();
+        let store = redis_store(&r.url(), &crate::helpers::prefix()).await;
+        Self {
+            store: Arc::new(store),
+            _redis: Some(r),
+        }
+    }
+    async fn cluster(c: &RedisCluster) -> Self {
+        Self {
+            store: Arc::new(redis_store(&c.url(), &crate::helpers::prefix()).await),
+            _redis: None,
+        }
+    }
+    async fn with_room(self, cfg: RoomConfig) -> Self {
+        assert!(self.store.put_room(&cfg, true).await.unwrap());
+        self
+    }
+}
+
+fn v(i: usize) -> String {
+    format!("{i:032x}")
+}
+
+const DEADLINE: Duration = Duration::from_secs(10);
+
+async fn fifo_order(b: Backend) {
+    let b = b.with_room(room("r", 1)).await;
+    let s = &b.store;
+    assert_eq!(
+        s.join("r", &v(0)).await.unwrap().state,
+        VisitorState::Admitted
+    );
+    for i in 1..=5 {
+        let snap = s.join("r", &v(i)).await.unwrap();
+        assert_eq!(snap.state, VisitorState::Queued);
+        assert_eq!(snap.position, i as u64);
+        assert_eq!(snap.queue_length, i as u64);
+    }
+    // Each release admits exactly the next in line.
+    for i in 0..5 {
+        let (released, promoted) = s.release("r", &v(i)).await.unwrap();
+        assert!(released);
+        assert_eq!(promoted, vec![v(i + 1)]);
+        let next = s.status("r", &v(i + 1)).await.unwrap();
+        assert_eq!(next.state, VisitorState::Admitted);
+        if i + 2 <= 5 {
+            assert_eq!(s.status("r", &v(i + 2)).await.unwrap().position, 1);
+        }
+    }
+}
+
+async fn join_is_idempotent(b: Backend) {
+    let b = b.with_room(room("r", 1)).await;
+    let s = &b.store;
+    let first = s.join("r", &v(0)).await.unwrap();
+    let again = s.join("r", &v(0)).await.unwrap();
+    assert_eq!(
+        first.admission, again.admission,
+        "same admission, same pass"
+    );
+    assert_eq!(again.active, 1);
+    s.join("r", &v(1)).await.unwrap();
+    s.join("r", &v(2)).await.unwrap();
+    let again = s.join("r", &v(1)).await.unwrap();
+    assert_eq!((again.state, again.position), (VisitorState::Queued, 1));
+    assert_eq!(
+        again.queue_length, 2,
+        "a repeated join never adds a second place"
+    );
+}
+
+async fn capacity_is_never_exceeded(b: Backend) {
+    let b = b.with_room(room("r", 3)).await;
+    let s = b.store.clone();
+    let snaps = join_all((0..40).map(|i| {
+        let s = s.clone();
+        async move { s.join("r", &v(i)).await.unwrap() }
+    }))
+    .await;
+    let admitted = snaps
+        .iter()
+        .filter(|x| x.state == VisitorState::Admitted)
+        .count();
+    assert_eq!(admitted, 3);
+    let mut positions: Vec<u64> = snaps
+        .iter()
+        .filter(|x| x.state == VisitorState::Queued)
+        .map(|x| x.position)
+        .collect();
+    positions.sort();
+    assert_eq!(positions, (1..=37).collect::<Vec<u64>>());
+    assert!(s.promote("r", 1000).await.unwrap().is_empty());
+    assert_eq!(s.stats("r").await.unwrap().active, 3);
+}
+
+async fn release_and_expiry_admit_the_next(b: Backend) {
+    let b = b
+        .with_room(RoomConfig {
+            session_ttl_secs: 1,
+            ..room("r", 1)
+        })
+        .await;
+    let s = &b.store;
+    assert_eq!(
+        s.join("r", &v(0)).await.unwrap().state,
+        VisitorState::Admitted
+    );
+    assert_eq!(
+        s.join("r", &v(1)).await.unwrap().state,
+        VisitorState::Queued
+    );
+    assert_eq!(
+        s.join("r", &v(2)).await.unwrap().state,
+        VisitorState::Queued
+    );
+    // Release frees the slot at once.
+    assert_eq!(s.release("r", &v(0)).await.unwrap().1, vec![v(1)]);
+    // Expiry frees it when the TTL runs out; promote (run by the timer) admits the next.
+    let promoted = wait_until(DEADLINE, "v1's session to expire", || async {
+        let p = s.promote("r", 1000).await.unwrap();
+        (!p.is_empty()).then_some(p)
+    })
+    .await;
+    assert_eq!(promoted, vec![v(2)]);
+    assert!(!s.session_live("r", &v(1), 2).await.unwrap());
+}
+
+async fn stock_is_never_oversold(b: Backend) {
+    let b = b
+        .with_room(RoomConfig {
+            stock: Some(3),
+            session_ttl_secs: 1,
+            ..room("r", 100)
+        })
+        .await;
+    let s = b.store.clone();
+    let snaps = join_all((0..20).map(|i| {
+        let s = s.clone();
+        async move { s.join("r", &v(i)).await.unwrap() }
+    }))
+    .await;
+    let admitted: Vec<_> = snaps
+        .iter()
+        .enumerate()
+        .filter(|(_, x)| x.state == VisitorState::Admitted)
+        .map(|(i, _)| i)
+        .collect();
+    assert_eq!(admitted.len(), 3);
+    assert_eq!(
+        snaps
+            .iter()
+            .filter(|x| x.state == VisitorState::SoldOut)
+            .count(),
+        17
+    );
+    assert_eq!(s.stats("r").await.unwrap().stock, Some(0));
+    assert_eq!(
+        s.stats("r").await.unwrap().queue_length,
+        0,
+        "sold out joins are not queued"
+    );
+    // A unit holder whose session expired comes back: no second unit, and no admission
+    // beyond the stock either.
+    let holder = v(admitted[0]);
+    wait_until(DEADLINE, "sessions to expire", || async {
+        (s.stats("r").await.unwrap().active == 0).then_some(())
+    })
+    .await;
+    let back = s.join("r", &holder).await.unwrap();
+    assert_eq!(back.state, VisitorState::SoldOut);
+    assert_eq!(back.stock, Some(0));
+}
+
+async fn stock_unit_is_taken_once_per_visitor(b: Backend) {
+    let b = b
+        .with_room(RoomConfig {
+            stock: Some(2),
+            ..room("r", 1)
+        })
+        .await;
+    let s = &b.store;
+    assert_eq!(s.join("r", &v(0)).await.unwrap().stock, Some(1));
+    assert_eq!(
+        s.join("r", &v(0)).await.unwrap().stock,
+        Some(1),
+        "idempotent join takes no unit"
+    );
+    s.join("r", &v(1)).await.unwrap();
+    s.join("r", &v(2)).await.unwrap();
+    assert_eq!(s.release("r", &v(0)).await.unwrap().1, vec![v(1)]);
+    assert_eq!(
+        s.status("r", &v(2)).await.unwrap().state,
+        VisitorState::SoldOut
+    );
+    assert!(
+        s.release("r", &v(1)).await.unwrap().1.is_empty(),
+        "no stock, no admission"
+    );
+}
+
+async fn rate_cap_is_honoured(b: Backend) {
+    let b = b
+        .with_room(RoomConfig {
+            max_admissions_per_minute: 3,
+            ..room("r", 100)
+        })
+        .await;
+    let s = &b.store;
+    let mut states = Vec::new();
+    for i in 0..6 {
+        states.push(s.join("r", &v(i)).await.unwrap().state);
+    }
+    assert_eq!(
+        states,
+        [
+            VisitorState::Admitted,
+            VisitorState::Admitted,
+            VisitorState::Admitted,
+            VisitorState::Queued,
+            VisitorState::Queued,
+            VisitorState::Queued
+        ]
+    );
+    assert!(s.promote("r", 1000).await.unwrap().is_empty());
+    // Releasing frees capacity but not the arrival-rate budget.
+    s.release("r", &v(0)).await.unwrap();
+    assert_eq!(
+        s.status("r", &v(3)).await.unwrap().state,
+        VisitorState::Queued
+    );
+}
+
+async fn silent_visitors_are_reaped(b: Backend) {
+    let b = b
+        .with_room(RoomConfig {
+            heartbeat_timeout_secs: 1,
+            ..room("r", 1)
+        })
+        .await;
+    let s = &b.store;
+    s.join("r", &v(0)).await.unwrap(); // holds the slot
+    s.join("r", &v(1)).await.unwrap(); // goes silent
+    s.join("r", &v(2)).await.unwrap(); // keeps polling
+    let dropped = wait_until(DEADLINE, "the silent visitor to be reaped", || async {
+        assert_eq!(
+            s.status("r", &v(2)).await.unwrap().state,
+            VisitorState::Queued
+        );
+        let b = s.reap("r", 1000).await.unwrap();
+        (b.dropped > 0).then_some(b.dropped)
+    })
+    .await;
+    assert_eq!(dropped, 1);
+    assert_eq!(
+        s.status("r", &v(1)).await.unwrap().state,
+        VisitorState::NotQueued
+    );
+    assert_eq!(s.status("r", &v(2)).await.unwrap().position, 1);
+    assert_eq!(s.stats("r").await.unwrap().reaped_total, 1);
+    // The admitted visitor is never reaped for silence.
+    assert_eq!(
+        s.status("r", &v(0)).await.unwrap().state,
+        VisitorState::Admitted
+    );
+}
+
+async fn expired_sessions_are_pruned_in_batches(b: Backend) {
+    let b = b
+        .with_room(RoomConfig {
+            session_ttl_secs: 1,
+            ..room("r", 10)
+        })
+        .await;
+    let s = &b.store;
+    for i in 0..5 {
+        s.join("r", &v(i)).await.unwrap();
+    }
+    // Wait until all five have expired (they joined a few ms apart), then prune.
+    wait_until(DEADLINE, "sessions to expire", || async {
+        (s.stats("r").await.unwrap().active == 0).then_some(())
+    })
+    .await;
+    assert_eq!(
+        s.reap("r", 2).await.unwrap().expired,
+        2,
+        "a batch never exceeds its bound"
+    );
+    assert_eq!(s.reap("r", 2).await.unwrap().expired, 2);
+    assert_eq!(s.reap("r", 2).await.unwrap().expired, 1);
+    assert_eq!(s.reap("r", 2).await.unwrap().expired, 0);
+}
+
+async fn pause_stops_admissions_but_not_the_queue(b: Backend) {
+    let mut cfg = RoomConfig {
+        paused: true,
+        ..room("r", 5)
+    };
+    let b = b.with_room(cfg.clone()).await;
+    let s = &b.store;
+    let a = s.join("r", &v(0)).await.unwrap();
+    assert_eq!((a.state, a.position), (VisitorState::Paused, 1));
+    s.join("r", &v(1)).await.unwrap();
+    assert!(s.promote("r", 1000).await.unwrap().is_empty());
+    assert_eq!(s.stats("r").await.unwrap().queue_length, 2);
+    cfg.paused = false;
+    s.put_room(&cfg, false).await.unwrap();
+    assert_eq!(s.promote("r", 1000).await.unwrap(), vec![v(0), v(1)]);
+}
+
+async fn capacity_changes_apply_live(b: Backend) {
+    let mut cfg = room("r", 3);
+    let b = b.with_room(cfg.clone()).await;
+    let s = &b.store;
+    for i in 0..5 {
+        s.join("r", &v(i)).await.unwrap();
+    }
+    cfg.capacity = 1;
+    s.put_room(&cfg, false).await.unwrap();
+    assert_eq!(
+        s.stats("r").await.unwrap().active,
+        3,
+        "lowering kicks nobody"
+    );
+    s.release("r", &v(0)).await.unwrap();
+    assert!(
+        s.promote("r", 1000).await.unwrap().is_empty(),
+        "2 active >= capacity 1"
+    );
+    cfg.capacity = 5;
+    s.put_room(&cfg, false).await.unwrap();
+    assert_eq!(s.promote("r", 1000).await.unwrap(), vec![v(3), v(4)]);
+    assert_eq!(s.stats("r").await.unwrap().active, 4);
+}
+
+async fn rooms_are_independent(b: Backend) {
+    let b = b
+        .with_room(room("held", 1))
+        .await
+        .with_room(room("free", 10))
+        .await;
+    let s = &b.store;
+    s.join("held", &v(0)).await.unwrap();
+    for i in 1..4 {
+        assert_eq!(
+            s.join("held", &v(i)).await.unwrap().state,
+            VisitorState::Queued
+        );
+    }
+    let other = s.join("free", &v(1)).await.unwrap();
+    assert_eq!(
+        other.state,
+        VisitorState::Admitted,
+        "a full room never holds up another"
+    );
+    assert_eq!((other.queue_length, other.active), (0, 1));
+    assert_eq!(s.stats("held").await.unwrap().queue_length, 3);
+}
+
+async fn closed_room_turns_newcomers_away_and_tells_the_queue(b: Backend) {
+    let mut cfg = room("r", 1);
+    let b = b.with_room(cfg.clone()).await;
+    let s = &b.store;
+    s.join("r", &v(0)).await.unwrap();
+    s.join("r", &v(1)).await.unwrap();
+    cfg.closed = true;
+    s.put_room(&cfg, false).await.unwrap();
+    let newcomer = s.join("r", &v(2)).await.unwrap();
+    assert_eq!(
+        (newcomer.state, newcomer.position),
+        (VisitorState::Closed, 0)
+    );
+    assert_eq!(
+        s.status("r", &v(1)).await.unwrap().state,
+        VisitorState::Closed
+    );
+    assert_eq!(
+        s.status("r", &v(0)).await.unwrap().state,
+        VisitorState::Admitted
+    );
+    assert_eq!(s.stats("r").await.unwrap().queue_length, 1);
+}
+
+async fn unknown_rooms_are_reported(b: Backend) {
+    let s = &b.store;
+    assert!(matches!(
+        s.join("nope", &v(0)).await,
+        Err(StoreError::NoSuchRoom)
+    ));
+    assert!(matches!(
+        s.status("nope", &v(0)).await,
+        Err(StoreError::NoSuchRoom)
+    ));
+    assert!(matches!(
+        s.release("nope", &v(0)).await,
+        Err(StoreError::NoSuchRoom)
+    ));
+}
+
+async fn session_liveness_follows_release(b: Backend) {
+    let b = b.with_room(room("r", 2)).await;
+    let s = &b.store;
+    let a = s.join("r", &v(0)).await.unwrap().admission.unwrap();
+    assert!(s.session_live("r", &v(0), a.serial).await.unwrap());
+    assert!(!s.session_live("r", &v(0), a.serial + 1).await.unwrap());
+    s.release("r", &v(0)).await.unwrap();
+    assert!(!s.session_live("r", &v(0), a.serial).await.unwrap());
+}
+
+async fn room_config_round_trips(b: Backend) {
+    let cfg = RoomConfig {
+        name: "Big sale".into(),
+        max_admissions_per_minute: 9,
+        stock: Some(4),
+        paused: true,
+        embed_origins: vec!["https://shop.example".into()],
+        ..room("r", 7)
+    };
+    let b = b.with_room(cfg.clone()).await;
+    let s = &b.store;
+    assert_eq!(s.room("r").await.unwrap(), Some(cfg.clone()));
+    let other = RoomConfig {
+        capacity: 1,
+        ..cfg.clone()
+    };
+    assert!(
+        !s.put_room(&other, true).await.unwrap(),
+        "create_only keeps the live config"
+    );
+    assert_eq!(s.room("r").await.unwrap().unwrap().capacity, 7);
+    assert_eq!(s.rooms().await.unwrap(), vec!["r".to_string()]);
+    assert!(s.delete_room("r").await.unwrap());
+    assert_eq!(s.room("r").await.unwrap(), None);
+}
+
+async fn leases_exclude_renew_and_expire(b: Backend) {
+    let s = &b.store;
+    assert!(s.acquire_lease("r/reaper", "A", 500).await.unwrap());
+    assert!(!s.acquire_lease("r/reaper", "B", 500).await.unwrap());
+    assert!(
+        s.acquire_lease("r/reaper", "A", 500).await.unwrap(),
+        "holder renews"
+    );
+    assert!(
+        !s.release_lease("r/reaper", "B").await.unwrap(),
+        "non-holder cannot release"
+    );
+    assert!(!s.acquire_lease("r/reaper", "B", 500).await.unwrap());
+    // A "crashes": it never renews or releases. B takes over once the lease runs out.
+    wait_until(DEADLINE, "the crashed holder's lease to expire", || async {
+        s.acquire_lease("r/reaper", "B", 5000)
+            .await
+            .unwrap()
+            .then_some(())
+    })
+    .await;
+    assert!(!s.release_lease("r/reaper", "A").await.unwrap());
+    assert!(s.release_lease("r/reaper", "B").await.unwrap());
+    assert!(s.acquire_lease("r/reaper", "A", 500).await.unwrap());
+}
+
+async fn fixed_window_limits_and_resets(b: Backend) {
+    let s = &b.store;
+    for i in 1..=3 {
+        let d = s.hit_window("visitor", 3, 1000).await.unwrap();
+        assert!(d.allowed);
+        assert_eq!(d.count, i);
+    }
+    let refused = s.hit_window("visitor", 3, 1000).await.unwrap();
+    assert!(!refused.allowed);
+    assert!(refused.reset_ms <= 1000);
+    assert!(
+        s.hit_window("other", 3, 1000).await.unwrap().allowed,
+        "keys are separate"
+    );
+    wait_until(DEADLINE, "the window to reset", || async {
+        s.hit_window("visitor", 3, 1000)
+            .await
+            .unwrap()
+            .allowed
+            .then_some(())
+    })
+    .await;
+}
+
+async fn queue_drain_rate_is_recorded(b: Backend) {
+    let b = b.with_room(room("r", 1)).await;
+    let s = &b.store;
+    let walk_in = s.join("r", &v(0)).await.unwrap();
+    assert_eq!(walk_in.rate.raw, 0.0, "walk-ins do not count");
+    s.join("r", &v(1)).await.unwrap();
+    s.join("r", &v(2)).await.unwrap();
+    s.release("r", &v(0)).await.unwrap();
+    let first = s.status("r", &v(2)).await.unwrap();
+    assert!(first.rate.raw > 0.0);
+    assert!(first.rate.first_ms > 0 && first.rate.last_ms >= first.rate.first_ms);
+    s.release("r", &v(1)).await.unwrap();
+    let second = s.status("r", &v(2)).await.unwrap();
+    assert!(second.rate.raw > first.rate.raw * 1.5);
+    assert_eq!(s.stats("r").await.unwrap().admitted_total, 3);
+}
+
+async fn watch_reports_each_visitor_in_one_call(b: Backend) {
+    let b = b
+        .with_room(RoomConfig {
+            heartbeat_timeout_secs: 1,
+            ..room("r", 1)
+        })
+        .await;
+    let s = &b.store;
+    for i in 0..3 {
+        s.join("r", &v(i)).await.unwrap();
+    }
+    let (view, entries) = s.watch("r", &[v(0), v(1), v(2), v(9)]).await.unwrap();
+    assert_eq!((view.queue_length, view.active, view.capacity), (2, 1, 1));
+    assert!(matches!(&entries[0], WatchEntry::Admitted(a) if a.serial == 1));
+    assert_eq!(
+        entries[1..],
+        [
+            WatchEntry::Queued { position: 1 },
+            WatchEntry::Queued { position: 2 },
+            WatchEntry::Gone
+        ]
+    );
+    assert_eq!(view.state_of(&entries[1]), VisitorState::Queued);
+    // Watching keeps v2 alive while v1, unwatched, is reaped.
+    wait_until(DEADLINE, "v1 to be reaped", || async {
+        s.watch("r", &[v(2)]).await.unwrap();
+        (s.reap("r", 100).await.unwrap().dropped > 0).then_some(())
+    })
+    .await;
+    let (_, e) = s.watch("r", &[v(1), v(2)]).await.unwrap();
+    assert_eq!(e, [WatchEntry::Gone, WatchEntry::Queued { position: 1 }]);
+}
+
+async fn admissions_are_published(b: Backend) {
+    let b = b.with_room(room("r", 1)).await;
+    let s = &b.store;
+    let mut events = s.subscribe().await.unwrap();
+    s.join("r", &v(0)).await.unwrap();
+    s.join("r", &v(1)).await.unwrap();
+    s.release("r", &v(0)).await.unwrap();
+    let mut got = Vec::new();
+    while got.len() < 2 {
+        let ev = tokio::time::timeout(DEADLINE, events.next())
+            .await
+            .expect("an admission event")
+            .expect("stream open");
+        got.push((ev.room, ev.visitor, ev.admission.serial));
+    }
+    assert_eq!(got, [("r".into(), v(0), 1), ("r".into(), v(1), 2)]);
+}
+
+async fn patches_change_only_named_fields_and_promote(b: Backend) {
+    let b = b
+        .with_room(RoomConfig {
+            stock: Some(10),
+            ..room("r", 1)
+        })
+        .await;
+    let s = &b.store;
+    for i in 0..4 {
+        s.join("r", &v(i)).await.unwrap();
+    }
+    let admitted = s
+        .patch_room(
+            "r",
+            &RoomPatch {
+                capacity: Some(3),
+                name: Some("Renamed".into()),
+                ..RoomPatch::default()
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        admitted,
+        vec![v(1), v(2)],
+        "a raised capacity admits at once"
+    );
+    let cfg = s.room("r").await.unwrap().unwrap();
+    assert_eq!((cfg.capacity, cfg.name.as_str()), (3, "Renamed"));
+    assert_eq!(cfg.stock, Some(7), "stock is never overwritten by a patch");
+    assert_eq!(cfg.session_ttl_secs, 60);
+    let paused = RoomPatch {
+        paused: Some(true),
+        ..RoomPatch::default()
+    };
+    s.patch_room("r", &paused).await.unwrap();
+    s.release("r", &v(0)).await.unwrap();
+    assert_eq!(
+        s.status("r", &v(3)).await.unwrap().state,
+        VisitorState::Paused
+    );
+    let resumed = RoomPatch {
+        paused: Some(false),
+        ..RoomPatch::default()
+    };
+    assert_eq!(s.patch_room("r", &resumed).await.unwrap(), vec![v(3)]);
+    assert!(matches!(
+        s.patch_room("nope", &resumed).await,
+        Err(StoreError::NoSuchRoom)
+    ));
+}
+
+async fn stock_changes_are_atomic_and_promote(b: Backend) {
+    let b = b
+        .with_room(RoomConfig {
+            stock: Some(1),
+            ..room("r", 10)
+        })
+        .await;
+    let s = &b.store;
+    s.join("r", &v(0)).await.unwrap();
+    assert_eq!(
+        s.join("r", &v(1)).await.unwrap().state,
+        VisitorState::SoldOut
+    );
+    // Sold-out joins are not queued; queue someone while stock is topped up.
+    let (old, new, admitted) = s.change_stock("r", StockChange::Add(2)).await.unwrap();
+    assert_eq!((old, new), (Some(0), Some(2)));
+    assert!(admitted.is_empty());
+    assert_eq!(
+        s.join("r", &v(1)).await.unwrap().state,
+        VisitorState::Admitted
+    );
+    assert_eq!(
+        s.change_stock("r", StockChange::Set(5)).await.unwrap().1,
+        Some(5)
+    );
+    assert_eq!(
+        s.change_stock("r", StockChange::Unlimited).await.unwrap().1,
+        None
+    );
+    assert_eq!(
+        s.change_stock("r", StockChange::Add(3)).await.unwrap().1,
+        None,
+        "unlimited stays unlimited"
+    );
+}
+
+async fn flush_empties_the_queue_but_keeps_sessions(b: Backend) {
+    let b = b.with_room(room("r", 1)).await;
+    let s = &b.store;
+    for i in 0..4 {
+        s.join("r", &v(i)).await.unwrap();
+    }
+    assert_eq!(s.flush("r").await.unwrap(), 3);
+    let st = s.stats("r").await.unwrap();
+    assert_eq!((st.queue_length, st.active), (0, 1));
+    assert_eq!(
+        s.status("r", &v(2)).await.unwrap().state,
+        VisitorState::NotQueued
+    );
+}
+
+async fn reports_keep_a_per_minute_history(b: Backend) {
+    let b = b
+        .with_room(RoomConfig {
+            heartbeat_timeout_secs: 1,
+            ..room("r", 1)
+        })
+        .await;
+    let s = &b.store;
+    s.join("r", &v(0)).await.unwrap(); // walk-in, waited 0
+    s.join("r", &v(1)).await.unwrap();
+    s.join("r", &v(2)).await.unwrap(); // will go silent and be reaped
+    s.release("r", &v(0)).await.unwrap(); // v1 admitted after a short wait
+    wait_until(DEADLINE, "v2 to be reaped", || async {
+        (s.reap("r", 100).await.unwrap().dropped == 1).then_some(())
+    })
+    .await;
+    s.promote("r", 10).await.unwrap(); // samples the queue length
+    let r = s.report("r", 30).await.unwrap();
+    assert_eq!((r.admitted_total, r.reaped_total), (2, 1));
+    let admissions: u64 = r.minutes.iter().map(|m| m.admissions).sum();
+    let reaped: u64 = r.minutes.iter().map(|m| m.reaped).sum();
+    let waits: u64 = r.minutes.iter().map(|m| m.waits.iter().sum::<u64>()).sum();
+    assert_eq!((admissions, reaped, waits), (2, 1, 2));
+    assert_eq!(r.minutes.last().unwrap().queue_length, Some(0));
+    assert_eq!(
+        r.minutes.iter().map(|m| m.waits[0]).sum::<u64>(),
+        2,
+        "both waited under a second"
+    );
+}
+
+async fn socket_counts_and_audit_are_kept(b: Backend) {
+    let s = &b.store;
+    s.report_sockets("i1", &[("a".into(), 3), ("b".into(), 1)])
+        .await
+        .unwrap();
+    s.report_sockets("i2", &[("a".into(), 5)]).await.unwrap();
+    let mut got: Vec<(String, String, u64)> = s
+        .sockets()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|c| (c.instance, c.room, c.count))
+        .collect();
+    got.sort();
+    assert_eq!(
+        got,
+        [
+            ("i1".into(), "a".into(), 3),
+            ("i1".into(), "b".into(), 1),
+            ("i2".into(), "a".into(), 5)
+        ]
+    );
+    for i in 0..5 {
+        s.audit_push(&format!("entry {i}"), 3).await.unwrap();
+    }
+    assert_eq!(
+        s.audit(10).await.unwrap(),
+        ["entry 4", "entry 3", "entry 2"]
+    );
+}
+
+macro_rules! conformance {
+    ($($name:ident),* $(,)?) => {
+        mod memory {
+            $(#[tokio::test] async fn $name() { super::$name(super::Backend::memory().await).await })*
+        }
+        mod redis {
+            $(#[tokio::test] async fn $name() { super::$name(super::Backend::redis().await).await })*
+        }
+        /// Every case again on a local three-master Redis Cluster (one cluster, cases in
+        /// turn, each under its own key prefix).
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        async fn redis_cluster_passes_every_case() {
+            let cluster = RedisCluster::start();
+            $( $name(Backend::cluster(&cluster).await).await; )*
+        }
+    };
+}
+
+conformance!(
+    fifo_order,
+    join_is_idempotent,
+    capacity_is_never_exceeded,
+    release_and_expiry_admit_the_next,
+    stock_is_never_oversold,
+    stock_unit_is_taken_once_per_visitor,
+    rate_cap_is_honoured,
+    silent_visitors_are_reaped,
+    expired_sessions_are_pruned_in_batches,
+    pause_stops_admissions_but_not_the_queue,
+    capacity_changes_apply_live,
+    rooms_are_independent,
+    closed_room_turns_newcomers_away_and_tells_the_queue,
+    unknown_rooms_are_reported,
+    session_liveness_follows_release,
+    room_config_round_trips,
+    leases_exclude_renew_and_expire,
+    fixed_window_limits_and_resets,
+    queue_drain_rate_is_recorded,
+    watch_reports_each_visitor_in_one_call,
+    admissions_are_published,
+    patches_change_only_named_fields_and_promote,
+    stock_changes_are_atomic_and_promote,
+    flush_empties_the_queue_but_keeps_sessions,
+    reports_keep_a_per_minute_history,
+    socket_counts_and_audit_are_kept,
+);

@@ -1,0 +1,117 @@
+//! The browser fixture: a chromedriver on a free port driving headless Chromium
+//! (Debian's `chromium` + `chromium-driver`, installed by .ci/run) with the flags this
+//! machine needs, plus text waits and screenshots (to target/screenshots/).
+
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use fantoccini::{Client, ClientBuilder, Locator};
+use serde_json::json;
+
+use super::{free_port, wait_until};
+
+pub const DEADLINE: Duration = Duration::from_secs(15);
+
+/// A chromedriver on a free port; killed on drop.
+pub struct Driver {
+    port: u16,
+    child: Child,
+    /// Browser profiles started through this driver (their browsers are stopped on drop:
+    /// killing chromedriver alone would leave them running).
+    profiles: std::sync::Mutex<Vec<String>>,
+}
+
+impl Driver {
+    pub fn start() -> Self {
+        let port = free_port();
+        let child = Command::new(std::env::var("CHROMEDRIVER").unwrap_or("chromedriver".into()))
+            .arg(format!("--port={port}"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect(
+                "chromedriver must be installed (apt-get install chromium-driver; see .ci/run)",
+            );
+        super::wait_for_port(port, "chromedriver to start");
+        Self {
+            port,
+            child,
+            profiles: Default::default(),
+        }
+    }
+
+    /// A headless browser. `extra` args are added to the machine's required flags.
+    pub async fn browser(&self, extra: &[&str], javascript: bool) -> (Client, tempfile::TempDir) {
+        let profile = tempfile::tempdir().unwrap();
+        let mut args: Vec<String> = [
+            "--headless=new",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--disable-dev-shm-usage",
+            "--window-size=1000,900",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        args.push(format!("--user-data-dir={}", profile.path().display()));
+        self.profiles
+            .lock()
+            .unwrap()
+            .push(profile.path().display().to_string());
+        args.extend(extra.iter().map(|s| s.to_string()));
+        let mut opts = json!({
+            "binary": std::env::var("CHROMIUM").unwrap_or("/usr/bin/chromium".into()),
+            "args": args,
+        });
+        if !javascript {
+            opts["prefs"] = json!({"profile.managed_default_content_settings.javascript": 2});
+        }
+        let mut caps = serde_json::Map::new();
+        caps.insert("goog:chromeOptions".into(), opts);
+        let client = ClientBuilder::new(hyper_util::client::legacy::connect::HttpConnector::new())
+            .capabilities(caps)
+            .connect(&format!("http://127.0.0.1:{}", self.port))
+            .await
+            .expect("a browser session");
+        (client, profile)
+    }
+}
+
+impl Drop for Driver {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        for p in self.profiles.lock().unwrap().iter() {
+            let _ = Command::new("pkill")
+                .args(["-f", &format!("user-data-dir={p}")])
+                .status();
+        }
+    }
+}
+
+pub async fn text(c: &Client, css: &str) -> String {
+    match c.find(Locator::Css(css)).await {
+        Ok(e) => e.text().await.unwrap_or_default(),
+        Err(_) => String::new(),
+    }
+}
+
+pub async fn wait_text(c: &Client, css: &str, want: &str) {
+    let what = format!("{css} to read {want:?}");
+    wait_until(DEADLINE, &what, || async {
+        (text(c, css).await == want).then_some(())
+    })
+    .await;
+}
+
+pub async fn screenshot(c: &Client, name: &str) {
+    let png = c.screenshot().await.unwrap();
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("target/screenshots");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join(format!("{name}.png")), png).unwrap();
+}

@@ -1,0 +1,321 @@
+//! Test harness: `spawn_app()` for a real HTTP server on port 0 with its own key prefix,
+//! a client with one method per endpoint, and the fixtures in [`admin`] (an admin
+//! session) and [`browser`] (headless Chromium). Real Redis and Redis Cluster come from
+//! the `anteroom-testkit` crate, shared with the benchmarks.
+//!
+//! `TEST_LOG=1 cargo test` sends the servers' tracing output to the test output (shown
+//! for failing tests); `TEST_LOG=debug` (or any filter) sets the level.
+
+pub mod admin;
+pub mod browser;
+
+use std::sync::{Arc, Once};
+use std::time::Duration;
+
+pub use anteroom_testkit::{free_port, wait_for_port, wait_until, RedisCluster, RedisServer};
+
+use anteroom::config::{RoomConfig, Secret, Settings};
+use anteroom::domain::admission::Engine;
+use anteroom::startup::Application;
+use anteroom::store::redis::RedisStore;
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+/// With `TEST_LOG` set, the servers' tracing goes to the test's captured output.
+fn init_test_log() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        let Ok(filter) = std::env::var("TEST_LOG") else {
+            return;
+        };
+        let filter = if filter == "1" || filter.is_empty() {
+            "info".to_string()
+        } else {
+            filter
+        };
+        let _ = tracing_subscriber::fmt()
+            .with_env_filter(tracing_subscriber::EnvFilter::new(filter))
+            .with_test_writer()
+            .try_init();
+    });
+}
+
+pub const SIGNING_KEY: &str = "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=";
+pub const SECRET_KEY: &str = "test-secret-key";
+
+/// A fresh key prefix so tests never share state.
+pub fn prefix() -> String {
+    format!(
+        "t{}",
+        &anteroom::domain::identity::VisitorId::random().as_str()[..12]
+    )
+}
+
+/// A room config with test-friendly defaults.
+pub fn room(id: &str, capacity: u64) -> RoomConfig {
+    RoomConfig {
+        id: id.into(),
+        name: format!("Room {id}"),
+        capacity,
+        session_ttl_secs: 60,
+        heartbeat_timeout_secs: 60,
+        target_url: "https://origin.example/in".into(),
+        ..RoomConfig::default()
+    }
+}
+
+pub async fn redis_store(url: &str, prefix: &str) -> RedisStore {
+    RedisStore::connect(url, prefix, &Default::default())
+        .await
+        .unwrap()
+}
+
+/// Settings for a test server: port 0, fixed keys, limits off unless a test turns them on.
+pub fn test_settings(redis_url: Option<String>, prefix: &str, rooms: Vec<RoomConfig>) -> Settings {
+    let mut s = Settings {
+        listen: "127.0.0.1:0".into(),
+        redis_url,
+        key_prefix: prefix.into(),
+        secret_key: Some(Secret::new(SECRET_KEY)),
+        signing_key: Some(Secret::new(SIGNING_KEY)),
+        demo: false,
+        rooms,
+        ..Settings::default()
+    };
+    s.rate_limit.ip_per_second = 0;
+    s.rate_limit.visitor_requests = 0;
+    // Admin tests turn it on with a token.
+    s.admin.enabled = false;
+    s.reaper.interval_ms = 200;
+    s.reaper.promote_interval_ms = 100;
+    s.store.response_timeout_ms = 500;
+    s.store.connect_timeout_ms = 500;
+    s
+}
+
+/// A running server and a client for it.
+pub struct TestApp {
+    pub address: String,
+    pub port: u16,
+    pub engine: Arc<Engine>,
+    pub hub: anteroom::hub::HubHandle,
+    pub shutdown: CancellationToken,
+    pub client: reqwest::Client,
+}
+
+impl Drop for TestApp {
+    fn drop(&mut self) {
+        self.shutdown.cancel();
+    }
+}
+
+pub async fn spawn_app(settings: Settings) -> TestApp {
+    init_test_log();
+    let app = Application::build(settings).await.expect("build app");
+    finish_spawn(app)
+}
+
+fn finish_spawn(app: Application) -> TestApp {
+    let port = app.port();
+    let engine = app.engine();
+    let hub = app.hub();
+    let shutdown = CancellationToken::new();
+    tokio::spawn(app.run_until_stopped(shutdown.clone()));
+    TestApp {
+        address: format!("http://127.0.0.1:{port}"),
+        port,
+        engine,
+        hub,
+        shutdown,
+        client: client(),
+    }
+}
+
+/// A client without a cookie jar: tests pass identities explicitly.
+pub fn client() -> reqwest::Client {
+    reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .timeout(Duration::from_secs(20))
+        .build()
+        .unwrap()
+}
+
+/// A response's status and JSON body.
+pub struct Reply {
+    pub status: u16,
+    pub headers: reqwest::header::HeaderMap,
+    pub body: Value,
+}
+
+impl Reply {
+    pub async fn from(r: reqwest::Response) -> Self {
+        let status = r.status().as_u16();
+        let headers = r.headers().clone();
+        let text = r.text().await.unwrap();
+        let body = serde_json::from_str(&text).unwrap_or(Value::String(text));
+        Self {
+            status,
+            headers,
+            body,
+        }
+    }
+    pub fn token(&self) -> String {
+        self.body["visitor_token"].as_str().unwrap().to_string()
+    }
+    pub fn state(&self) -> &str {
+        self.body["state"].as_str().unwrap_or("")
+    }
+    pub fn error_code(&self) -> &str {
+        self.body["error"]["code"].as_str().unwrap_or("")
+    }
+}
+
+impl TestApp {
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{}", self.address, path)
+    }
+
+    /// Joins as a new visitor.
+    pub async fn join(&self, room: &str) -> Reply {
+        Reply::from(
+            self.client
+                .post(self.url(&format!("/api/rooms/{room}/join")))
+                .send()
+                .await
+                .unwrap(),
+        )
+        .await
+    }
+
+    /// Joins again with a visitor token.
+    pub async fn join_as(&self, room: &str, token: &str) -> Reply {
+        Reply::from(
+            self.client
+                .post(self.url(&format!("/api/rooms/{room}/join")))
+                .bearer_auth(token)
+                .send()
+                .await
+                .unwrap(),
+        )
+        .await
+    }
+
+    pub async fn status(&self, room: &str, token: &str) -> Reply {
+        Reply::from(
+            self.client
+                .get(self.url(&format!("/api/rooms/{room}/status")))
+                .bearer_auth(token)
+                .send()
+                .await
+                .unwrap(),
+        )
+        .await
+    }
+
+    pub async fn release(&self, room: &str, token: &str) -> Reply {
+        Reply::from(
+            self.client
+                .post(self.url(&format!("/api/rooms/{room}/release")))
+                .bearer_auth(token)
+                .send()
+                .await
+                .unwrap(),
+        )
+        .await
+    }
+
+    pub async fn verify(&self, room: &str, pass: &str) -> Reply {
+        Reply::from(
+            self.client
+                .get(self.url(&format!("/api/rooms/{room}/verify")))
+                .bearer_auth(pass)
+                .send()
+                .await
+                .unwrap(),
+        )
+        .await
+    }
+
+    pub async fn get(&self, path: &str) -> Reply {
+        Reply::from(self.client.get(self.url(path)).send().await.unwrap()).await
+    }
+}
+
+impl TestApp {
+    /// The visitor's state read straight from the store (no HTTP, no heartbeat).
+    pub async fn store_state(&self, room: &str, token: &str) -> String {
+        let id = token.split('.').next().unwrap();
+        self.engine
+            .store
+            .status(room, id)
+            .await
+            .unwrap()
+            .state
+            .as_str()
+            .to_string()
+    }
+}
+
+/// WebSocket client helpers for the queue socket.
+pub mod ws {
+    use std::time::{Duration, Instant};
+
+    use futures_util::StreamExt;
+    use serde_json::Value;
+    use tokio::net::TcpStream;
+    use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+    use tokio_tungstenite::tungstenite::{Error as WsError, Message};
+    use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
+
+    use super::TestApp;
+
+    pub type Ws = WebSocketStream<MaybeTlsStream<TcpStream>>;
+
+    pub async fn connect(
+        app: &TestApp,
+        room: &str,
+        token: &str,
+        origin: Option<&str>,
+    ) -> Result<Ws, WsError> {
+        let url = format!("ws://127.0.0.1:{}/r/{room}/ws?token={token}", app.port);
+        let mut req = url.into_client_request().unwrap();
+        if let Some(o) = origin {
+            req.headers_mut().insert("origin", o.parse().unwrap());
+        }
+        tokio_tungstenite::connect_async(req)
+            .await
+            .map(|(ws, _)| ws)
+    }
+
+    /// The next JSON text message, skipping pongs.
+    pub async fn next_json(ws: &mut Ws, within: Duration) -> Value {
+        let deadline = Instant::now() + within;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let msg = tokio::time::timeout(left, ws.next())
+                .await
+                .expect("a message in time")
+                .expect("socket open")
+                .expect("no socket error");
+            if let Message::Text(t) = msg {
+                let v: Value = serde_json::from_str(&t).unwrap();
+                if v["type"] != "pong" {
+                    return v;
+                }
+            }
+        }
+    }
+
+    /// Waits for a message of `kind`, skipping others.
+    pub async fn wait_for(ws: &mut Ws, kind: &str, within: Duration) -> Value {
+        let deadline = Instant::now() + within;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            assert!(!left.is_zero(), "no {kind} message within {within:?}");
+            let v = next_json(ws, left).await;
+            if v["type"] == kind {
+                return v;
+            }
+        }
+    }
+}

@@ -1,0 +1,16 @@
+//! The integration tests: one binary, one module per area, real parts only (a
+//! `redis-server` per test, a local Redis Cluster, headless Chromium, nginx).
+//! `TEST_LOG=1 cargo test` shows the servers' logs in the test output.
+
+mod helpers;
+
+mod admin;
+mod api;
+mod browser;
+mod cluster;
+mod concurrency;
+mod conformance;
+mod faults;
+mod nginx;
+mod reaper;
+mod ws;

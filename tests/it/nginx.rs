@@ -1,0 +1,223 @@
+//! The README's nginx `auth_request` recipe, run with real nginx in front of Anteroom.
+
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::helpers::{free_port, room, spawn_app, test_settings, RedisServer};
+use anteroom::config::RoomConfig;
+
+/// nginx on a free port with a config written for the test; stopped on drop.
+struct Nginx {
+    port: u16,
+    child: Child,
+    _dir: tempfile::TempDir,
+}
+
+impl Nginx {
+    fn start(port: u16, anteroom_port: u16, room: &str) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path().display();
+        let conf = format!(
+            r#"
+user root;
+worker_processes 1;
+error_log stderr warn;
+pid {d}/nginx.pid;
+events {{ worker_connections 256; }}
+http {{
+    access_log off;
+    client_body_temp_path {d}/body;
+    proxy_temp_path {d}/proxy;
+    fastcgi_temp_path {d}/fastcgi;
+    uwsgi_temp_path {d}/uwsgi;
+    scgi_temp_path {d}/scgi;
+    map $http_upgrade $connection_upgrade {{ default upgrade; "" ""; }}
+    upstream anteroom {{ server 127.0.0.1:{anteroom_port}; }}
+    server {{
+        listen 127.0.0.1:{port};
+        location /api/rooms/ {{
+            proxy_pass http://anteroom;
+            proxy_http_version 1.1;
+            proxy_set_header Connection "";
+        }}
+        location /r/ {{
+            proxy_pass http://anteroom;
+            proxy_http_version 1.1;
+            proxy_set_header Upgrade $http_upgrade;
+            proxy_set_header Connection $connection_upgrade;
+            proxy_set_header Host $http_host;
+        }}
+        location /static/ {{ proxy_pass http://anteroom; }}
+        location /checkout/ {{
+            auth_request /_anteroom;
+            auth_request_set $anteroom_visitor $upstream_http_x_anteroom_visitor;
+            error_page 401 = @queue;
+            # A static page stands in for the shop (`return` would run before the check).
+            root {d}/site;
+            add_header X-Anteroom-Visitor $anteroom_visitor;
+        }}
+        location = /_anteroom {{
+            internal;
+            proxy_pass http://anteroom/api/rooms/{room}/verify;
+            proxy_pass_request_body off;
+            proxy_set_header Content-Length "";
+            proxy_set_header Cookie $http_cookie;
+        }}
+        location @queue {{ return 302 /r/{room}; }}
+    }}
+}}
+"#
+        );
+        std::fs::create_dir_all(dir.path().join("site/checkout")).unwrap();
+        std::fs::write(dir.path().join("site/checkout/index.html"), "welcome").unwrap();
+        let path = dir.path().join("nginx.conf");
+        std::fs::write(&path, conf).unwrap();
+        let bin = ["/usr/sbin/nginx", "nginx"]
+            .into_iter()
+            .find(|b| Command::new(b).arg("-v").output().is_ok())
+            .expect("nginx must be installed (apt-get install nginx; see .ci/run)");
+        let child = Command::new(bin)
+            .args(["-p", &d.to_string(), "-c", path.to_str().unwrap()])
+            .args(["-g", "daemon off;"])
+            .stdout(Stdio::null())
+            // Not inherited: a worker outliving the test must not hold the test's pipes.
+            .stderr(Stdio::from(
+                std::fs::File::create(dir.path().join("error.log")).unwrap(),
+            ))
+            .spawn()
+            .unwrap();
+        crate::helpers::wait_for_port(port, "nginx to start");
+        Self {
+            port,
+            child,
+            _dir: dir,
+        }
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("http://127.0.0.1:{}{path}", self.port)
+    }
+}
+
+impl Drop for Nginx {
+    fn drop(&mut self) {
+        // TERM lets the master stop its workers; KILL would orphan them.
+        let _ = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status();
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn cookie_pair(res: &reqwest::Response, name: &str) -> Option<String> {
+    res.headers()
+        .get_all("set-cookie")
+        .iter()
+        .filter_map(|c| c.to_str().ok())
+        .find(|c| c.starts_with(&format!("{name}=")))
+        .map(|c| c.split(';').next().unwrap().to_string())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn nginx_auth_request_lets_pass_holders_in_and_sends_others_to_the_queue() {
+    let redis = RedisServer::start();
+    let nginx_port = free_port();
+    let app = spawn_app(test_settings(
+        Some(redis.url()),
+        &crate::helpers::prefix(),
+        vec![RoomConfig {
+            target_url: format!("http://127.0.0.1:{nginx_port}/checkout/"),
+            ..room("sale", 1)
+        }],
+    ))
+    .await;
+    let nginx = Nginx::start(nginx_port, app.port, "sale");
+    let http = crate::helpers::client();
+
+    // No pass: nginx asks Anteroom, gets 401, sends the visitor to the queue.
+    let r = http.get(nginx.url("/checkout/")).send().await.unwrap();
+    assert_eq!(r.status(), 302);
+    assert!(r.headers()["location"]
+        .to_str()
+        .unwrap()
+        .ends_with("/r/sale"));
+
+    // Through nginx, the queue page admits the first visitor and sets the pass cookie.
+    let r = http.get(nginx.url("/r/sale")).send().await.unwrap();
+    assert_eq!(r.status(), 303);
+    assert!(r.headers()["location"]
+        .to_str()
+        .unwrap()
+        .contains("/checkout/"));
+    let pass = cookie_pair(&r, "anteroom_pass_sale").expect("pass cookie");
+    let vid = cookie_pair(&r, "anteroom_vid").expect("visitor cookie");
+
+    let r = http
+        .get(nginx.url("/checkout/"))
+        .header("cookie", format!("{pass}; {vid}"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    let visitor = vid
+        .split('=')
+        .nth(1)
+        .unwrap()
+        .split('.')
+        .next()
+        .unwrap()
+        .to_string();
+    assert_eq!(r.headers()["x-anteroom-visitor"], visitor.as_str());
+    assert_eq!(r.text().await.unwrap(), "welcome");
+
+    // A second visitor waits: the page renders through nginx.
+    let r = http.get(nginx.url("/r/sale")).send().await.unwrap();
+    assert_eq!(r.status(), 200);
+    let waiting = cookie_pair(&r, "anteroom_vid").unwrap();
+    assert!(r.text().await.unwrap().contains("id=\"position\""));
+
+    // The queue socket upgrades through nginx (Origin matches the Host nginx passes on).
+    let token = waiting.split_once('=').unwrap().1.to_string();
+    let mut req = tokio_tungstenite::tungstenite::client::IntoClientRequest::into_client_request(
+        format!("ws://127.0.0.1:{nginx_port}/r/sale/ws?token={token}"),
+    )
+    .unwrap();
+    req.headers_mut().insert(
+        "origin",
+        format!("http://127.0.0.1:{nginx_port}").parse().unwrap(),
+    );
+    let (mut ws, _) = tokio_tungstenite::connect_async(req)
+        .await
+        .expect("upgrade via nginx");
+    let first = crate::helpers::ws::next_json(&mut ws, Duration::from_secs(10)).await;
+    assert_eq!(
+        (first["state"].as_str(), first["position"].as_u64()),
+        (Some("queued"), Some(1))
+    );
+
+    // Releasing the pass closes the door at once.
+    let r = http
+        .post(nginx.url("/api/rooms/sale/release"))
+        .header("cookie", vid.clone())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 204);
+    let r = http
+        .get(nginx.url("/checkout/"))
+        .header("cookie", format!("{pass}; {vid}"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 302, "a released pass no longer opens the door");
+    // ...and the waiting visitor's socket hears it was admitted.
+    crate::helpers::ws::wait_for(&mut ws, "admitted", Duration::from_secs(5)).await;
+}

@@ -1,0 +1,160 @@
+//! The reaper's lease and passes, on a real Redis.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::helpers::{redis_store, room, wait_until, RedisServer};
+use anteroom::config::{ReaperSettings, RoomConfig};
+use anteroom::reaper::{lease_name, reap_once};
+use anteroom::store::{Store, VisitorState};
+
+fn cfg(lease_ms: u64) -> ReaperSettings {
+    ReaperSettings {
+        lease_ms,
+        batch_size: 2,
+        ..ReaperSettings::default()
+    }
+}
+
+async fn store(r: &RedisServer) -> Arc<dyn Store> {
+    Arc::new(redis_store(&r.url(), &crate::helpers::prefix()).await)
+}
+
+#[tokio::test]
+async fn two_racing_reapers_reap_a_room_once() {
+    let r = RedisServer::start();
+    let s = store(&r).await;
+    s.put_room(&room("r", 1), true).await.unwrap();
+    let c = cfg(10_000);
+    let (a, b) = tokio::join!(
+        reap_once(s.as_ref(), "A", &c),
+        reap_once(s.as_ref(), "B", &c)
+    );
+    let (a, b) = (a.unwrap(), b.unwrap());
+    assert_eq!(a.rooms_reaped + b.rooms_reaped, 1, "{a:?} {b:?}");
+    assert_eq!(a.rooms_skipped + b.rooms_skipped, 1);
+    // The winner keeps the room on its next pass; the loser keeps skipping.
+    let winner = if a.rooms_reaped == 1 { "A" } else { "B" };
+    let loser = if winner == "A" { "B" } else { "A" };
+    assert_eq!(
+        reap_once(s.as_ref(), winner, &c)
+            .await
+            .unwrap()
+            .rooms_reaped,
+        1
+    );
+    assert_eq!(
+        reap_once(s.as_ref(), loser, &c)
+            .await
+            .unwrap()
+            .rooms_skipped,
+        1
+    );
+    // A non-holder cannot release the lease.
+    assert!(!s.release_lease(&lease_name("r"), loser).await.unwrap());
+    assert_eq!(
+        reap_once(s.as_ref(), loser, &c)
+            .await
+            .unwrap()
+            .rooms_skipped,
+        1
+    );
+}
+
+#[tokio::test]
+async fn a_crashed_holders_lease_expires_and_another_instance_takes_over() {
+    let r = RedisServer::start();
+    let s = store(&r).await;
+    s.put_room(
+        &RoomConfig {
+            heartbeat_timeout_secs: 1,
+            ..room("r", 1)
+        },
+        true,
+    )
+    .await
+    .unwrap();
+    for i in 0..4 {
+        s.join("r", &format!("{i:032x}")).await.unwrap();
+    }
+    // A takes the lease for 300 ms and then "crashes" (never runs again).
+    assert_eq!(
+        reap_once(s.as_ref(), "A", &cfg(300))
+            .await
+            .unwrap()
+            .rooms_reaped,
+        1
+    );
+    // B reaps once the lease is gone, and drops the three silent queued visitors (in
+    // batches of at most 2) as their heartbeats go stale.
+    let dropped = std::sync::atomic::AtomicU64::new(0);
+    wait_until(
+        Duration::from_secs(10),
+        "B to take over and reap",
+        || async {
+            let o = reap_once(s.as_ref(), "B", &cfg(300)).await.unwrap();
+            let total =
+                dropped.fetch_add(o.dropped, std::sync::atomic::Ordering::SeqCst) + o.dropped;
+            (o.rooms_reaped == 1 && total >= 3).then_some(())
+        },
+    )
+    .await;
+    assert_eq!(dropped.into_inner(), 3);
+    assert_eq!(
+        s.status("r", &format!("{:032x}", 1)).await.unwrap().state,
+        VisitorState::NotQueued
+    );
+}
+
+#[tokio::test]
+async fn a_pass_promotes_after_pruning_expired_sessions() {
+    let r = RedisServer::start();
+    let s = store(&r).await;
+    s.put_room(
+        &RoomConfig {
+            session_ttl_secs: 1,
+            ..room("r", 1)
+        },
+        true,
+    )
+    .await
+    .unwrap();
+    s.join("r", &format!("{:032x}", 0)).await.unwrap();
+    s.join("r", &format!("{:032x}", 1)).await.unwrap();
+    let o = wait_until(Duration::from_secs(10), "the session to expire", || async {
+        let o = reap_once(s.as_ref(), "A", &cfg(10_000)).await.unwrap();
+        (o.expired > 0).then_some(o)
+    })
+    .await;
+    assert_eq!(o.expired, 1);
+    assert_eq!(
+        o.admitted,
+        vec![("r".to_string(), vec![format!("{:032x}", 1)])]
+    );
+}
+
+#[tokio::test]
+async fn the_background_tasks_admit_the_next_visitor_after_expiry() {
+    let r = RedisServer::start();
+    let app = crate::helpers::spawn_app(crate::helpers::test_settings(
+        Some(r.url()),
+        &crate::helpers::prefix(),
+        vec![RoomConfig {
+            session_ttl_secs: 1,
+            ..room("r", 1)
+        }],
+    ))
+    .await;
+    app.join("r").await;
+    let b = app.join("r").await.token();
+    // Only b's own status polls happen; admission comes from the promoter.
+    wait_until(
+        Duration::from_secs(5),
+        "the promoter to admit b",
+        || async {
+            let s = app.store_state("r", &b).await;
+            (s == "admitted").then_some(())
+        },
+    )
+    .await;
+}
