@@ -29,8 +29,6 @@
 //! | 503 | `store_unavailable` | the store did not answer in time; nothing was changed twice |
 //! | 500 | `internal` | a bug; the detail goes to the log, never to the client |
 
-use crate::domain::pass::PassError;
-
 /// What the domain reports; mapped to HTTP once, in `web::error`.
 #[derive(Debug, thiserror::Error)]
 pub enum DomainError {
@@ -72,4 +70,15 @@ impl DomainError {
             message: message.into(),
         }
     }
+}
+
+/// Why a pass was refused (signature, algorithm and expiry are checked offline).
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum PassError {
+    #[error("the pass has expired")]
+    Expired,
+    #[error("the pass is for another room")]
+    WrongRoom,
+    #[error("the pass is not valid")]
+    Invalid,
 }

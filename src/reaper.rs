@@ -36,6 +36,9 @@ pub struct ReapOutcome {
     pub expired: u64,
     /// Visitors admitted by the promote that follows.
     pub admitted: Vec<(String, Vec<String>)>,
+    /// Rooms whose reaping failed, with the error; the pass goes on with the others
+    /// (one broken or unreachable room must not stop every other room's reaping).
+    pub failed: Vec<(String, String)>,
 }
 
 /// The lease name of a room's reaper.
@@ -43,7 +46,9 @@ pub fn lease_name(room: &str) -> String {
     format!("{room}/reaper")
 }
 
-/// One pass over every room. `holder` identifies this instance in the lease.
+/// One pass over every room. `holder` identifies this instance in the lease. Fails only
+/// when the list of rooms cannot be read; a room that fails is recorded in
+/// [`ReapOutcome::failed`] and the pass goes on.
 pub async fn reap_once(
     store: &dyn Store,
     holder: &str,
@@ -51,33 +56,43 @@ pub async fn reap_once(
 ) -> Result<ReapOutcome, StoreError> {
     let mut out = ReapOutcome::default();
     for room in store.rooms().await? {
-        if !store
-            .acquire_lease(&lease_name(&room), holder, cfg.lease_ms)
-            .await?
-        {
-            out.rooms_skipped += 1;
-            continue;
-        }
-        out.rooms_reaped += 1;
-        for _ in 0..MAX_BATCHES_PER_PASS {
-            let b = match store.reap(&room, cfg.batch_size).await {
-                Ok(b) => b,
-                Err(StoreError::NoSuchRoom) => break, // deleted meanwhile
-                Err(e) => return Err(e),
-            };
-            out.dropped += b.dropped;
-            out.expired += b.expired;
-            if b.dropped < u64::from(cfg.batch_size) && b.expired < u64::from(cfg.batch_size) {
-                break;
-            }
-        }
-        match store.promote(&room, PROMOTE_LIMIT).await {
-            Ok(admitted) if !admitted.is_empty() => out.admitted.push((room, admitted)),
-            Ok(_) | Err(StoreError::NoSuchRoom) => {}
-            Err(e) => return Err(e),
+        match reap_room(store, holder, cfg, &room, &mut out).await {
+            Ok(()) | Err(StoreError::NoSuchRoom) => {} // deleted meanwhile
+            Err(e) => out.failed.push((room, e.to_string())),
         }
     }
     Ok(out)
+}
+
+/// Reaps one room under its lease, then promotes it.
+async fn reap_room(
+    store: &dyn Store,
+    holder: &str,
+    cfg: &ReaperSettings,
+    room: &str,
+    out: &mut ReapOutcome,
+) -> Result<(), StoreError> {
+    if !store
+        .acquire_lease(&lease_name(room), holder, cfg.lease_ms)
+        .await?
+    {
+        out.rooms_skipped += 1;
+        return Ok(());
+    }
+    out.rooms_reaped += 1;
+    for _ in 0..MAX_BATCHES_PER_PASS {
+        let b = store.reap(room, cfg.batch_size).await?;
+        out.dropped += b.dropped;
+        out.expired += b.expired;
+        if b.dropped < u64::from(cfg.batch_size) && b.expired < u64::from(cfg.batch_size) {
+            break;
+        }
+    }
+    let admitted = store.promote(room, PROMOTE_LIMIT).await?;
+    if !admitted.is_empty() {
+        out.admitted.push((room.to_string(), admitted));
+    }
+    Ok(())
 }
 
 /// Promotes every room once; returns the admitted visitors per room.
@@ -110,7 +125,12 @@ pub async fn run_reaper(
         }
         match reap_once(store.as_ref(), &holder, &cfg).await {
             Ok(o) => {
-                metrics.reaper_passes.with_label_values(&["ok"]).inc();
+                for (room, e) in &o.failed {
+                    metrics.store_errors.with_label_values(&["reap"]).inc();
+                    tracing::warn!(room, error = %e, "reaping a room failed; the others went on");
+                }
+                let result = if o.failed.is_empty() { "ok" } else { "partial" };
+                metrics.reaper_passes.with_label_values(&[result]).inc();
                 if o.dropped > 0 || o.expired > 0 {
                     tracing::info!(
                         dropped = o.dropped,

@@ -30,26 +30,12 @@
 //!
 //! All figures are whole seconds, rounded up, and 0 for a visitor who is not waiting.
 
-use crate::store::RateState;
+use crate::store::{RateState, TAU_MS};
 
-/// Time constant of the admission-rate average, in ms (the Lua scripts use the same).
-pub const TAU_MS: f64 = 120_000.0;
 /// History needed before the measured rate is trusted.
 const MIN_HISTORY_MS: u64 = 10_000;
 /// Spread of the range around the point estimate.
 const SPREAD: f64 = 1.5;
-
-/// Adds `k` admissions at `now_ms` (the memory store's twin of `rate_add` in Lua).
-pub fn rate_add(s: &mut RateState, now_ms: u64, k: u64) {
-    if s.last_ms > 0 && now_ms > s.last_ms {
-        s.raw *= (-((now_ms - s.last_ms) as f64) / TAU_MS).exp();
-    }
-    s.raw += k as f64 * 1000.0 / TAU_MS;
-    s.last_ms = now_ms;
-    if s.first_ms == 0 {
-        s.first_ms = now_ms;
-    }
-}
 
 /// The measured admission rate (per second) at `now_ms`, if there is enough history.
 pub fn measured_rate(s: &RateState, now_ms: u64) -> Option<f64> {
@@ -162,7 +148,7 @@ mod tests {
         let mut s = RateState::default();
         // 2 admissions per second for 12 s.
         for t in 0..=24 {
-            rate_add(&mut s, 1_000_000 + t * 500, 1);
+            s.add(1_000_000 + t * 500, 1);
         }
         let r = measured_rate(&s, 1_012_000).unwrap();
         assert!((r - 2.0).abs() < 0.2, "{r}");
@@ -174,7 +160,7 @@ mod tests {
     #[test]
     fn no_rate_before_enough_history() {
         let mut s = RateState::default();
-        rate_add(&mut s, 1_000, 5);
+        s.add(1_000, 5);
         assert_eq!(measured_rate(&s, 2_000), None);
     }
 }

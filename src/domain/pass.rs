@@ -14,6 +14,7 @@ use ed25519_dalek::SigningKey;
 use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
 use serde::{Deserialize, Serialize};
 
+pub use crate::error::PassError;
 use crate::store::Admission;
 
 /// Issuer claim of every pass.
@@ -42,16 +43,6 @@ impl Claims {
         (room == self.room).then_some(())?;
         n.parse().ok()
     }
-}
-
-#[derive(Debug, thiserror::Error, PartialEq, Eq)]
-pub enum PassError {
-    #[error("the pass has expired")]
-    Expired,
-    #[error("the pass is for another room")]
-    WrongRoom,
-    #[error("the pass is not valid")]
-    Invalid,
 }
 
 #[derive(Debug, thiserror::Error)]

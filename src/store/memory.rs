@@ -20,7 +20,6 @@ use super::{
     StoreResult, VisitorState, WatchEntry, WindowDecision,
 };
 use crate::config::RoomConfig;
-use crate::domain::eta::rate_add;
 
 const WINDOW_MS: u64 = 60_000;
 
@@ -283,7 +282,7 @@ impl Room {
             self.admit(v, now);
         }
         if !heads.is_empty() {
-            rate_add(&mut self.rate, now, heads.len() as u64);
+            self.rate.add(now, heads.len() as u64);
         }
         heads
     }

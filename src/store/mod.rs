@@ -78,7 +78,7 @@ pub struct Admission {
 }
 
 /// The admission-rate estimate the ETA is computed from: an exponentially decaying
-/// count of admissions (see [`crate::domain::eta`]).
+/// count of admissions (the model is described in `domain::eta`).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct RateState {
     /// Decayed admissions per second as of `last_ms`.
@@ -87,6 +87,24 @@ pub struct RateState {
     pub last_ms: u64,
     /// First admission ever observed (ms), 0 = never.
     pub first_ms: u64,
+}
+
+/// Time constant of the admission-rate average, in ms (`TAU_MS` in `lua/common.lua`
+/// is the same; the model is in `domain::eta`).
+pub const TAU_MS: f64 = 120_000.0;
+
+impl RateState {
+    /// Adds `k` admissions at `now_ms` (the memory store's twin of `rate_add` in Lua).
+    pub fn add(&mut self, now_ms: u64, k: u64) {
+        if self.last_ms > 0 && now_ms > self.last_ms {
+            self.raw *= (-((now_ms - self.last_ms) as f64) / TAU_MS).exp();
+        }
+        self.raw += k as f64 * 1000.0 / TAU_MS;
+        self.last_ms = now_ms;
+        if self.first_ms == 0 {
+            self.first_ms = now_ms;
+        }
+    }
 }
 
 /// A visitor's view of a room, as returned by `join` and `status`.

@@ -1,30 +1,11 @@
 //! Redis backend.
 //!
 //! ## Key layout
-//! Every key starts with the configured `key_prefix` (`P` below). All keys of one room
-//! carry the room id as a hash tag (`{R}`), so a room lives in one Cluster slot and every
-//! script touches one slot only.
-//!
-//! | key                  | type   | holds                                              | TTL |
-//! |----------------------|--------|----------------------------------------------------|-----|
-//! | `P:rooms`            | SET    | ids of all rooms                                   | —   |
-//! | `P:room:{R}:cfg`     | HASH   | live config: capacity, rate_cap, ttl_ms, hb_ms, stock (-1 = unlimited), paused, closed, target, name, embed | — |
-//! | `P:room:{R}:q`       | ZSET   | queued visitor → ticket (from `st.seq`, monotonic)  | —   |
-//! | `P:room:{R}:hb`      | ZSET   | queued visitor → last heartbeat (ms, Redis clock)   | —   |
-//! | `P:room:{R}:act`     | ZSET   | admitted visitor → session expiry (ms)              | —   |
-//! | `P:room:{R}:sess`    | HASH   | admitted visitor → `serial:issued_ms`               | —   |
-//! | `P:room:{R}:st`      | HASH   | `seq`, `admits`, `reaped`, rate average `ewma`/`ewma_t`/`ewma_t0` | — |
-//! | `P:room:{R}:win`     | ZSET   | admission serial → time, last 60 s (rate cap)       | —   |
-//! | `P:room:{R}:units`   | SET    | visitors who consumed a stock unit                  | —   |
-//! | `P:room:{R}:jt`      | HASH   | queued visitor → join time (ms), for wait statistics | —   |
-//! | `P:room:{R}:st:m:M`  | HASH   | minute M's figures: `a` admissions, `r` reaped, `q` queue length, `h0..h14` wait histogram | 31 min |
-//! | `P:sockets`          | HASH   | `instance\|room` → `count:ms` open sockets per instance | read-pruned |
-//! | `P:audit`            | LIST   | admin audit entries (JSON), newest first, bounded   | —   |
-//! | `P:room:{R}:lease:N` | STRING | holder token of the room's lease N (reaper)          | PX  |
-//! | `P:rl:{V}`           | STRING | fixed-window request counter of visitor/key V       | PX  |
-//!
-//! Sessions are pruned from `act`/`sess` by the reaper in bounded batches; until then they
-//! are simply not counted (`ZCOUNT` over future expiries).
+//! Every key starts with the configured `key_prefix`, and all keys of one room carry the
+//! room id as a hash tag, so a room lives in one Cluster slot and every script touches
+//! one slot only. The table of every key (type, contents, TTL) is in
+//! `docs/design.md#redis-key-layout`, the one place it is described; the key-building
+//! methods below (`rooms_key`, `room_key`, …) are the only code that names keys.
 //!
 //! ## Scripts
 //! Each operation is one Lua file under `src/store/lua/`, embedded at compile time. The

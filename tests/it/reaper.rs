@@ -158,3 +158,37 @@ async fn the_background_tasks_admit_the_next_visitor_after_expiry() {
     )
     .await;
 }
+
+#[tokio::test]
+async fn a_room_that_fails_does_not_stop_the_others_being_reaped() {
+    let r = RedisServer::start();
+    let prefix = crate::helpers::prefix();
+    let s: Arc<dyn Store> = Arc::new(redis_store(&r.url(), &prefix).await);
+    let quick = |id: &str| RoomConfig {
+        heartbeat_timeout_secs: 1,
+        ..room(id, 1)
+    };
+    for id in ["a", "b", "c"] {
+        s.put_room(&quick(id), true).await.unwrap();
+        // One admitted, one queued: the queued one goes silent.
+        s.join(id, &format!("{:032x}", 1)).await.unwrap();
+        s.join(id, &format!("{:032x}", 2)).await.unwrap();
+    }
+    // Room b's heartbeat set is broken (a string where a ZSET belongs): its reap fails.
+    let _: () = redis::cmd("SET")
+        .arg(format!("{prefix}:room:{{b}}:hb"))
+        .arg("broken")
+        .query(&mut r.conn())
+        .unwrap();
+    let out = wait_until(Duration::from_secs(10), "a and c to be reaped", || async {
+        let o = reap_once(s.as_ref(), "A", &cfg(10_000)).await.unwrap();
+        (o.dropped >= 2).then_some(o)
+    })
+    .await;
+    assert_eq!(out.failed.len(), 1, "{out:?}");
+    assert_eq!(out.failed[0].0, "b");
+    for id in ["a", "c"] {
+        let st = s.status(id, &format!("{:032x}", 2)).await.unwrap();
+        assert_eq!(st.state, VisitorState::NotQueued, "room {id}");
+    }
+}

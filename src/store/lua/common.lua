@@ -1,20 +1,11 @@
 -- Shared prelude for the room scripts; prepended to each of them when they are loaded
--- (Redis has no script includes). Every room script gets the same KEYS, all sharing the
--- room's hash tag so the scripts run unchanged on Redis Cluster:
---   KEYS[1] cfg   HASH   live room config
---   KEYS[2] q     ZSET   queued visitor -> ticket (monotonic, from st.seq)
---   KEYS[3] hb    ZSET   queued visitor -> last heartbeat (ms)
---   KEYS[4] act   ZSET   admitted visitor -> session expiry (ms)
---   KEYS[5] sess  HASH   admitted visitor -> "serial:issued_ms"
---   KEYS[6] st    HASH   seq, admits, reaped, ewma, ewma_t, ewma_t0
---   KEYS[7] win   ZSET   admission serial -> time (ms), last 60 s (rate cap only)
---   KEYS[8] units SET    visitors who consumed a stock unit
---   KEYS[9] events       pub/sub channel (not a key; hash-tagged like one) on which
---                        admissions are published as "v:serial:issued:expires ..."
---   KEYS[10] jt   HASH   queued visitor -> when it joined (ms), for wait statistics
--- Per-minute statistics live in `<st>:m:<epoch minute>` HASHes (same hash tag, derived
--- here rather than passed, expiring after 31 minutes): a = admissions, r = reaped,
--- q = queue length sample, h0..h14 = wait-time histogram of admissions.
+-- (Redis has no script includes). Every room script gets the same KEYS, in this order
+-- (what each key holds: docs/design.md#redis-key-layout), all sharing the room's hash
+-- tag so the scripts run unchanged on Redis Cluster:
+--   KEYS[1] cfg, KEYS[2] q, KEYS[3] hb, KEYS[4] act, KEYS[5] sess, KEYS[6] st,
+--   KEYS[7] win, KEYS[8] units, KEYS[9] events (the pub/sub channel, hash-tagged like a
+--   key), KEYS[10] jt. Per-minute statistics live in `<st>:m:<epoch minute>`, derived
+--   here rather than passed.
 -- The only clock is Redis TIME, so instances with skewed clocks still agree.
 local K_CFG, K_Q, K_HB, K_ACT, K_SESS, K_ST, K_WIN, K_UNITS, C_EVENTS, K_JT =
   KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10]
