@@ -9,7 +9,7 @@
 //! and refreshes their heartbeats. Store work per tick is therefore
 //! `Σ over rooms of ceil(sockets_in_room / 1000)` calls — one per room up to 1,000
 //! sockets, a thousandth of a call per socket beyond — plus one small socket-count report
-//! every 3 ticks for the admin view (`tests/ws.rs` counts the commands).
+//! every 3 ticks for the admin view (`tests/it/ws.rs` counts the commands).
 //!
 //! From each snapshot the hub pushes **only what changed**: a `status` when the
 //! visitor's position, the queue length or the state changed (so at most once per tick),

@@ -23,7 +23,7 @@ fn config_path() -> anyhow::Result<Option<PathBuf>> {
                 std::process::exit(0);
             }
             "--help" | "-h" => {
-                println!("anteroom [--config FILE]\nanteroom hash-password   (reads a password on stdin, prints admin.password_hash)\n\nSee README.md for settings (ANTEROOM_* variables override the file).");
+                println!("anteroom [--config FILE]\nanteroom hash-password   (reads a password on stdin, prints admin.password_hash)\n\nSettings: docs/configuration.md (ANTEROOM_* variables override the file).");
                 std::process::exit(0);
             }
             other => anyhow::bail!("unknown argument {other:?} (try --help)"),

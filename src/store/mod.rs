@@ -6,7 +6,7 @@
 //!   instances can share a queue.
 //! - [`memory::MemoryStore`] — the embedded demo backend, one process only.
 //!
-//! `tests/conformance.rs` runs one suite against both to prove they agree.
+//! `tests/it/conformance.rs` runs one suite against both to prove they agree.
 //!
 //! ## Rules (both backends)
 //! - `join` is idempotent: admitted → same admission; queued → same place (heartbeat

@@ -1,4 +1,4 @@
-//! The README's nginx `auth_request` recipe, run with real nginx in front of Anteroom.
+//! The nginx `auth_request` recipe (docs/integrations.md), run with real nginx in front of Anteroom.
 
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
