@@ -17,6 +17,7 @@ pub mod api;
 pub mod assets;
 pub mod demo;
 pub mod error;
+pub mod frame_guard;
 pub mod health;
 pub mod support;
 pub mod visitor;

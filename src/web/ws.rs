@@ -8,11 +8,19 @@
 //!
 //! Client → server frames: JSON text `{"type":"ping"}` (answered with
 //! `{"type":"pong"}`). Anything else closes the socket: binary → 1003, invalid JSON →
-//! 1007, unknown type or fragmented frames → 1008, more than 4 KiB → 1009.
+//! 1007, unknown type or fragmented frames → 1008, more than 4 KiB → 1009 (refused from
+//! the frame header, before the payload is buffered: [`super::frame_guard`]), more than
+//! [`FRAME_BURST`] frames at once or [`FRAMES_PER_SEC`] sustained → 1008.
+//!
+//! A client that stops reading cannot hold the session: every write has
+//! [`SEND_TIMEOUT`], after which the socket is dropped (and with it the hub's
+//! heartbeat for the visitor).
 
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use actix_web::{get, web, HttpRequest, HttpResponse};
+use actix_web::{dev, get, web, FromRequest, HttpRequest, HttpResponse};
 use actix_ws::{CloseCode, CloseReason, Message, ProtocolError};
 use serde::Deserialize;
 use tokio::sync::mpsc;
@@ -33,6 +41,14 @@ pub const MAX_FRAME: usize = 4096;
 pub const PING_EVERY: Duration = Duration::from_secs(15);
 /// A socket we have heard nothing from (not even a pong) for this long is closed.
 pub const CLIENT_TIMEOUT: Duration = Duration::from_secs(30);
+/// A write that cannot be handed to the connection within this time (the client stopped
+/// reading and every buffer on the way is full) ends the session.
+pub const SEND_TIMEOUT: Duration = Duration::from_secs(10);
+/// Client frames allowed at once, on top of the sustained rate. The page sends one ping
+/// every 20 s; this only stops floods (11 M pings in 8 s cost 3.8 s of CPU before).
+pub const FRAME_BURST: f64 = 60.0;
+/// Client frames allowed per second, sustained.
+pub const FRAMES_PER_SEC: f64 = 10.0;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.service(ws);
@@ -77,7 +93,17 @@ async fn ws(
         .await?;
     let cfg_target = engine.room_config(&room).await?.target_url;
     let redirect_base = resolve_return(&cfg_target, q.ret.as_deref());
-    // Check the handshake before joining, so a plain GET changes nothing.
+    // Check the handshake before joining, so a plain GET changes nothing. The client's
+    // bytes go through the frame guard first.
+    let oversized = Arc::new(AtomicBool::new(false));
+    let guarded = super::frame_guard::FrameGuard::new(body, MAX_FRAME, oversized.clone());
+    let guarded: std::pin::Pin<
+        Box<dyn futures_util::Stream<Item = Result<web::Bytes, actix_web::error::PayloadError>>>,
+    > = Box::pin(guarded);
+    let mut guarded = dev::Payload::Stream { payload: guarded };
+    let body = web::Payload::from_request(&req, &mut guarded)
+        .await
+        .map_err(|e| ApiError::bad_request(format!("not a WebSocket upgrade: {e}")))?;
     let (res, session, stream) = actix_ws::handle(&req, body)
         .map_err(|e| ApiError::bad_request(format!("not a WebSocket upgrade: {e}")))?;
     let first = engine
@@ -92,6 +118,7 @@ async fn ws(
         visitor,
         first,
         redirect_base,
+        oversized,
     ));
     Ok(res)
 }
@@ -119,6 +146,43 @@ fn client_frame(text: &str) -> Result<(), CloseReason> {
     }
 }
 
+/// Sends within [`SEND_TIMEOUT`]; `false` when the socket is gone or stuck.
+async fn sent<F, E>(send: F) -> bool
+where
+    F: std::future::Future<Output = Result<(), E>>,
+{
+    matches!(tokio::time::timeout(SEND_TIMEOUT, send).await, Ok(Ok(())))
+}
+
+/// A token bucket over the client's frames.
+struct FrameBudget {
+    tokens: f64,
+    at: Instant,
+}
+
+impl FrameBudget {
+    fn new() -> Self {
+        Self {
+            tokens: FRAME_BURST,
+            at: Instant::now(),
+        }
+    }
+
+    /// Takes one frame; `false` when the client is over its budget.
+    fn take(&mut self, now: Instant) -> bool {
+        let refill = now.duration_since(self.at).as_secs_f64() * FRAMES_PER_SEC;
+        self.tokens = (self.tokens + refill).min(FRAME_BURST);
+        self.at = now;
+        if self.tokens >= 1.0 {
+            self.tokens -= 1.0;
+            true
+        } else {
+            false
+        }
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
 async fn session_loop(
     mut session: actix_ws::Session,
     mut stream: actix_ws::MessageStream,
@@ -127,13 +191,15 @@ async fn session_loop(
     visitor: VisitorId,
     first: VisitorView,
     redirect_base: Option<String>,
+    oversized: Arc<AtomicBool>,
 ) {
     let first_msg = if first.state == VisitorState::Admitted {
         admitted_message(&first)
     } else {
         status_message(&first)
     };
-    if session.text(first_msg).await.is_err() {
+    if !sent(session.text(first_msg)).await {
+        let _ = session.close(None).await;
         return;
     }
     let (tx, mut rx) = mpsc::unbounded_channel();
@@ -151,21 +217,28 @@ async fn session_loop(
     let mut ping = tokio::time::interval(PING_EVERY);
     ping.tick().await; // the first tick is immediate
     let mut last_heard = Instant::now();
+    let mut budget = FrameBudget::new();
+    let too_many = || CloseReason {
+        code: CloseCode::Policy,
+        description: Some("too many messages".into()),
+    };
     let reason: Option<CloseReason> = loop {
         tokio::select! {
             msg = stream.recv() => match msg {
+                Some(Ok(Message::Nop)) => {}
+                Some(Ok(_)) if !budget.take(Instant::now()) => break Some(too_many()),
                 Some(Ok(Message::Text(t))) => {
                     last_heard = Instant::now();
                     match client_frame(&t) {
                         Ok(()) => {
-                            if session.text(r#"{"type":"pong"}"#).await.is_err() { break None; }
+                            if !sent(session.text(r#"{"type":"pong"}"#)).await { break None; }
                         }
                         Err(r) => break Some(r),
                     }
                 }
                 Some(Ok(Message::Ping(b))) => {
                     last_heard = Instant::now();
-                    if session.pong(&b).await.is_err() { break None; }
+                    if !sent(session.pong(&b)).await { break None; }
                 }
                 Some(Ok(Message::Pong(_))) => last_heard = Instant::now(),
                 Some(Ok(Message::Binary(_))) => break Some(CloseReason {
@@ -177,17 +250,14 @@ async fn session_loop(
                     description: Some("fragmented frames are not accepted".into()),
                 }),
                 Some(Ok(Message::Close(r))) => break r,
-                Some(Ok(Message::Nop)) => {}
-                Some(Err(ProtocolError::Overflow)) => break Some(CloseReason {
-                    code: CloseCode::Size,
-                    description: Some(format!("frames are limited to {MAX_FRAME} bytes")),
-                }),
+                Some(Err(ProtocolError::Overflow)) => break Some(too_big()),
+                Some(Err(_)) if oversized.load(Ordering::Relaxed) => break Some(too_big()),
                 Some(Err(_)) => break Some(CloseCode::Protocol.into()),
                 None => break None,
             },
             push = rx.recv() => match push {
                 Some(Push::Text(s)) => {
-                    if session.text(s).await.is_err() { break None; }
+                    if !sent(session.text(s)).await { break None; }
                 }
                 Some(Push::Close) => break Some(CloseCode::Normal.into()),
                 None => break None,
@@ -199,7 +269,7 @@ async fn session_loop(
                         description: Some("no heartbeat".into()),
                     });
                 }
-                if session.ping(b"").await.is_err() { break None; }
+                if !sent(session.ping(b"")).await { break None; }
             }
         }
     };
@@ -208,5 +278,42 @@ async fn session_loop(
         visitor: visitor.as_str().to_string(),
         conn,
     });
-    let _ = session.close(reason).await;
+    let _ = tokio::time::timeout(SEND_TIMEOUT, session.close(reason)).await;
+}
+
+fn too_big() -> CloseReason {
+    CloseReason {
+        code: CloseCode::Size,
+        description: Some(format!("frames are limited to {MAX_FRAME} bytes")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test(start_paused = true)]
+    async fn a_write_that_never_completes_gives_up_after_the_send_timeout() {
+        let started = tokio::time::Instant::now();
+        let stuck = std::future::pending::<Result<(), ()>>();
+        assert!(!sent(stuck).await);
+        assert_eq!(started.elapsed(), SEND_TIMEOUT);
+        assert!(sent(async { Ok::<(), ()>(()) }).await);
+    }
+
+    #[test]
+    fn the_frame_budget_allows_a_burst_then_the_sustained_rate() {
+        let mut b = FrameBudget::new();
+        let t0 = b.at;
+        for _ in 0..FRAME_BURST as usize {
+            assert!(b.take(t0));
+        }
+        assert!(!b.take(t0));
+        // One second later, the sustained rate's worth of frames is back.
+        let t1 = t0 + Duration::from_secs(1);
+        for _ in 0..FRAMES_PER_SEC as usize {
+            assert!(b.take(t1));
+        }
+        assert!(!b.take(t1));
+    }
 }

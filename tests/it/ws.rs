@@ -4,39 +4,14 @@
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use crate::helpers::ws::{connect, next_json, wait_for, Ws};
-use crate::helpers::{room, spawn_app, test_settings, wait_until, RedisServer, TestApp};
+use crate::helpers::ws::{close_code, connect, next_json, wait_for};
+use crate::helpers::{redis_app, room, spawn_app, test_settings, wait_until, RedisServer};
 use anteroom::config::RoomConfig;
 use futures_util::{SinkExt, StreamExt};
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 use tokio_tungstenite::tungstenite::{Error as WsError, Message};
 
 const DEADLINE: Duration = Duration::from_secs(10);
-
-/// The close code the server sends.
-async fn close_code(ws: &mut Ws) -> CloseCode {
-    loop {
-        match tokio::time::timeout(DEADLINE, ws.next())
-            .await
-            .expect("close in time")
-        {
-            Some(Ok(Message::Close(Some(f)))) => return f.code,
-            Some(Ok(_)) => continue,
-            other => panic!("expected a close frame, got {other:?}"),
-        }
-    }
-}
-
-async fn redis_app(rooms: Vec<RoomConfig>) -> (TestApp, RedisServer) {
-    let r = RedisServer::start();
-    let app = spawn_app(test_settings(
-        Some(r.url()),
-        &crate::helpers::prefix(),
-        rooms,
-    ))
-    .await;
-    (app, r)
-}
 
 #[tokio::test]
 async fn the_first_message_is_a_full_status() {

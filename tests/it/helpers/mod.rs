@@ -131,6 +131,13 @@ fn finish_spawn(app: Application) -> TestApp {
     }
 }
 
+/// A server on a fresh Redis, with the given rooms.
+pub async fn redis_app(rooms: Vec<RoomConfig>) -> (TestApp, RedisServer) {
+    let r = RedisServer::start();
+    let app = spawn_app(test_settings(Some(r.url()), &prefix(), rooms)).await;
+    (app, r)
+}
+
 /// A client without a cookie jar: tests pass identities explicitly.
 pub fn client() -> reqwest::Client {
     reqwest::Client::builder()
@@ -264,6 +271,7 @@ pub mod ws {
     use serde_json::Value;
     use tokio::net::TcpStream;
     use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+    use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
     use tokio_tungstenite::tungstenite::{Error as WsError, Message};
     use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
 
@@ -306,6 +314,20 @@ pub mod ws {
         }
     }
 
+    /// The close code the server sends (within 10 s), skipping other messages.
+    pub async fn close_code(ws: &mut Ws) -> CloseCode {
+        loop {
+            match tokio::time::timeout(Duration::from_secs(10), ws.next())
+                .await
+                .expect("close in time")
+            {
+                Some(Ok(Message::Close(Some(f)))) => return f.code,
+                Some(Ok(_)) => continue,
+                other => panic!("expected a close frame, got {other:?}"),
+            }
+        }
+    }
+
     /// Waits for a message of `kind`, skipping others.
     pub async fn wait_for(ws: &mut Ws, kind: &str, within: Duration) -> Value {
         let deadline = Instant::now() + within;
@@ -318,4 +340,102 @@ pub mod ws {
             }
         }
     }
+}
+
+/// The real `anteroom` binary as its own process (for measuring its memory, or killing
+/// it), configured by a TOML file; killed on drop.
+pub struct ServerProcess {
+    pub port: u16,
+    child: std::process::Child,
+    _dir: tempfile::TempDir,
+}
+
+impl ServerProcess {
+    /// Starts the binary with `extra` TOML appended to a test configuration (port, keys,
+    /// limits off, admin off, one room `r` of capacity 1 unless `extra` has rooms).
+    pub fn start(extra: &str) -> Self {
+        let port = free_port();
+        let dir = tempfile::tempdir().unwrap();
+        let cfg = dir.path().join("anteroom.toml");
+        std::fs::write(
+            &cfg,
+            format!(
+                "listen = \"127.0.0.1:{port}\"\nsecret_key = \"{SECRET_KEY}\"\nsigning_key = \"{SIGNING_KEY}\"\ndemo = false\nworkers = 1\n{extra}\n[admin]\nenabled = false\n[rate_limit]\nvisitor_requests = 0\nip_per_second = 0\n"
+            ),
+        )
+        .unwrap();
+        let child = std::process::Command::new(env!("CARGO_BIN_EXE_anteroom"))
+            .args(["--config", cfg.to_str().unwrap()])
+            .env("ANTEROOM_LOG", "warn")
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("the anteroom binary");
+        wait_for_port(port, "the anteroom process to listen");
+        Self {
+            port,
+            child,
+            _dir: dir,
+        }
+    }
+
+    /// Resident memory in KiB (`VmRSS`).
+    pub fn rss_kib(&self) -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).unwrap();
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmRSS:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+            .unwrap()
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("http://127.0.0.1:{}{path}", self.port)
+    }
+}
+
+impl Drop for ServerProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A raw WebSocket handshake on `stream` for `/r/{room}/ws?token=…`; returns once the
+/// server answered `101`.
+pub async fn raw_ws_handshake(
+    stream: &mut tokio::net::TcpStream,
+    port: u16,
+    room: &str,
+    token: &str,
+) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let req = format!(
+        "GET /r/{room}/ws?token={token} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"
+    );
+    stream.write_all(req.as_bytes()).await.unwrap();
+    let mut head = Vec::new();
+    let mut b = [0u8; 1];
+    while !head.ends_with(b"\r\n\r\n") {
+        assert_eq!(stream.read(&mut b).await.unwrap(), 1, "handshake answer");
+        head.push(b[0]);
+    }
+    let head = String::from_utf8_lossy(&head);
+    assert!(head.starts_with("HTTP/1.1 101"), "{head}");
+}
+
+/// A masked client frame (`opcode`: 0x1 text, 0x9 ping) with its header declaring `len`.
+pub fn client_frame_header(opcode: u8, len: u64) -> Vec<u8> {
+    let mut h = vec![0x80 | opcode];
+    if len < 126 {
+        h.push(0x80 | len as u8);
+    } else if len <= 0xffff {
+        h.push(0x80 | 126);
+        h.extend_from_slice(&(len as u16).to_be_bytes());
+    } else {
+        h.push(0x80 | 127);
+        h.extend_from_slice(&len.to_be_bytes());
+    }
+    h.extend_from_slice(&[0, 0, 0, 0]); // a zero mask leaves the payload as sent
+    h
 }

@@ -1,0 +1,132 @@
+//! What a red-team pass broke, each kept broken-proof: unbounded WebSocket buffering,
+//! floods and slow readers, admin-token guessing, forwarded-header tricks, ghost places
+//! after a store stall, stale passes, and the smaller ones.
+
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+use futures_util::SinkExt;
+use tokio::io::AsyncWriteExt;
+use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
+use tokio_tungstenite::tungstenite::Message;
+
+use crate::helpers::ws::{close_code, connect};
+use crate::helpers::{
+    client, client_frame_header, raw_ws_handshake, redis_app, room, wait_until, ServerProcess,
+};
+
+#[tokio::test]
+async fn a_huge_declared_frame_is_refused_before_its_bytes_are_buffered() {
+    let server = ServerProcess::start(
+        "[[rooms]]\nid = \"r\"\ncapacity = 1\ntarget_url = \"https://origin.example/\"\n",
+    );
+    let joined: serde_json::Value = client()
+        .post(server.url("/api/rooms/r/join"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let token = joined["visitor_token"].as_str().unwrap().to_string();
+    let before = server.rss_kib();
+
+    let mut s = tokio::net::TcpStream::connect(("127.0.0.1", server.port))
+        .await
+        .unwrap();
+    raw_ws_handshake(&mut s, server.port, "r", &token).await;
+    s.write_all(&client_frame_header(0x1, 1 << 40))
+        .await
+        .unwrap();
+    // Stream bytes behind the header (100 MB and more, as fast as loopback takes them).
+    // The server refuses the frame at its header, closes, drains what is in flight for
+    // at most its disconnect timeout (1 s), then hangs up.
+    let chunk = vec![b'x'; 64 * 1024];
+    let mut sent = 0usize;
+    let started = Instant::now();
+    let hung_up = loop {
+        if started.elapsed() > Duration::from_secs(20) {
+            break false;
+        }
+        match tokio::time::timeout(Duration::from_secs(5), s.write_all(&chunk)).await {
+            Ok(Ok(())) => sent += chunk.len(),
+            _ => break true, // reset, closed, or no longer read
+        }
+    };
+    let grown_kib = server.rss_kib().saturating_sub(before);
+    assert!(
+        grown_kib < 16 * 1024,
+        "server memory grew by {grown_kib} KiB after {sent} bytes"
+    );
+    assert!(
+        hung_up && started.elapsed() < Duration::from_secs(10),
+        "the server still read after {:?} ({sent} bytes)",
+        started.elapsed()
+    );
+}
+
+#[tokio::test]
+async fn an_oversized_frame_closes_with_1009_at_once() {
+    let (app, _r) = redis_app(vec![room("r", 1)]).await;
+    let token = app.join("r").await.token();
+    let mut ws = connect(&app, "r", &token, None).await.unwrap();
+    let _first = crate::helpers::ws::next_json(&mut ws, Duration::from_secs(5)).await;
+    ws.send(Message::text("x".repeat(5000))).await.unwrap();
+    assert_eq!(close_code(&mut ws).await, CloseCode::Size);
+}
+
+#[tokio::test]
+async fn a_frame_flood_is_closed_with_1008() {
+    let (app, _r) = redis_app(vec![room("r", 1)]).await;
+    let token = app.join("r").await.token();
+    let mut ws = connect(&app, "r", &token, None).await.unwrap();
+    for _ in 0..1000 {
+        if ws.send(Message::Ping(vec![1].into())).await.is_err() {
+            break;
+        }
+    }
+    assert_eq!(close_code(&mut ws).await, CloseCode::Policy);
+}
+
+#[tokio::test]
+async fn a_client_that_stops_reading_does_not_hold_its_socket() {
+    let (app, _r) = redis_app(vec![room("r", 1)]).await;
+    app.join("r").await; // fills the room: our visitor queues
+    let token = app.join("r").await.token();
+    let sock = tokio::net::TcpSocket::new_v4().unwrap();
+    sock.set_recv_buffer_size(1024).unwrap();
+    let mut s = sock
+        .connect(format!("127.0.0.1:{}", app.port).parse().unwrap())
+        .await
+        .unwrap();
+    raw_ws_handshake(&mut s, app.port, "r", &token).await;
+    wait_until(
+        Duration::from_secs(5),
+        "the socket to reach the hub",
+        || async { (app.hub.stats.sockets.load(Ordering::Relaxed) == 1).then_some(()) },
+    )
+    .await;
+    // Pings with the largest payload as fast as the socket takes them, never reading a
+    // pong: on the old code the server's writes backed up until the session loop hung
+    // in a write forever, keeping the visitor's place. Now the frame budget ends it (and
+    // every write has a deadline, so a loop can never hang in one).
+    let mut ping = client_frame_header(0x9, 125);
+    ping.extend(std::iter::repeat_n(b'p', 125));
+    let flood: Vec<u8> = ping
+        .iter()
+        .copied()
+        .cycle()
+        .take(ping.len() * 20_000)
+        .collect();
+    let writer = tokio::spawn(async move {
+        let _ = tokio::time::timeout(Duration::from_secs(60), s.write_all(&flood)).await;
+        s
+    });
+    wait_until(
+        Duration::from_secs(30),
+        "the flooding, non-reading socket to be dropped",
+        || async { (app.hub.stats.sockets.load(Ordering::Relaxed) == 0).then_some(()) },
+    )
+    .await;
+    writer.abort();
+}
