@@ -159,6 +159,14 @@ pub struct AdminSettings {
     pub session_ttl_secs: u64,
     /// Login attempts allowed per IP per minute (successful or not).
     pub login_attempts_per_minute: u32,
+    /// Failed admin authentications (wrong bearer token or login) allowed per client
+    /// (IPv4 address or IPv6 /64) per minute; past it, the client is refused with 429
+    /// before its credential is checked, until the minute ends.
+    pub failed_auth_per_minute: u32,
+    /// The same, for all clients together (a ceiling on distributed guessing; while it
+    /// is reached, bearer-token requests answer 429 for everyone, dashboard sessions go
+    /// on working).
+    pub failed_auth_global_per_minute: u32,
     /// Audit log entries kept in the store.
     pub audit_keep: u32,
 }
@@ -437,6 +445,20 @@ impl Settings {
         }
         if self.admin.session_ttl_secs == 0 {
             return Err(invalid("admin.session_ttl_secs", "must be at least 1"));
+        }
+        if let Some(t) = &self.admin.token {
+            if !t.is_empty() && t.expose().chars().count() < 32 {
+                return Err(invalid(
+                    "admin.token",
+                    "must be at least 32 characters (e.g. `openssl rand -base64 32`)",
+                ));
+            }
+        }
+        if self.admin.failed_auth_per_minute == 0 || self.admin.failed_auth_global_per_minute == 0 {
+            return Err(invalid(
+                "admin.failed_auth_per_minute",
+                "and admin.failed_auth_global_per_minute must be at least 1",
+            ));
         }
         if self.admin.login_attempts_per_minute == 0 {
             return Err(invalid(

@@ -80,3 +80,113 @@ impl IpLimiter {
         self.inner.as_ref().map(|l| l.len()).unwrap_or(0)
     }
 }
+
+/// Failed authentications per client and overall, in fixed one-minute windows: once a
+/// client (an IPv4 address, or an IPv6 /64) or everyone together has failed that many
+/// times in the window, further attempts are refused *before* the credential is
+/// checked, so guessing cannot go on at full speed and a right guess made while blocked
+/// tells the guesser nothing. Time is passed in, so tests control it.
+pub struct FailureLimiter {
+    per_client: u32,
+    global: u32,
+    state: std::sync::Mutex<FailureWindow>,
+}
+
+struct FailureWindow {
+    started: std::time::Instant,
+    global: u32,
+    by_client: std::collections::HashMap<IpAddr, u32>,
+}
+
+/// The window the counts live in.
+const FAILURE_WINDOW: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// The key an address is counted under: itself for IPv4, its /64 for IPv6 (one
+/// subscriber usually holds a whole /64).
+pub fn client_key(ip: IpAddr) -> IpAddr {
+    match ip {
+        IpAddr::V4(_) => ip,
+        IpAddr::V6(v6) => {
+            let s = v6.segments();
+            IpAddr::from([s[0], s[1], s[2], s[3], 0, 0, 0, 0])
+        }
+    }
+}
+
+impl FailureLimiter {
+    pub fn new(per_client: u32, global: u32, now: std::time::Instant) -> Self {
+        Self {
+            per_client,
+            global,
+            state: std::sync::Mutex::new(FailureWindow {
+                started: now,
+                global: 0,
+                by_client: Default::default(),
+            }),
+        }
+    }
+
+    fn window(&self, now: std::time::Instant) -> std::sync::MutexGuard<'_, FailureWindow> {
+        // unwrap: the lock is never held across a panic.
+        let mut w = self.state.lock().unwrap();
+        if now.duration_since(w.started) >= FAILURE_WINDOW {
+            w.started = now;
+            w.global = 0;
+            w.by_client.clear();
+        }
+        w
+    }
+
+    /// `Some(seconds until the window ends)` while `ip` may not try.
+    pub fn blocked(&self, ip: IpAddr, now: std::time::Instant) -> Option<u64> {
+        let w = self.window(now);
+        let mine = w.by_client.get(&client_key(ip)).copied().unwrap_or(0);
+        (mine >= self.per_client || w.global >= self.global).then(|| {
+            (FAILURE_WINDOW.saturating_sub(now.duration_since(w.started)))
+                .as_secs()
+                .max(1)
+        })
+    }
+
+    /// Counts a failed attempt from `ip`.
+    pub fn failed(&self, ip: IpAddr, now: std::time::Instant) {
+        let mut w = self.window(now);
+        w.global = w.global.saturating_add(1);
+        *w.by_client.entry(client_key(ip)).or_default() += 1;
+    }
+}
+
+#[cfg(test)]
+mod failure_tests {
+    use super::*;
+    use std::time::{Duration, Instant};
+
+    #[test]
+    fn a_client_is_blocked_after_its_failures_until_the_window_ends() {
+        let t0 = Instant::now();
+        let l = FailureLimiter::new(3, 100, t0);
+        let ip: IpAddr = "203.0.113.7".parse().unwrap();
+        let other: IpAddr = "203.0.113.8".parse().unwrap();
+        for _ in 0..3 {
+            assert_eq!(l.blocked(ip, t0), None);
+            l.failed(ip, t0);
+        }
+        assert_eq!(l.blocked(ip, t0 + Duration::from_secs(10)), Some(50));
+        assert_eq!(l.blocked(other, t0), None);
+        assert_eq!(l.blocked(ip, t0 + Duration::from_secs(60)), None);
+    }
+
+    #[test]
+    fn an_ipv6_slash_64_counts_as_one_client_and_the_global_ceiling_holds() {
+        let t0 = Instant::now();
+        let l = FailureLimiter::new(2, 5, t0);
+        l.failed("2001:db8:1:2::1".parse().unwrap(), t0);
+        l.failed("2001:db8:1:2:ffff::9".parse().unwrap(), t0);
+        assert!(l.blocked("2001:db8:1:2::42".parse().unwrap(), t0).is_some());
+        assert!(l.blocked("2001:db8:1:3::1".parse().unwrap(), t0).is_none());
+        for i in 0..3 {
+            l.failed(IpAddr::from([198, 51, 100, i]), t0);
+        }
+        assert!(l.blocked("192.0.2.1".parse().unwrap(), t0).is_some());
+    }
+}

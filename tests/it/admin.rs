@@ -450,3 +450,39 @@ async fn the_server_refuses_to_start_with_admin_on_and_no_credential() {
     let app = spawn_app(off).await;
     assert_eq!(app.get("/api/admin/rooms").await.status, 404);
 }
+
+#[tokio::test]
+async fn guessing_the_admin_token_is_throttled_per_client() {
+    let (app, _r) = admin_app(vec![room("r", 1)]).await;
+    let limit = app.engine.settings.admin.failed_auth_per_minute;
+    let guess = |t: &'static str| {
+        let c = app.client.clone();
+        let url = app.url("/api/admin/rooms");
+        async move { Reply::from(c.get(url).bearer_auth(t).send().await.unwrap()).await }
+    };
+    for _ in 0..limit {
+        let r = guess("wrong-guess-wrong-guess-wrong-guess").await;
+        assert_eq!((r.status, r.error_code()), (401, "invalid_token"));
+    }
+    // Past the limit even the right token is refused, before it is looked at: a guesser
+    // learns nothing from a right guess made while blocked.
+    let blocked = guess("wrong-guess-wrong-guess-wrong-guess").await;
+    assert_eq!(
+        (blocked.status, blocked.error_code()),
+        (429, "rate_limited")
+    );
+    assert!(blocked.headers.contains_key("retry-after"));
+    let right = guess(TOKEN).await;
+    assert_eq!(right.status, 429);
+}
+
+#[test]
+fn an_admin_token_shorter_than_32_characters_stops_start_up() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("a.toml");
+    std::fs::write(&path, "[admin]\ntoken = \"a\"\n").unwrap();
+    let err = anteroom::config::Settings::load(Some(&path))
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("admin.token") && err.contains("32"), "{err}");
+}

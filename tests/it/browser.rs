@@ -288,7 +288,9 @@ async fn an_admin_watches_a_crowd_raises_capacity_and_sees_the_audit_entry() {
     s.listen = format!("127.0.0.1:{port}");
     s.demo = true;
     s.admin.enabled = true;
-    s.admin.token = Some(anteroom::config::Secret::new("dashboard-token"));
+    s.admin.token = Some(anteroom::config::Secret::new(
+        "dashboard-token-0123456789abcdefghijk",
+    ));
     let app = spawn_app(s).await;
 
     let driver = Driver::start();
@@ -297,7 +299,7 @@ async fn an_admin_watches_a_crowd_raises_capacity_and_sees_the_audit_entry() {
     c.find(Locator::Id("credential"))
         .await
         .unwrap()
-        .send_keys("dashboard-token")
+        .send_keys("dashboard-token-0123456789abcdefghijk")
         .await
         .unwrap();
     c.find(Locator::Css("form button[type=submit]"))

@@ -13,6 +13,7 @@ use std::future::{ready, Ready};
 use std::net::IpAddr;
 use std::num::NonZeroU32;
 use std::sync::Arc;
+use std::time::Instant;
 
 use actix_web::cookie::{time::Duration as CookieDuration, Cookie, SameSite};
 use actix_web::http::Method;
@@ -21,10 +22,12 @@ use argon2::{Argon2, PasswordHash, PasswordVerifier};
 use governor::{DefaultKeyedRateLimiter, Quota, RateLimiter};
 use rand::RngCore;
 
-use crate::config::{Secret, Settings};
+use crate::config::{AdminSettings, Secret, Settings};
 use crate::domain::admission::Engine;
 use crate::domain::identity::constant_time_eq;
+use crate::domain::ratelimit::FailureLimiter;
 use crate::web::error::ApiError;
+use crate::web::support::client_ip;
 
 pub const SESSION_COOKIE: &str = "anteroom_admin";
 const SESSION_DOMAIN: &str = "admin-session";
@@ -36,22 +39,41 @@ pub struct AdminAuth {
     pub password_hash: Option<Secret>,
     pub session_ttl_secs: u64,
     login_limiter: Arc<DefaultKeyedRateLimiter<IpAddr>>,
+    /// Failed bearer tokens and logins, per client and overall.
+    pub failures: FailureLimiter,
 }
 
 impl AdminAuth {
-    pub fn new(
-        token: Option<Secret>,
-        password_hash: Option<Secret>,
-        session_ttl_secs: u64,
-        attempts_per_minute: u32,
-    ) -> Self {
-        let per_minute = NonZeroU32::new(attempts_per_minute).unwrap_or(NonZeroU32::MIN);
+    pub fn new(a: &AdminSettings, token: Option<Secret>) -> Self {
+        let per_minute = NonZeroU32::new(a.login_attempts_per_minute).unwrap_or(NonZeroU32::MIN);
         Self {
             token,
-            password_hash,
-            session_ttl_secs,
+            password_hash: a.password_hash.clone(),
+            session_ttl_secs: a.session_ttl_secs,
             login_limiter: Arc::new(RateLimiter::keyed(Quota::per_minute(per_minute))),
+            failures: FailureLimiter::new(
+                a.failed_auth_per_minute,
+                a.failed_auth_global_per_minute,
+                Instant::now(),
+            ),
         }
+    }
+
+    /// Refuses a client that failed too often (before its credential is looked at).
+    pub fn check_not_blocked(&self, ip: IpAddr) -> Result<(), ApiError> {
+        match self.failures.blocked(ip, Instant::now()) {
+            None => Ok(()),
+            Some(retry_after_secs) => {
+                tracing::warn!(%ip, "admin authentication refused: too many failures");
+                Err(ApiError::RateLimited { retry_after_secs })
+            }
+        }
+    }
+
+    /// Counts and logs a failed credential.
+    pub fn failed(&self, ip: IpAddr, what: &'static str) {
+        tracing::warn!(%ip, what, "admin authentication failed");
+        self.failures.failed(ip, Instant::now());
     }
 
     /// Counts a login attempt from `ip`; false when over the limit.
@@ -159,11 +181,14 @@ fn authenticate(req: &HttpRequest) -> Result<Admin, ApiError> {
         ));
     }
     if let Some(t) = crate::web::support::bearer(req) {
+        let ip = client_ip(req, engine);
+        auth.check_not_blocked(ip)?;
         return if auth.token_matches(t) {
             Ok(Admin {
                 who: "token".into(),
             })
         } else {
+            auth.failed(ip, "bearer token");
             Err(ApiError::unauthorized(
                 "invalid_token",
                 "the admin token is not valid",
@@ -210,7 +235,7 @@ pub fn from_settings(settings: &Settings) -> anyhow::Result<Option<AdminAuth>> {
     let mut token = a.token.clone().filter(|t| !t.is_empty());
     if token.is_none() && a.password_hash.is_none() {
         if settings.demo && settings.redis_url.is_none() {
-            let mut b = [0u8; 18];
+            let mut b = [0u8; 32];
             rand::thread_rng().fill_bytes(&mut b);
             let generated =
                 base64::Engine::encode(&base64::engine::general_purpose::URL_SAFE_NO_PAD, b);
@@ -225,10 +250,5 @@ pub fn from_settings(settings: &Settings) -> anyhow::Result<Option<AdminAuth>> {
             );
         }
     }
-    Ok(Some(AdminAuth::new(
-        token,
-        a.password_hash.clone(),
-        a.session_ttl_secs,
-        a.login_attempts_per_minute,
-    )))
+    Ok(Some(AdminAuth::new(a, token)))
 }

@@ -119,7 +119,8 @@ async fn login(
     auth: Option<web::Data<AdminAuth>>,
 ) -> HttpResponse {
     let Some(auth) = auth else { return disabled() };
-    if !auth.login_allowed(client_ip(&req, &engine)) {
+    let ip = client_ip(&req, &engine);
+    if !auth.login_allowed(ip) || auth.check_not_blocked(ip).is_err() {
         let mut res = login_page(
             &engine,
             StatusCode::TOO_MANY_REQUESTS,
@@ -152,7 +153,7 @@ async fn login(
                 .finish()
         }
         None => {
-            tracing::warn!(ip = %client_ip(&req, &engine), "failed admin login");
+            auth.failed(ip, "login");
             login_page(
                 &engine,
                 StatusCode::UNAUTHORIZED,

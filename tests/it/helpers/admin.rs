@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use super::{spawn_app, test_settings, RedisServer, Reply, TestApp};
 
-pub const TOKEN: &str = "admin-token-for-tests";
+pub const TOKEN: &str = "admin-token-for-tests-0123456789abcdef";
 
 pub fn admin_settings(redis: &RedisServer, prefix: &str, rooms: Vec<RoomConfig>) -> Settings {
     let mut s = test_settings(Some(redis.url()), prefix, rooms);
