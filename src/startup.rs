@@ -158,6 +158,7 @@ impl Application {
             secure_cookies,
             public_base: base.clone(),
             instance: holder.clone(),
+            trusted_proxies: settings.trusted_proxy_nets()?,
         });
 
         let mut background = vec![

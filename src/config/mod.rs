@@ -77,6 +77,11 @@ pub struct Settings {
     /// Take the client IP from the last `X-Forwarded-For` entry, the one your own proxy
     /// appended (only behind a trusted proxy; clients can forge earlier entries).
     pub trust_forwarded_for: bool,
+    /// With `trust_forwarded_for`: the networks of your proxies (CIDRs or addresses).
+    /// Empty: the peer is taken as the one trusted proxy and the last `X-Forwarded-For`
+    /// entry is the client. Set: only a peer inside them is believed, and entries are
+    /// walked from the right past every trusted address (nginx `real_ip_recursive`).
+    pub trusted_proxies: Vec<String>,
     /// Serve the built-in demo origin at `/demo/origin`.
     pub demo: bool,
     /// HTTP worker threads; 0 = one per CPU core.
@@ -407,6 +412,7 @@ impl Settings {
                 ));
             }
         }
+        self.trusted_proxy_nets()?;
         if self.key_prefix.is_empty() || self.key_prefix.contains(['{', '}', ' ']) {
             return Err(invalid(
                 "key_prefix",
@@ -490,6 +496,22 @@ impl Settings {
                 })?;
         }
         Ok(())
+    }
+
+    /// `trusted_proxies` parsed (a plain address is a /32 or /128).
+    pub fn trusted_proxy_nets(&self) -> Result<Vec<ipnet::IpNet>, ConfigError> {
+        self.trusted_proxies
+            .iter()
+            .enumerate()
+            .map(|(i, p)| {
+                p.parse::<ipnet::IpNet>()
+                    .or_else(|_| p.parse::<std::net::IpAddr>().map(ipnet::IpNet::from))
+                    .map_err(|_| ConfigError::Invalid {
+                        field: format!("trusted_proxies[{i}]"),
+                        message: "must be an address or a CIDR network like 10.0.0.0/8".into(),
+                    })
+            })
+            .collect()
     }
 
     /// The base URL visitors reach this server at.

@@ -57,6 +57,8 @@ pub struct Engine {
     pub public_base: String,
     /// This instance's name in leases and socket reports (`<addr>-<random>`).
     pub instance: String,
+    /// `trusted_proxies`, parsed.
+    pub trusted_proxies: Vec<ipnet::IpNet>,
 }
 
 /// The ETA a visitor in this snapshot is shown (zero unless queued or paused: closed and

@@ -12,7 +12,8 @@ use tokio_tungstenite::tungstenite::Message;
 
 use crate::helpers::ws::{close_code, connect};
 use crate::helpers::{
-    client, client_frame_header, raw_ws_handshake, redis_app, room, wait_until, ServerProcess,
+    client, client_frame_header, prefix, raw_ws_handshake, redis_app, room, spawn_app,
+    test_settings, wait_until, RedisServer, ServerProcess,
 };
 
 #[tokio::test]
@@ -129,4 +130,72 @@ async fn a_client_that_stops_reading_does_not_hold_its_socket() {
     )
     .await;
     writer.abort();
+}
+
+#[tokio::test]
+async fn a_second_x_forwarded_for_line_does_not_escape_the_per_ip_limit() {
+    let r = RedisServer::start();
+    let mut s = test_settings(Some(r.url()), &prefix(), vec![room("r", 1)]);
+    s.trust_forwarded_for = true;
+    s.rate_limit.ip_per_second = 1;
+    s.rate_limit.ip_burst = 3;
+    let app = spawn_app(s).await;
+    let mut codes = Vec::new();
+    for i in 0..10 {
+        // The client forges a fresh first line each time; the proxy appends its own.
+        let mut h = reqwest::header::HeaderMap::new();
+        h.append("x-forwarded-for", format!("6.6.{i}.6").parse().unwrap());
+        h.append("x-forwarded-for", "203.0.113.9".parse().unwrap());
+        let res = app
+            .client
+            .post(app.url("/api/rooms/r/join"))
+            .headers(h)
+            .send()
+            .await
+            .unwrap();
+        codes.push(res.status().as_u16());
+    }
+    assert!(
+        codes.iter().filter(|c| **c == 429).count() >= 6,
+        "{codes:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_forwarded_host_header_does_not_make_a_foreign_origin_same_origin() {
+    let r = RedisServer::start();
+    let mut s = crate::helpers::admin::admin_settings(&r, &prefix(), vec![room("r", 1)]);
+    s.trust_forwarded_for = false;
+    let app = spawn_app(s).await;
+    let token = app.join("r").await.token();
+    for (name, value) in [
+        ("x-forwarded-host", "evil.example"),
+        ("forwarded", "host=evil.example;proto=http"),
+    ] {
+        // The WebSocket upgrade.
+        let url = format!("ws://127.0.0.1:{}/r/r/ws?token={token}", app.port);
+        let mut req =
+            tokio_tungstenite::tungstenite::client::IntoClientRequest::into_client_request(url)
+                .unwrap();
+        req.headers_mut()
+            .insert("origin", "http://evil.example".parse().unwrap());
+        req.headers_mut().insert(name, value.parse().unwrap());
+        match tokio_tungstenite::connect_async(req).await {
+            Err(tokio_tungstenite::tungstenite::Error::Http(res)) => {
+                assert_eq!(res.status(), 403, "{name}")
+            }
+            other => panic!("{name}: expected 403, got {:?}", other.map(|_| ())),
+        }
+        // The admin API with the right token.
+        let res = app
+            .client
+            .get(app.url("/api/admin/rooms"))
+            .bearer_auth(crate::helpers::admin::TOKEN)
+            .header("origin", "http://evil.example")
+            .header(name, value)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(res.status(), 403, "{name}");
+    }
 }
