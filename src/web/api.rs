@@ -5,11 +5,14 @@ use actix_web::{get, post, web, HttpRequest, HttpResponse};
 use serde::Deserialize;
 
 use super::error::ApiError;
-use super::support::{bearer, client_ip, cookie, room_id, set_visitor_cookies};
+use super::support::{
+    bearer, client_ip, cookie, room_id, set_visitor_cookies, unavailable_keeping,
+};
 use crate::domain::admission::{Engine, VisitorView};
 use crate::domain::identity::{VisitorId, VISITOR_COOKIE};
 use crate::domain::pass::pass_cookie;
 use crate::domain::ratelimit::LimitedAction;
+use crate::error::DomainError;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.service(join)
@@ -33,7 +36,7 @@ fn visitor_of(
     engine: &Engine,
     body_token: Option<&str>,
 ) -> Result<Option<VisitorId>, ApiError> {
-    if let Some(t) = bearer(req).or(body_token) {
+    if let Some(t) = bearer(req)?.or(body_token) {
         return engine.visitors.verify(t).map(Some).ok_or_else(|| {
             ApiError::unauthorized("invalid_token", "the visitor token is not valid")
         });
@@ -85,7 +88,11 @@ async fn join(
     engine
         .check_visitor_limit(&visitor, LimitedAction::Join)
         .await?;
-    let view = engine.join(&room, &visitor).await?;
+    let view = match engine.join(&room, &visitor).await {
+        Ok(view) => view,
+        Err(DomainError::Unavailable) => return Ok(unavailable_keeping(&engine, &visitor)),
+        Err(e) => return Err(e.into()),
+    };
     Ok(visitor_response(&engine, &view))
 }
 
@@ -112,9 +119,10 @@ async fn release(
     engine: web::Data<Engine>,
 ) -> Result<HttpResponse, ApiError> {
     let room = room_id(&room)?;
-    // A pass (three dot-separated parts) in the bearer names its visitor.
-    let visitor = match bearer(&req) {
-        Some(t) if t.matches('.').count() == 2 => engine.passes.verify(t, &room)?.sub,
+    // A pass (three dot-separated parts) in the bearer names its visitor. It must be the
+    // pass of the visitor's live session: an older, superseded pass ends nothing.
+    let visitor = match bearer(&req)? {
+        Some(t) if t.matches('.').count() == 2 => engine.verify_pass(&room, t).await?.sub,
         _ => require_visitor(&req, &engine)?.as_str().to_string(),
     };
     engine.release(&room, &visitor).await?;
@@ -135,7 +143,7 @@ async fn verify(
     engine: web::Data<Engine>,
 ) -> Result<HttpResponse, ApiError> {
     let room = room_id(&room)?;
-    let token = bearer(&req)
+    let token = bearer(&req)?
         .map(str::to_string)
         .or_else(|| {
             req.cookie(&pass_cookie(&room))

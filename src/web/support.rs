@@ -6,13 +6,13 @@ use std::net::IpAddr;
 
 use actix_web::cookie::{time::Duration as CookieDuration, Cookie, SameSite};
 use actix_web::http::StatusCode;
-use actix_web::{HttpRequest, HttpResponse, HttpResponseBuilder};
+use actix_web::{HttpRequest, HttpResponse, HttpResponseBuilder, ResponseError};
 use askama::Template;
 
 use super::error::ApiError;
 use crate::config::valid_room_id;
 use crate::domain::admission::{Engine, VisitorView};
-use crate::domain::identity::VISITOR_COOKIE;
+use crate::domain::identity::{VisitorId, VISITOR_COOKIE};
 use crate::domain::pass::pass_cookie;
 
 /// How long the visitor cookie lives.
@@ -81,14 +81,22 @@ pub fn forwarded_client(peer: IpAddr, entries: &[&str], trusted: &[ipnet::IpNet]
     client
 }
 
-/// `Authorization: Bearer <token>`, if present.
-pub fn bearer(req: &HttpRequest) -> Option<&str> {
-    req.headers()
-        .get(actix_web::http::header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "))
+/// `Authorization: Bearer <token>`, if present. A header that is not valid text is
+/// refused (`401 invalid_token`) rather than ignored, so a mangled credential never
+/// silently turns into "no credential" (and, on a join, a new visitor).
+pub fn bearer(req: &HttpRequest) -> Result<Option<&str>, ApiError> {
+    let Some(v) = req.headers().get(actix_web::http::header::AUTHORIZATION) else {
+        return Ok(None);
+    };
+    let v = v.to_str().map_err(|_| {
+        ApiError::unauthorized(
+            "invalid_token",
+            "the Authorization header is not valid text",
+        )
+    })?;
+    Ok(v.strip_prefix("Bearer ")
         .map(str::trim)
-        .filter(|t| !t.is_empty())
+        .filter(|t| !t.is_empty()))
 }
 
 /// An HttpOnly, Path=/ cookie with our defaults.
@@ -110,13 +118,40 @@ pub fn cookie(
 
 /// The visitor cookie (`anteroom_vid`) for a view's token.
 pub fn visitor_cookie(engine: &Engine, view: &VisitorView) -> Cookie<'static> {
+    token_cookie(engine, view.visitor_token.clone())
+}
+
+/// The visitor cookie for an identity (also handed out with a 503, see
+/// [`unavailable_keeping`]).
+pub fn identity_cookie(engine: &Engine, visitor: &VisitorId) -> Cookie<'static> {
+    token_cookie(engine, engine.visitors.token(visitor))
+}
+
+fn token_cookie(engine: &Engine, token: String) -> Cookie<'static> {
     cookie(
         engine,
         VISITOR_COOKIE.into(),
-        view.visitor_token.clone(),
+        token,
         VISITOR_COOKIE_SECS,
         SameSite::Lax,
     )
+}
+
+/// The `503 store_unavailable` of a join, carrying the identity the join was made
+/// under (`visitor_token` in the body, and the cookie). A join whose script still runs
+/// after the store wakes up then holds a place its visitor can find with the retry,
+/// instead of a ghost place nobody holds.
+pub fn unavailable_keeping(engine: &Engine, visitor: &VisitorId) -> HttpResponse {
+    let mut res = ApiError::Unavailable.error_response();
+    let _ = res.add_cookie(&identity_cookie(engine, visitor));
+    let body = serde_json::json!({
+        "error": {
+            "code": ApiError::Unavailable.code(),
+            "message": ApiError::Unavailable.to_string(),
+        },
+        "visitor_token": engine.visitors.token(visitor),
+    });
+    res.set_body(actix_web::body::BoxBody::new(body.to_string()))
 }
 
 /// The pass cookie (`anteroom_pass_{room}`) of an admitted view, living as long as the

@@ -8,12 +8,15 @@ use askama::Template;
 use serde::{Deserialize, Serialize};
 
 use super::error::ApiError;
-use super::support::{client_ip, html, pass_cookie_of, render, room_id, visitor_cookie, PAGE_CSP};
+use super::support::{
+    client_ip, html, identity_cookie, pass_cookie_of, render, room_id, visitor_cookie, PAGE_CSP,
+};
 use crate::config::RoomConfig;
 use crate::domain::admission::{resolve_return, Engine, VisitorView};
 use crate::domain::i18n::{Lang, Strings};
 use crate::domain::identity::{VisitorId, VISITOR_COOKIE};
 use crate::domain::ratelimit::LimitedAction;
+use crate::error::DomainError;
 use crate::store::VisitorState;
 
 /// Seconds between reloads when scripts are off.
@@ -199,9 +202,19 @@ async fn queue_page_inner(
         .await?;
     let cfg = engine.room_config(&room).await?;
     let redirect_base = resolve_return(&cfg.target_url, q.ret.as_deref());
-    let view = engine
+    let view = match engine
         .join_to(&room, &visitor, redirect_base.as_deref())
-        .await?;
+        .await
+    {
+        Ok(view) => view,
+        Err(DomainError::Unavailable) => {
+            // Keep the identity the join was made under: the reload finds the place.
+            let mut res = error_page(lang, &ApiError::Unavailable, req.uri().to_string());
+            let _ = res.add_cookie(&identity_cookie(engine, &visitor));
+            return Ok(res);
+        }
+        Err(e) => return Err(e.into()),
+    };
     let vid_cookie = visitor_cookie(engine, &view);
 
     if let (Some(url), Some(pass_cookie)) = (&view.redirect_url, pass_cookie_of(engine, &view)) {

@@ -199,3 +199,89 @@ async fn a_forwarded_host_header_does_not_make_a_foreign_origin_same_origin() {
         assert_eq!(res.status(), 403, "{name}");
     }
 }
+
+#[tokio::test]
+async fn joins_that_time_out_in_a_store_stall_leave_no_ghost_places() {
+    let r = RedisServer::start();
+    let app = spawn_app(test_settings(Some(r.url()), &prefix(), vec![room("r", 5)])).await;
+    r.pause();
+    let first: Vec<crate::helpers::Reply> =
+        futures_util::future::join_all((0..30).map(|_| app.join("r"))).await;
+    r.resume();
+    let mut tokens = Vec::new();
+    for reply in &first {
+        assert_eq!(reply.status, 503, "{:?}", reply.body);
+        assert_eq!(reply.error_code(), "store_unavailable");
+        let cookie = reply
+            .headers
+            .get("set-cookie")
+            .expect("the identity cookie");
+        assert!(cookie.to_str().unwrap().starts_with("anteroom_vid="));
+        tokens.push(
+            reply.body["visitor_token"]
+                .as_str()
+                .expect("visitor_token")
+                .to_string(),
+        );
+    }
+    // Whatever ran late, each visitor's retry finds (or makes) exactly its own place.
+    for t in &tokens {
+        let again = wait_until(Duration::from_secs(10), "the store to answer", || async {
+            let r = app.join_as("r", t).await;
+            (r.status == 200).then_some(r)
+        })
+        .await;
+        assert!(
+            matches!(again.state(), "admitted" | "queued"),
+            "{:?}",
+            again.body
+        );
+    }
+    let stats = app.engine.store.stats("r").await.unwrap();
+    assert_eq!(
+        (stats.active, stats.queue_length),
+        (5, 25),
+        "every place belongs to a visitor who holds its token"
+    );
+}
+
+#[tokio::test]
+async fn an_old_pass_cannot_end_the_visitors_newer_session() {
+    let (app, _r) = redis_app(vec![room("r", 1)]).await;
+    let first = app.join("r").await;
+    let token = first.token();
+    let old_pass = first.body["pass"].as_str().unwrap().to_string();
+    assert_eq!(app.release("r", &token).await.status, 204);
+    let second = app.join_as("r", &token).await;
+    assert_eq!(second.state(), "admitted");
+    let new_pass = second.body["pass"].as_str().unwrap().to_string();
+    assert_ne!(old_pass, new_pass);
+
+    let stale = app.release("r", &old_pass).await;
+    assert_eq!((stale.status, stale.error_code()), (401, "invalid_pass"));
+    assert_eq!(
+        app.verify("r", &new_pass).await.status,
+        200,
+        "still admitted"
+    );
+}
+
+#[tokio::test]
+async fn an_authorization_header_that_is_not_text_is_refused() {
+    let (app, _r) = redis_app(vec![room("r", 1)]).await;
+    for path in ["/api/rooms/r/join", "/api/rooms/r/release"] {
+        let res = app
+            .client
+            .post(app.url(path))
+            .header(
+                "authorization",
+                reqwest::header::HeaderValue::from_bytes(b"Bearer \xff\xfe").unwrap(),
+            )
+            .send()
+            .await
+            .unwrap();
+        let r = crate::helpers::Reply::from(res).await;
+        assert_eq!((r.status, r.error_code()), (401, "invalid_token"), "{path}");
+    }
+    assert_eq!(app.engine.store.stats("r").await.unwrap().active, 0);
+}

@@ -180,7 +180,7 @@ fn authenticate(req: &HttpRequest) -> Result<Admin, ApiError> {
             "cross-origin admin requests are not allowed".into(),
         ));
     }
-    if let Some(t) = crate::web::support::bearer(req) {
+    if let Some(t) = crate::web::support::bearer(req)? {
         let ip = client_ip(req, engine);
         auth.check_not_blocked(ip)?;
         return if auth.token_matches(t) {
