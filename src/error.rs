@@ -20,10 +20,11 @@
 //!
 //! | status | codes | when |
 //! |--------|-------|------|
-//! | 400 | `malformed_json`, `bad_request`, `invalid_field` (with a `field` member) | input that cannot be parsed or is out of range |
+//! | 400 | `malformed_json`, `bad_request`, `body_too_large`, `invalid_field` (with a `field` member) | input that cannot be parsed or is out of range |
 //! | 401 | `invalid_token`, `no_visitor`, `invalid_pass`, `expired_pass` | missing, forged, tampered or expired credentials |
 //! | 403 | `forbidden` | cross-site requests where same-origin is required, a missing or wrong CSRF token, a room that may not be embedded here |
 //! | 404 | `unknown_room`, `not_found` | the room (or thing) does not exist |
+//! | 408 | `request_timeout` | a request body did not arrive within its deadline |
 //! | 409 | `conflict` | the thing already exists |
 //! | 429 | `rate_limited` | a limiter refused; `Retry-After` says when to come back |
 //! | 503 | `store_unavailable` | the store did not answer in time; nothing was changed twice |

@@ -86,6 +86,9 @@ pub struct Settings {
     pub demo: bool,
     /// HTTP worker threads; 0 = one per CPU core.
     pub workers: usize,
+    /// Bearer token that `GET /metrics` requires (it lists room ids and figures).
+    /// Unset: `/metrics` is public; keep it off the internet some other way.
+    pub metrics_token: Option<Secret>,
     /// Log one line per HTTP request (target `anteroom::http`, level info). Off by
     /// default: it costs CPU on the hot path; a proxy in front usually logs anyway.
     pub access_log: bool,
@@ -233,19 +236,27 @@ impl RoomConfig {
             Ok(u) if u.scheme() == "http" || u.scheme() == "https" => {}
             _ => return Err(("target_url", "must be an absolute http(s) URL".into())),
         }
+        if self.stock.is_some_and(|s| s > crate::store::MAX_STOCK) {
+            return Err((
+                "stock",
+                format!("must be at most {}", crate::store::MAX_STOCK),
+            ));
+        }
         if self.name.chars().count() > 200 {
             return Err(("name", "must be at most 200 characters".into()));
         }
-        // Origins go into a CSP header and are compared exactly with postMessage origins.
+        // Origins go into a CSP header and are compared exactly with postMessage origins:
+        // exact origins only (a `*` would become a CSP wildcard).
         for o in &self.embed_origins {
             match url::Url::parse(o) {
                 Ok(u)
                     if (u.scheme() == "http" || u.scheme() == "https")
+                        && !o.contains('*')
                         && u.origin().ascii_serialization() == o.trim_end_matches('/') => {}
                 _ => {
                     return Err((
                         "embed_origins",
-                        "must list origins like https://shop.example (scheme, host, optional port)"
+                        "must list exact origins like https://shop.example (scheme, host, optional port; no wildcards)"
                             .into(),
                     ))
                 }

@@ -643,7 +643,7 @@ impl Store for MemoryStore {
             let old = r.cfg.stock;
             r.cfg.stock = match change {
                 StockChange::Set(n) => Some(n),
-                StockChange::Add(n) => old.map(|o| o + n),
+                StockChange::Add(n) => old.map(|o| o.saturating_add(n).min(super::MAX_STOCK)),
                 StockChange::Unlimited => None,
             };
             (old, r.cfg.stock, r.promote(now, 1000))

@@ -89,6 +89,10 @@ pub struct RateState {
     pub first_ms: u64,
 }
 
+/// The most stock a room may hold. Redis keeps numbers in Lua as doubles, exact to
+/// 2^53; this bound keeps every stock exact (a top-up past it stops at it).
+pub const MAX_STOCK: u64 = 1_000_000_000_000_000;
+
 /// Time constant of the admission-rate average, in ms (`TAU_MS` in `lua/common.lua`
 /// is the same; the model is in `domain::eta`).
 pub const TAU_MS: f64 = 120_000.0;

@@ -693,11 +693,16 @@ impl Store for RedisStore {
         room: &str,
         change: StockChange,
     ) -> StoreResult<(Option<u64>, Option<u64>, Vec<String>)> {
-        let args = match change {
-            StockChange::Set(n) => ["set".to_string(), n.to_string()],
-            StockChange::Add(n) => ["add".to_string(), n.to_string()],
-            StockChange::Unlimited => ["unlimited".to_string(), "0".to_string()],
+        let (mode, n) = match change {
+            StockChange::Set(n) => ("set", n),
+            StockChange::Add(n) => ("add", n),
+            StockChange::Unlimited => ("unlimited", 0),
         };
+        let args = [
+            mode.to_string(),
+            n.to_string(),
+            super::MAX_STOCK.to_string(),
+        ];
         let a = as_array(self.run_room(&STOCK, room, &args).await?)?;
         if a.len() != 3 {
             return Err(protocol("stock arity"));

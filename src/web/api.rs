@@ -64,14 +64,45 @@ pub fn visitor_response(engine: &Engine, view: &VisitorView) -> HttpResponse {
     res.json(view)
 }
 
+/// Largest join body accepted (it holds at most a visitor token).
+pub const MAX_JOIN_BODY: usize = 4096;
+/// Time allowed for a join body to arrive.
+pub const BODY_DEADLINE: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// Reads a small request body within [`BODY_DEADLINE`].
+async fn read_body(mut payload: web::Payload) -> Result<web::BytesMut, ApiError> {
+    use futures_util::StreamExt;
+    let read = async {
+        let mut body = web::BytesMut::new();
+        while let Some(chunk) = payload.next().await {
+            let chunk = chunk.map_err(|e| ApiError::bad_request(format!("bad body: {e}")))?;
+            if body.len() + chunk.len() > MAX_JOIN_BODY {
+                return Err(ApiError::BadRequest {
+                    code: "body_too_large",
+                    message: format!("a join body is at most {MAX_JOIN_BODY} bytes"),
+                });
+            }
+            body.extend_from_slice(&chunk);
+        }
+        Ok(body)
+    };
+    tokio::time::timeout(BODY_DEADLINE, read)
+        .await
+        .map_err(|_| ApiError::RequestTimeout)?
+}
+
 #[post("/api/rooms/{room}/join")]
 async fn join(
     req: HttpRequest,
     room: web::Path<String>,
-    body: web::Bytes,
+    payload: web::Payload,
     engine: web::Data<Engine>,
 ) -> Result<HttpResponse, ApiError> {
     let room = room_id(&room)?;
+    // The limiter comes before the body, and the body has a deadline and a size cap: a
+    // client over its limit, or one trickling a body, costs nothing but this check.
+    engine.check_ip_limit(client_ip(&req, &engine), LimitedAction::Join)?;
+    let body = read_body(payload).await?;
     let body: Option<JoinBody> = if body.iter().all(u8::is_ascii_whitespace) {
         None
     } else {
@@ -82,7 +113,6 @@ async fn join(
             })?,
         )
     };
-    engine.check_ip_limit(client_ip(&req, &engine), LimitedAction::Join)?;
     let body_token = body.as_ref().and_then(|b| b.visitor_token.as_deref());
     let visitor = visitor_of(&req, &engine, body_token)?.unwrap_or_else(VisitorId::random);
     engine

@@ -29,6 +29,8 @@ pub enum ApiError {
     RateLimited { retry_after_secs: u64 },
     #[error("the queue store is unavailable; please retry shortly")]
     Unavailable,
+    #[error("the request body did not arrive in time")]
+    RequestTimeout,
     #[error("internal error")]
     Internal(String),
 }
@@ -65,6 +67,7 @@ impl ApiError {
             ApiError::NotFound(_) => "not_found",
             ApiError::RateLimited { .. } => "rate_limited",
             ApiError::Unavailable => "store_unavailable",
+            ApiError::RequestTimeout => "request_timeout",
             ApiError::Internal(_) => "internal",
         }
     }
@@ -113,6 +116,7 @@ impl ResponseError for ApiError {
             ApiError::UnknownRoom(_) | ApiError::NotFound(_) => StatusCode::NOT_FOUND,
             ApiError::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
             ApiError::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
+            ApiError::RequestTimeout => StatusCode::REQUEST_TIMEOUT,
             ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }

@@ -1,8 +1,10 @@
 //! Probes, metrics and the public key set.
 
-use actix_web::{get, web, HttpResponse};
+use actix_web::{get, web, HttpRequest, HttpResponse};
 use serde_json::json;
 
+use super::error::ApiError;
+use super::support::bearer;
 use crate::domain::admission::Engine;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
@@ -30,12 +32,30 @@ async fn readyz(engine: web::Data<Engine>) -> HttpResponse {
     }
 }
 
-/// Prometheus text; room figures are read from the store now.
+/// Prometheus text; room figures are read from the store now. With `metrics_token`
+/// set, only `Authorization: Bearer <metrics_token>` may read it (it lists room ids).
 #[get("/metrics")]
 async fn metrics(
+    req: HttpRequest,
     engine: web::Data<Engine>,
     hub: Option<web::Data<crate::hub::HubHandle>>,
-) -> HttpResponse {
+) -> Result<HttpResponse, ApiError> {
+    if let Some(want) = engine
+        .settings
+        .metrics_token
+        .as_ref()
+        .filter(|t| !t.is_empty())
+    {
+        let ok = bearer(&req)?.is_some_and(|t| {
+            crate::domain::identity::constant_time_eq(t.as_bytes(), want.expose().as_bytes())
+        });
+        if !ok {
+            return Err(ApiError::unauthorized(
+                "invalid_token",
+                "send Authorization: Bearer <metrics_token>",
+            ));
+        }
+    }
     if let Some(h) = hub {
         use std::sync::atomic::Ordering::Relaxed;
         let s = &h.stats;
@@ -63,9 +83,9 @@ async fn metrics(
             tracing::warn!(error = %e, "metrics: store unavailable");
         }
     }
-    HttpResponse::Ok()
+    Ok(HttpResponse::Ok()
         .content_type("text/plain; version=0.0.4")
-        .body(engine.metrics.render())
+        .body(engine.metrics.render()))
 }
 
 /// The pass verification key, for origins that check passes themselves.

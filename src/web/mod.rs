@@ -107,7 +107,53 @@ impl Server {
 }
 
 /// Request logging (`access_log = true`; target `anteroom::http`, hidden by the default
-/// filter — enable with `ANTEROOM_LOG=info`).
+/// filter — enable with `ANTEROOM_LOG=info`). Credentials in the query string (visitor
+/// tokens, passes) are redacted.
 fn access_logger() -> actix_web::middleware::Logger {
-    actix_web::middleware::Logger::new("%a \"%r\" %s %Dms").log_target("anteroom::http")
+    actix_web::middleware::Logger::new("%a \"%{request}xi\" %s %Dms")
+        .custom_request_replace("request", |req| {
+            format!(
+                "{} {} {:?}",
+                req.method(),
+                redacted_target(req.path(), req.query_string()),
+                req.version()
+            )
+        })
+        .log_target("anteroom::http")
+}
+
+/// Query parameters whose values are credentials.
+const SECRET_PARAMS: &[&str] = &["token", "anteroom_pass", "visitor_token", "pass"];
+
+/// `path?query` with the values of [`SECRET_PARAMS`] replaced by `[redacted]`.
+pub fn redacted_target(path: &str, query: &str) -> String {
+    if query.is_empty() {
+        return path.to_string();
+    }
+    let query: Vec<String> = query
+        .split('&')
+        .map(|pair| match pair.split_once('=') {
+            Some((k, _)) if SECRET_PARAMS.contains(&k) => format!("{k}=[redacted]"),
+            _ => pair.to_string(),
+        })
+        .collect();
+    format!("{path}?{}", query.join("&"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::redacted_target;
+
+    #[test]
+    fn credentials_in_the_query_are_redacted_in_the_access_log() {
+        assert_eq!(
+            redacted_target("/r/sale/ws", "token=abc.def&return=/x"),
+            "/r/sale/ws?token=[redacted]&return=/x"
+        );
+        assert_eq!(
+            redacted_target("/shop", "anteroom_pass=eyJ.a.b&lang=zh"),
+            "/shop?anteroom_pass=[redacted]&lang=zh"
+        );
+        assert_eq!(redacted_target("/r/sale", ""), "/r/sale");
+    }
 }

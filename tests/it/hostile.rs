@@ -285,3 +285,122 @@ async fn an_authorization_header_that_is_not_text_is_refused() {
     }
     assert_eq!(app.engine.store.stats("r").await.unwrap().active, 0);
 }
+
+#[tokio::test]
+async fn stock_beyond_the_exact_range_and_wildcard_embed_origins_are_refused() {
+    use crate::helpers::admin::{admin, admin_app};
+    use reqwest::Method;
+    use serde_json::json;
+    let (app, _r) = admin_app(vec![room("r", 1)]).await;
+    for body in [json!({"set": 1u64 << 60}), json!({"add": u64::MAX})] {
+        let r = admin(&app, Method::POST, "/api/admin/rooms/r/stock", Some(body)).await;
+        assert_eq!(
+            (r.status, r.body["error"]["field"].as_str()),
+            (400, Some("stock"))
+        );
+    }
+    // A top-up that would pass the bound stops at it, exactly.
+    let max = anteroom::store::MAX_STOCK;
+    let r = admin(
+        &app,
+        Method::POST,
+        "/api/admin/rooms/r/stock",
+        Some(json!({"set": max - 1})),
+    )
+    .await;
+    assert_eq!(r.status, 200);
+    let r = admin(
+        &app,
+        Method::POST,
+        "/api/admin/rooms/r/stock",
+        Some(json!({"add": 5})),
+    )
+    .await;
+    assert_eq!(r.body["new"], json!(max));
+    let cfg = admin(&app, Method::GET, "/api/admin/rooms/r", None).await;
+    assert_eq!(cfg.body["config"]["stock"], json!(max));
+
+    let wild = json!({"embed_origins": ["http://*.a.example"]});
+    let r = admin(&app, Method::PUT, "/api/admin/rooms/r", Some(wild)).await;
+    assert_eq!(
+        (r.status, r.body["error"]["field"].as_str()),
+        (400, Some("embed_origins"))
+    );
+}
+
+/// Sends a join whose headers promise a body that never comes; returns the status line.
+async fn join_without_its_body(port: u16) -> String {
+    use tokio::io::AsyncReadExt;
+    let mut s = tokio::net::TcpStream::connect(("127.0.0.1", port))
+        .await
+        .unwrap();
+    s.write_all(
+        format!(
+            "POST /api/rooms/r/join HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{{"
+        )
+        .as_bytes(),
+    )
+    .await
+    .unwrap();
+    let mut buf = vec![0u8; 1024];
+    let n = tokio::time::timeout(Duration::from_secs(15), s.read(&mut buf))
+        .await
+        .expect("an answer without waiting for the body")
+        .unwrap();
+    String::from_utf8_lossy(&buf[..n])
+        .lines()
+        .next()
+        .unwrap_or("")
+        .to_string()
+}
+
+#[tokio::test]
+async fn a_join_is_limited_before_its_body_is_read_and_a_slow_body_times_out() {
+    let r = RedisServer::start();
+    let mut s = test_settings(Some(r.url()), &prefix(), vec![room("r", 1)]);
+    s.rate_limit.ip_per_second = 1;
+    s.rate_limit.ip_burst = 1;
+    let limited = spawn_app(s).await;
+    assert_eq!(limited.join("r").await.status, 200); // the one allowed request
+                                                     // Over the limit: refused at once, without waiting for the body.
+    let t = Instant::now();
+    assert!(join_without_its_body(limited.port).await.contains("429"));
+    assert!(t.elapsed() < Duration::from_secs(2), "{:?}", t.elapsed());
+    // Within the limit: the body never completes, so its deadline answers.
+    let open = spawn_app(test_settings(Some(r.url()), &prefix(), vec![room("r", 1)])).await;
+    let t = Instant::now();
+    assert!(join_without_its_body(open.port).await.contains("408"));
+    assert!(t.elapsed() < Duration::from_secs(10));
+}
+
+#[tokio::test]
+async fn metrics_can_require_a_bearer_token() {
+    let r = RedisServer::start();
+    let mut s = test_settings(Some(r.url()), &prefix(), vec![room("secret-room", 1)]);
+    s.metrics_token = Some(anteroom::config::Secret::new(
+        "metrics-token-0123456789abcdef",
+    ));
+    let app = spawn_app(s).await;
+    let anonymous = app.get("/metrics").await;
+    assert_eq!(
+        (anonymous.status, anonymous.error_code()),
+        (401, "invalid_token")
+    );
+    let wrong = app
+        .client
+        .get(app.url("/metrics"))
+        .bearer_auth("nope")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(wrong.status(), 401);
+    let ok = app
+        .client
+        .get(app.url("/metrics"))
+        .bearer_auth("metrics-token-0123456789abcdef")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(ok.status(), 200);
+    assert!(ok.text().await.unwrap().contains("secret-room"));
+}

@@ -8,7 +8,7 @@ use serde_json::json;
 use super::auth::Admin;
 use crate::domain::admin::{self as service, PutOutcome, Switch};
 use crate::domain::admission::Engine;
-use crate::store::{RoomPatch, StockChange};
+use crate::store::{RoomPatch, StockChange, MAX_STOCK};
 use crate::web::error::ApiError;
 use crate::web::support::room_id;
 
@@ -103,6 +103,12 @@ async fn stock(
 ) -> Result<HttpResponse, ApiError> {
     let room = room_id(&room)?;
     let change = match (body.set, body.add, body.unlimited) {
+        (Some(n), None, None) | (None, Some(n), None) if n > MAX_STOCK => {
+            return Err(ApiError::invalid_field(
+                "stock",
+                &format!("must be at most {MAX_STOCK}"),
+            ))
+        }
         (Some(n), None, None) => StockChange::Set(n),
         (None, Some(n), None) if n > 0 => StockChange::Add(n),
         (None, None, Some(true)) => StockChange::Unlimited,
