@@ -11,6 +11,7 @@ mod cluster;
 mod concurrency;
 mod conformance;
 mod faults;
+mod fuzz;
 mod hostile;
 mod nginx;
 mod reaper;
