@@ -13,6 +13,7 @@ mod conformance;
 mod faults;
 mod fuzz;
 mod hostile;
+mod hostile_table;
 mod nginx;
 mod reaper;
 mod ws;
