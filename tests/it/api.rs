@@ -138,7 +138,15 @@ async fn verify_rejects_expired_tampered_foreign_and_alg_none_passes() {
     assert_eq!((r.status, r.error_code()), (401, "invalid_pass"));
 
     let r = app.verify("other", &pass).await;
-    assert_eq!(r.status, 401, "a pass is valid for its own room only");
+    assert_eq!(
+        (
+            r.status,
+            r.error_code(),
+            r.body["error"]["message"].as_str()
+        ),
+        (401, "invalid_pass", Some("the pass is for another room")),
+        "a pass is valid for its own room only (the room check, not the session lookup)"
+    );
 
     let (foreign, _) = PassKeys::generate();
     let r = app.verify("r", &foreign.sign(&claims)).await;

@@ -333,6 +333,53 @@ async fn pause_stops_admissions_but_not_the_queue(b: Backend) {
     assert_eq!(s.promote("r", 1000).await.unwrap(), vec![v(0), v(1)]);
 }
 
+/// When a join's promote leaves a free slot and a stock unit while someone still waits
+/// (the heads it admitted already held units, so they used none), a newcomer queues
+/// behind: it never walks in past a waiting visitor.
+async fn a_newcomer_never_walks_in_past_a_waiting_visitor(b: Backend) {
+    let cfg = RoomConfig {
+        stock: Some(4),
+        session_ttl_secs: 1,
+        ..room("r", 3)
+    };
+    let b = b.with_room(cfg).await;
+    let s = &b.store;
+    let (x, y, a, w, z) = (v(1), v(2), v(3), v(4), v(5));
+    for id in [&x, &y, &a] {
+        assert_eq!(s.join("r", id).await.unwrap().state, VisitorState::Admitted);
+    }
+    // Paused, with every session expired: x and y come back (they hold units) and w
+    // joins after them; one unit is left.
+    let pause = RoomPatch {
+        paused: Some(true),
+        ..RoomPatch::default()
+    };
+    s.patch_room("r", &pause).await.unwrap();
+    wait_until(DEADLINE, "the sessions to expire", || async {
+        (s.stats("r").await.unwrap().active == 0).then_some(())
+    })
+    .await;
+    for id in [&x, &y, &w] {
+        assert_eq!(s.join("r", id).await.unwrap().state, VisitorState::Paused);
+    }
+    // Resuming admits x (a unit holder: the unit stays); z's join then admits y the same
+    // way, leaving a slot and a unit free while w waits.
+    let patch = RoomPatch {
+        paused: Some(false),
+        ..RoomPatch::default()
+    };
+    assert_eq!(s.patch_room("r", &patch).await.unwrap(), vec![x.clone()]);
+    let zs = s.join("r", &z).await.unwrap();
+    assert_eq!(
+        (zs.state, zs.position, zs.queue_length),
+        (VisitorState::Queued, 2, 2),
+        "z queues behind w"
+    );
+    // The next promote lets w in first.
+    let next = s.promote("r", 1000).await.unwrap();
+    assert_eq!(next, vec![w.clone()]);
+}
+
 async fn capacity_changes_apply_live(b: Backend) {
     let mut cfg = room("r", 3);
     let b = b.with_room(cfg.clone()).await;
@@ -770,6 +817,7 @@ conformance!(
     silent_visitors_are_reaped,
     expired_sessions_are_pruned_in_batches,
     pause_stops_admissions_but_not_the_queue,
+    a_newcomer_never_walks_in_past_a_waiting_visitor,
     capacity_changes_apply_live,
     rooms_are_independent,
     closed_room_turns_newcomers_away_and_tells_the_queue,

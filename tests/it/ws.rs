@@ -304,3 +304,44 @@ async fn redis_work_per_tick_does_not_grow_with_the_number_of_sockets() {
         "per-tick calls grew with sockets: {seen:?}"
     );
 }
+
+#[tokio::test]
+async fn a_queued_socket_hears_a_status_at_least_every_five_seconds_when_nothing_changes() {
+    let (app, _r) = redis_app(vec![room("r", 1)]).await;
+    app.join("r").await; // holds the only slot for the whole test
+    let token = app.join("r").await.token();
+    let mut ws = connect(&app, "r", &token, None).await.unwrap();
+    let first = next_json(&mut ws, DEADLINE).await;
+    assert_eq!(
+        (first["type"].as_str(), first["position"].as_u64()),
+        (Some("status"), Some(1))
+    );
+    // Nothing changes in the room; the hub still re-sends the status.
+    for _ in 0..2 {
+        let started = Instant::now();
+        let again = next_json(&mut ws, Duration::from_secs(6)).await;
+        assert_eq!(again["type"], "status");
+        assert_eq!(again["position"], 1);
+        assert!(
+            started.elapsed() <= Duration::from_millis(5500),
+            "{:?}",
+            started.elapsed()
+        );
+    }
+}
+
+#[tokio::test]
+async fn the_websocket_upgrade_counts_against_the_per_visitor_limit() {
+    let r = RedisServer::start();
+    let mut s = test_settings(Some(r.url()), &crate::helpers::prefix(), vec![room("r", 1)]);
+    s.rate_limit.visitor_requests = 3;
+    let app = spawn_app(s).await;
+    let token = app.join("r").await.token(); // 1
+    let a = connect(&app, "r", &token, None).await; // 2
+    let b = connect(&app, "r", &token, None).await; // 3
+    assert!(a.is_ok() && b.is_ok());
+    match connect(&app, "r", &token, None).await {
+        Err(WsError::Http(res)) => assert_eq!(res.status(), 429),
+        other => panic!("expected 429, got {:?}", other.map(|_| ())),
+    }
+}
