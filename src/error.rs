@@ -21,7 +21,7 @@
 //! | status | codes | when |
 //! |--------|-------|------|
 //! | 400 | `malformed_json`, `bad_request`, `body_too_large`, `invalid_field` (with a `field` member) | input that cannot be parsed or is out of range |
-//! | 401 | `invalid_token`, `no_visitor`, `invalid_pass`, `expired_pass` | missing, forged, tampered or expired credentials |
+//! | 401 | `invalid_token`, `no_visitor`, `no_credential`, `invalid_pass`, `expired_pass` | missing, forged, tampered or expired credentials |
 //! | 403 | `forbidden` | cross-site requests where same-origin is required, a missing or wrong CSRF token, a room that may not be embedded here |
 //! | 404 | `unknown_room`, `not_found` | the room (or thing) does not exist |
 //! | 408 | `request_timeout` | a request body did not arrive within its deadline |

@@ -263,6 +263,18 @@
         token = null;
         return embedJoin();
       }
+      if (r.status === 503) {
+        // The store is busy: keep the identity the join was made under, so the retry
+        // finds the place a late join may have made.
+        return r.json().then(function (m) {
+          if (m && m.visitor_token) {
+            token = m.visitor_token;
+            try { ls.setItem(tokenKey, token); } catch (e) { /* storage blocked */ }
+          }
+        }, function () { /* no body */ }).then(function () {
+          conn(t.reconnecting); setTimeout(embedJoin, backoff());
+        });
+      }
       if (!r.ok) { conn(t.reconnecting); setTimeout(embedJoin, backoff()); return; }
       return r.json().then(function (m) {
         token = m.visitor_token;

@@ -471,10 +471,13 @@ impl Settings {
                 ));
             }
         }
-        if self.admin.failed_auth_per_minute == 0 || self.admin.failed_auth_global_per_minute == 0 {
+        if self.admin.failed_auth_per_minute == 0 {
+            return Err(invalid("admin.failed_auth_per_minute", "must be at least 1"));
+        }
+        if self.admin.failed_auth_global_per_minute == 0 {
             return Err(invalid(
-                "admin.failed_auth_per_minute",
-                "and admin.failed_auth_global_per_minute must be at least 1",
+                "admin.failed_auth_global_per_minute",
+                "must be at least 1",
             ));
         }
         if self.admin.login_attempts_per_minute == 0 {
