@@ -472,7 +472,10 @@ impl Settings {
             }
         }
         if self.admin.failed_auth_per_minute == 0 {
-            return Err(invalid("admin.failed_auth_per_minute", "must be at least 1"));
+            return Err(invalid(
+                "admin.failed_auth_per_minute",
+                "must be at least 1",
+            ));
         }
         if self.admin.failed_auth_global_per_minute == 0 {
             return Err(invalid(
