@@ -428,6 +428,11 @@ impl Hub {
                     results.extend(chunk.iter().cloned().zip(entries));
                     view = Some(v);
                 }
+                Err(StoreError::NoSuchRoom) if self.engine.is_declared(room) => {
+                    // A declared room missing from the store (it lost its data): the
+                    // keeper re-creates it within a second; keep the sockets.
+                    return;
+                }
                 Err(StoreError::NoSuchRoom) => {
                     // Deleted: tell everyone and let the sockets go.
                     if let Some(r) = self.rooms.remove(room) {

@@ -4,7 +4,8 @@
 //! - [`web`]: the HTTP layer (actix-web): every handler, page and the WebSocket; the
 //!   only module that imports actix.
 //! - [`domain`]: admission, the admin service, ETA, passes, identities — free of HTTP.
-//! - [`hub`] and [`reaper`]: the background work (socket updates; reaping and promoting).
+//! - [`hub`], [`reaper`] and [`keeper`]: the background work (socket updates; reaping
+//!   and promoting; re-creating declared rooms and noticing a store that lost its data).
 //! - [`store`]: the `Store` trait and its `memory` and `redis` backends.
 //! - [`config`], [`error`], [`metrics`], [`telemetry`], [`startup`]: the rest.
 
@@ -12,6 +13,7 @@ pub mod config;
 pub mod domain;
 pub mod error;
 pub mod hub;
+pub mod keeper;
 pub mod metrics;
 pub mod reaper;
 pub mod startup;

@@ -26,6 +26,10 @@ pub struct Metrics {
     pub rate_limited: IntCounterVec,
     pub store_errors: IntCounterVec,
     pub reaper_passes: IntCounterVec,
+    /// Times this instance found the store's data gone (its epoch changed).
+    pub store_data_loss: IntCounter,
+    /// Declared rooms re-created after they went missing from the store.
+    pub rooms_recreated: IntCounterVec,
     ws_sockets: IntGauge,
     ws_pushes: IntCounter,
     hub_store_calls: IntCounter,
@@ -88,6 +92,22 @@ impl Metrics {
                 "anteroom_reaper_passes_total",
                 "Reaper passes by outcome",
                 &["outcome"],
+            ),
+            store_data_loss: {
+                // unwrap: static, valid name; registered once.
+                let c = IntCounter::new(
+                    "anteroom_store_data_loss_total",
+                    "Times the store was found to have lost its data (epoch changed)",
+                )
+                .unwrap();
+                r.register(Box::new(c.clone())).unwrap();
+                c
+            },
+            rooms_recreated: counter(
+                &r,
+                "anteroom_rooms_recreated_total",
+                "Declared rooms re-created after going missing from the store",
+                &["room"],
             ),
             ws_sockets: {
                 // unwrap: static, valid name; registered once.

@@ -9,7 +9,7 @@ use anyhow::Context;
 use rand::RngCore;
 use tokio_util::sync::CancellationToken;
 
-use crate::config::Settings;
+use crate::config::{RoomConfig, Settings};
 use crate::domain::admission::Engine;
 use crate::domain::identity::VisitorSigner;
 use crate::domain::pass::PassKeys;
@@ -27,8 +27,8 @@ pub struct Application {
     engine: Arc<Engine>,
     hub: HubHandle,
     cancel: CancellationToken,
-    /// Every task shutdown waits for: reaper, promoter, limiter pruning, the hub and
-    /// its admission subscription, and the room-seeding retry loop when it runs.
+    /// Every task shutdown waits for: reaper, promoter, keeper, limiter pruning, the hub
+    /// and its admission subscription.
     background: Vec<tokio::task::JoinHandle<()>>,
 }
 
@@ -44,15 +44,9 @@ pub async fn open_store(settings: &Settings) -> anyhow::Result<Arc<dyn Store>> {
     })
 }
 
-/// Writes configured rooms that the store does not have yet. Retries in the background
-/// if the store is down at start.
-async fn seed_rooms(
-    store: Arc<dyn Store>,
-    settings: &Settings,
-    base: &str,
-    port: u16,
-    cancel: CancellationToken,
-) -> Option<tokio::task::JoinHandle<()>> {
+/// The rooms the configuration declares, as they are seeded: the demo room's target and
+/// embed origins filled in from the address this server listens on.
+fn declared_rooms(settings: &Settings, base: &str, port: u16) -> Vec<RoomConfig> {
     let mut rooms = settings.rooms.clone();
     for r in &mut rooms {
         if r.target_url.is_empty() {
@@ -67,34 +61,7 @@ async fn seed_rooms(
             ];
         }
     }
-    let attempt = {
-        let store = store.clone();
-        move |rooms: Vec<crate::config::RoomConfig>| {
-            let store = store.clone();
-            async move {
-                for r in &rooms {
-                    store.put_room(r, true).await?;
-                }
-                Ok::<_, crate::store::StoreError>(())
-            }
-        }
-    };
-    let Err(e) = attempt(rooms.clone()).await else {
-        return None;
-    };
-    tracing::warn!(error = %e, "could not seed rooms yet; retrying in the background");
-    Some(tokio::spawn(async move {
-        loop {
-            tokio::select! {
-                _ = cancel.cancelled() => break,
-                _ = tokio::time::sleep(Duration::from_secs(1)) => {}
-            }
-            if attempt(rooms.clone()).await.is_ok() {
-                tracing::info!("rooms seeded");
-                break;
-            }
-        }
-    }))
+    rooms
 }
 
 impl Application {
@@ -137,8 +104,14 @@ impl Application {
         };
 
         let cancel = CancellationToken::new();
-        let seeding =
-            seed_rooms(store.clone(), &settings, &base, addr.port(), cancel.clone()).await;
+        let declared = declared_rooms(&settings, &base, addr.port());
+        // Seed the declared rooms now (create-only: a room already in the store keeps its
+        // live configuration); the keeper retries every second if the store is down.
+        let mut known_epoch = None;
+        if let Err(e) = crate::keeper::keep_once(store.as_ref(), &declared, &mut known_epoch).await
+        {
+            tracing::warn!(error = %e, "could not seed rooms yet; the keeper retries every second");
+        }
 
         let holder = format!(
             "{}-{}",
@@ -159,6 +132,8 @@ impl Application {
             public_base: base.clone(),
             instance: holder.clone(),
             trusted_proxies: settings.trusted_proxy_nets()?,
+            declared_rooms: declared,
+            data_lost_at: Default::default(),
         });
 
         let mut background = vec![
@@ -190,7 +165,11 @@ impl Application {
             }));
         }
 
-        background.extend(seeding);
+        background.push(tokio::spawn(crate::keeper::run_keeper(
+            engine.clone(),
+            known_epoch,
+            cancel.clone(),
+        )));
         let (hub, hub_tasks) = crate::hub::start(engine.clone(), cancel.clone());
         background.extend(hub_tasks);
         let server = match crate::web::serve(listener, &settings, engine.clone(), hub.clone()) {

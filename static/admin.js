@@ -137,6 +137,15 @@
     set($('t-active'), o.totals.active + ' / ' + o.totals.capacity);
     set($('t-apm'), o.totals.admissions_per_minute);
     set($('t-sockets'), o.totals.sockets);
+    var loss = $('data-loss');
+    if (o.store_data_lost_at) {
+      var msg = 'The store lost its data at ' + new Date(o.store_data_lost_at).toLocaleTimeString() +
+        '. Declared rooms were re-created from the configuration; rooms created here and the places of visitors not yet back are gone.';
+      if (loss.textContent !== msg) loss.textContent = msg;
+      loss.hidden = false;
+    } else {
+      loss.hidden = true;
+    }
     var tbody = $('audit');
     while (tbody.firstChild) tbody.removeChild(tbody.firstChild);
     o.audit.forEach(function (e) {

@@ -147,6 +147,9 @@ pub struct ReaperSettings {
     pub batch_size: u32,
     /// Lease length in milliseconds; a crashed holder's lease frees itself after this.
     pub lease_ms: u64,
+    /// Milliseconds between the room keeper's looks (re-creating declared rooms that
+    /// went missing, noticing a store that lost its data).
+    pub keeper_interval_ms: u64,
 }
 
 /// The admin dashboard (`/admin`) and API (`/api/admin/…`).
@@ -447,6 +450,9 @@ impl Settings {
         }
         if self.reaper.interval_ms < 10 {
             return Err(invalid("reaper.interval_ms", "must be at least 10"));
+        }
+        if self.reaper.keeper_interval_ms < 10 {
+            return Err(invalid("reaper.keeper_interval_ms", "must be at least 10"));
         }
         if self.reaper.promote_interval_ms < 10 {
             return Err(invalid("reaper.promote_interval_ms", "must be at least 10"));

@@ -34,6 +34,8 @@ pub struct Overview {
     pub totals: Totals,
     pub audit: Vec<AuditEntry>,
     pub at: u64,
+    /// When this instance last found the store's data gone (ms), if it did.
+    pub store_data_lost_at: Option<u64>,
 }
 
 /// A room flag an admin can flip.
@@ -131,6 +133,8 @@ pub async fn overview(engine: &Engine, audit_entries: u32) -> Result<Overview, D
         rooms,
         audit,
         at: now_ms(),
+        // unwrap: never poisoned.
+        store_data_lost_at: *engine.data_lost_at.lock().unwrap(),
     })
 }
 
@@ -258,6 +262,12 @@ pub async fn put_room(
 
 pub async fn delete_room(engine: &Engine, who: &str, room: &str) -> Result<(), DomainError> {
     let old = engine.room_config(room).await?;
+    if engine.is_declared(room) {
+        // The keeper would bring it back within a second.
+        return Err(DomainError::Conflict(format!(
+            "room `{room}` is declared in the configuration; remove it there (or close it here)"
+        )));
+    }
     engine
         .store
         .delete_room(room)

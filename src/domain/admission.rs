@@ -59,6 +59,12 @@ pub struct Engine {
     pub instance: String,
     /// `trusted_proxies`, parsed.
     pub trusted_proxies: Vec<ipnet::IpNet>,
+    /// The rooms declared in the configuration (as seeded: the demo room's target and
+    /// embed origins filled in). The keeper re-creates them when they go missing.
+    pub declared_rooms: Vec<crate::config::RoomConfig>,
+    /// When this instance last found the store's data gone (ms since the epoch), for
+    /// the dashboard.
+    pub data_lost_at: std::sync::Mutex<Option<u64>>,
 }
 
 /// The ETA a visitor in this snapshot is shown (zero unless queued or paused: closed and
@@ -102,6 +108,36 @@ pub fn redirect_with_pass(target: &str, pass: &str) -> String {
 }
 
 impl Engine {
+    /// Remembers that the store lost its data just now.
+    pub fn note_data_loss(&self) {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_millis() as u64)
+            .unwrap_or(0);
+        // unwrap: never poisoned (no panics while held).
+        *self.data_lost_at.lock().unwrap() = Some(now);
+    }
+
+    /// Whether `room` is declared in the configuration.
+    pub fn is_declared(&self, room: &str) -> bool {
+        self.declared_rooms.iter().any(|r| r.id == room)
+    }
+
+    /// Declared rooms the store does not have (`/readyz` is 503 while any is missing).
+    pub async fn missing_rooms(&self) -> Result<Vec<String>, DomainError> {
+        let present = self
+            .store
+            .rooms()
+            .await
+            .map_err(|e| self.store_failed("rooms", "*", e))?;
+        Ok(self
+            .declared_rooms
+            .iter()
+            .filter(|r| !present.contains(&r.id))
+            .map(|r| r.id.clone())
+            .collect())
+    }
+
     /// Logs and counts a store failure, then maps it to a domain error: the one place
     /// where store errors are turned into what a caller is told.
     pub fn store_failed(&self, op: &'static str, room: &str, e: StoreError) -> DomainError {

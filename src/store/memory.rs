@@ -337,6 +337,7 @@ pub struct MemoryStore {
     leases: Mutex<HashMap<String, (String, u64)>>,
     sockets: Mutex<HashMap<(String, String), (u64, u64)>>,
     audit: Mutex<VecDeque<String>>,
+    epoch: Mutex<Option<String>>,
     clock: Arc<dyn Clock>,
     events: broadcast::Sender<AdmittedEvent>,
 }
@@ -359,6 +360,7 @@ impl MemoryStore {
             leases: Mutex::new(HashMap::new()),
             sockets: Mutex::new(HashMap::new()),
             audit: Mutex::new(VecDeque::new()),
+            epoch: Mutex::new(None),
             clock,
             events: broadcast::channel(4096).0,
         }
@@ -722,6 +724,12 @@ impl Store for MemoryStore {
             .take(limit as usize)
             .cloned()
             .collect())
+    }
+
+    async fn epoch(&self, candidate: &str) -> StoreResult<String> {
+        // unwrap: see with_room.
+        let mut e = self.epoch.lock().unwrap();
+        Ok(e.get_or_insert_with(|| candidate.to_string()).clone())
     }
 
     async fn ping(&self) -> StoreResult<()> {

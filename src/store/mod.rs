@@ -484,6 +484,10 @@ pub trait Store: Send + Sync + 'static {
 
     /// Cheap liveness check (readiness probe).
     async fn ping(&self) -> StoreResult<()>;
+    /// The store's epoch: sets it to `candidate` if the store has none, and returns the
+    /// value it holds. A store that lost its data (restarted empty, failed over to an
+    /// empty replica, FLUSHALL) answers with a value this instance has not seen before.
+    async fn epoch(&self, candidate: &str) -> StoreResult<String>;
 }
 
 #[cfg(test)]

@@ -810,6 +810,19 @@ impl Store for RedisStore {
         redis::cmd("PING").query_async::<String>(&mut conn).await?;
         Ok(())
     }
+
+    async fn epoch(&self, candidate: &str) -> StoreResult<String> {
+        let mut conn = self.conn.clone();
+        // SET … NX GET: the old value, or nil when ours was just set (Redis >= 7.0).
+        let old: Option<String> = redis::cmd("SET")
+            .arg(format!("{}:epoch", self.prefix))
+            .arg(candidate)
+            .arg("NX")
+            .arg("GET")
+            .query_async(&mut conn)
+            .await?;
+        Ok(old.unwrap_or_else(|| candidate.to_string()))
+    }
 }
 
 impl RedisStore {

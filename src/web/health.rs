@@ -20,14 +20,23 @@ async fn healthz() -> HttpResponse {
     HttpResponse::Ok().json(json!({"status": "ok"}))
 }
 
-/// The store answers; load balancers should stop sending traffic otherwise.
+/// The store answers and holds every declared room; load balancers should stop sending
+/// traffic otherwise.
 #[get("/readyz")]
 async fn readyz(engine: web::Data<Engine>) -> HttpResponse {
-    match engine.store.ping().await {
-        Ok(()) => HttpResponse::Ok().json(json!({"status": "ready"})),
-        Err(e) => HttpResponse::ServiceUnavailable().json(json!({
+    match engine.missing_rooms().await {
+        Ok(missing) if missing.is_empty() => HttpResponse::Ok().json(json!({"status": "ready"})),
+        Ok(missing) => HttpResponse::ServiceUnavailable().json(json!({
             "status": "unavailable",
-            "error": {"code": "store_unavailable", "message": e.to_string()}
+            "error": {
+                "code": "room_missing",
+                "message": format!("declared rooms missing from the store (being re-created): {}", missing.join(", ")),
+            },
+            "missing_rooms": missing,
+        })),
+        Err(_) => HttpResponse::ServiceUnavailable().json(json!({
+            "status": "unavailable",
+            "error": {"code": "store_unavailable", "message": "the store did not answer"}
         })),
     }
 }

@@ -380,6 +380,12 @@ async fn a_newcomer_never_walks_in_past_a_waiting_visitor(b: Backend) {
     assert_eq!(next, vec![w.clone()]);
 }
 
+async fn the_epoch_is_written_once_and_then_read(b: Backend) {
+    let s = &b.store;
+    assert_eq!(s.epoch("first").await.unwrap(), "first");
+    assert_eq!(s.epoch("second").await.unwrap(), "first");
+}
+
 async fn capacity_changes_apply_live(b: Backend) {
     let mut cfg = room("r", 3);
     let b = b.with_room(cfg.clone()).await;
@@ -818,6 +824,7 @@ conformance!(
     expired_sessions_are_pruned_in_batches,
     pause_stops_admissions_but_not_the_queue,
     a_newcomer_never_walks_in_past_a_waiting_visitor,
+    the_epoch_is_written_once_and_then_read,
     capacity_changes_apply_live,
     rooms_are_independent,
     closed_room_turns_newcomers_away_and_tells_the_queue,

@@ -16,4 +16,5 @@ mod hostile;
 mod hostile_table;
 mod nginx;
 mod reaper;
+mod recovery;
 mod ws;
