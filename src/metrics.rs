@@ -30,6 +30,8 @@ pub struct Metrics {
     pub store_data_loss: IntCounter,
     /// Declared rooms re-created after they went missing from the store.
     pub rooms_recreated: IntCounterVec,
+    /// Decisions taken without the store: `verify_offline`, `fail_open_admission`.
+    pub degraded: IntCounterVec,
     ws_sockets: IntGauge,
     ws_pushes: IntCounter,
     hub_store_calls: IntCounter,
@@ -103,6 +105,12 @@ impl Metrics {
                 r.register(Box::new(c.clone())).unwrap();
                 c
             },
+            degraded: counter(
+                &r,
+                "anteroom_degraded_total",
+                "Decisions taken without the store (it was unreachable)",
+                &["what"],
+            ),
             rooms_recreated: counter(
                 &r,
                 "anteroom_rooms_recreated_total",

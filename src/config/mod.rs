@@ -117,6 +117,12 @@ pub struct StoreSettings {
     pub connect_timeout_ms: u64,
     /// Milliseconds allowed for one command (or script) to answer.
     pub response_timeout_ms: u64,
+    /// While the store is unreachable, let new visitors through with a short fail-open
+    /// pass instead of answering 503. Off: nobody new gets in during an outage.
+    /// Either way, passes already issued keep verifying offline meanwhile.
+    pub fail_open: bool,
+    /// Lifetime of a fail-open pass, in seconds.
+    pub fail_open_pass_secs: u64,
 }
 
 /// Limits on the hot endpoints.
@@ -459,6 +465,12 @@ impl Settings {
         }
         if self.store.response_timeout_ms == 0 {
             return Err(invalid("store.response_timeout_ms", "must be at least 1"));
+        }
+        if self.store.fail_open_pass_secs == 0 || self.store.fail_open_pass_secs > 3600 {
+            return Err(invalid(
+                "store.fail_open_pass_secs",
+                "must be between 1 and 3600",
+            ));
         }
         if self.store.connect_timeout_ms == 0 {
             return Err(invalid("store.connect_timeout_ms", "must be at least 1"));

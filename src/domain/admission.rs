@@ -41,6 +41,20 @@ pub struct VisitorView {
     /// When the visitor was admitted (milliseconds since the epoch, store clock).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub admitted_at: Option<u64>,
+    /// Set when this answer was given without the store (`"store-unreachable"`: a
+    /// fail-open admission).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub degraded: Option<&'static str>,
+}
+
+/// The value of `X-Anteroom-Degraded` (and `degraded`) when the store is unreachable.
+pub const DEGRADED_STORE_UNREACHABLE: &str = "store-unreachable";
+
+/// A pass that verified; `degraded` when it was checked offline (store unreachable).
+#[derive(Debug)]
+pub struct Verified {
+    pub claims: Claims,
+    pub degraded: bool,
 }
 
 /// Everything a request needs; shared by all workers.
@@ -186,6 +200,7 @@ impl Engine {
             pass: Some(pass),
             expires_at: Some(a.expires_at_ms.div_ceil(1000)),
             admitted_at: Some(a.issued_at_ms),
+            degraded: None,
         }
     }
 
@@ -228,6 +243,7 @@ impl Engine {
             redirect_url,
             expires_at,
             admitted_at,
+            degraded: None,
         }
     }
 
@@ -306,11 +322,18 @@ impl Engine {
         visitor: &VisitorId,
         redirect_base: Option<&str>,
     ) -> Result<VisitorView, DomainError> {
-        let s = self
-            .store
-            .join(room, visitor.as_str())
-            .await
-            .map_err(|e| self.store_failed("join", room, e))?;
+        let s = match self.store.join(room, visitor.as_str()).await {
+            Ok(s) => s,
+            Err(e) => {
+                let e = self.store_failed("join", room, e);
+                if matches!(e, DomainError::Unavailable) && self.settings.store.fail_open {
+                    if let Some(view) = self.fail_open_view(room, visitor, redirect_base) {
+                        return Ok(view);
+                    }
+                }
+                return Err(e);
+            }
+        };
         Ok(self.view_to(room, visitor, &s, redirect_base))
     }
 
@@ -338,21 +361,87 @@ impl Engine {
     }
 
     /// Full pass check: signature, algorithm, expiry, room, and that the session behind
-    /// it is still live in the store (released or removed sessions fail at once).
-    pub async fn verify_pass(&self, room: &str, token: &str) -> Result<Claims, DomainError> {
+    /// it is still live in the store (released or removed sessions fail at once). When
+    /// the store is unreachable the check falls back to what can be checked offline
+    /// (signature, algorithm, expiry, room) and says so (`degraded`), so admitted
+    /// visitors keep using the site through an outage. A fail-open pass verifies only
+    /// while the store is unreachable.
+    pub async fn verify_pass(&self, room: &str, token: &str) -> Result<Verified, DomainError> {
         let claims = self.passes.verify(token, room)?;
-        let serial = claims
-            .serial()
-            .ok_or(DomainError::Pass(crate::domain::pass::PassError::Invalid))?;
-        let live = self
-            .store
-            .session_live(room, &claims.sub, serial)
-            .await
-            .map_err(|e| self.store_failed("verify", room, e))?;
-        if !live {
-            return Err(DomainError::SessionEnded);
+        let live = match claims.serial() {
+            Some(serial) => self.store.session_live(room, &claims.sub, serial).await,
+            None if claims.is_fail_open() => self.store.ping().await.map(|()| false),
+            None => return Err(DomainError::Pass(crate::domain::pass::PassError::Invalid)),
+        };
+        match live {
+            Ok(true) => Ok(Verified {
+                claims,
+                degraded: false,
+            }),
+            Ok(false) => Err(DomainError::SessionEnded),
+            Err(StoreError::Unavailable(e)) => {
+                tracing::warn!(room, error = %e, "store unreachable: pass checked offline");
+                self.metrics
+                    .store_errors
+                    .with_label_values(&["verify"])
+                    .inc();
+                self.metrics
+                    .degraded
+                    .with_label_values(&["verify_offline"])
+                    .inc();
+                Ok(Verified {
+                    claims,
+                    degraded: true,
+                })
+            }
+            Err(e) => Err(self.store_failed("verify", room, e)),
         }
-        Ok(claims)
+    }
+
+    /// The view of a visitor let through without the store (`store.fail_open`).
+    fn fail_open_view(
+        &self,
+        room: &str,
+        visitor: &VisitorId,
+        redirect_base: Option<&str>,
+    ) -> Option<VisitorView> {
+        let target = redirect_base.map(str::to_string).or_else(|| {
+            self.declared_rooms
+                .iter()
+                .find(|r| r.id == room)
+                .map(|r| r.target_url.clone())
+        })?;
+        let now_ms = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_millis() as u64)
+            .unwrap_or(0);
+        let ttl = self.settings.store.fail_open_pass_secs;
+        let pass = self
+            .passes
+            .issue_fail_open(room, visitor.as_str(), now_ms, ttl);
+        self.metrics
+            .degraded
+            .with_label_values(&["fail_open_admission"])
+            .inc();
+        tracing::warn!(room, "store unreachable: a visitor let through (fail_open)");
+        Some(VisitorView {
+            room: room.to_string(),
+            state: VisitorState::Admitted,
+            position: 0,
+            queue_length: 0,
+            active: 0,
+            capacity: 0,
+            eta_seconds: 0,
+            eta_low_seconds: 0,
+            eta_high_seconds: 0,
+            stock: None,
+            visitor_token: self.visitors.token(visitor),
+            redirect_url: Some(redirect_with_pass(&target, &pass)),
+            pass: Some(pass),
+            expires_at: Some(now_ms / 1000 + ttl),
+            admitted_at: Some(now_ms),
+            degraded: Some(DEGRADED_STORE_UNREACHABLE),
+        })
     }
 }
 

@@ -36,7 +36,17 @@ pub struct Claims {
     pub jti: String,
 }
 
+/// The `jti` suffix of a fail-open pass.
+pub const FAIL_OPEN: &str = "fail-open";
+
 impl Claims {
+    /// Whether this is a fail-open pass (no admission behind it).
+    pub fn is_fail_open(&self) -> bool {
+        self.jti
+            .rsplit_once('.')
+            .is_some_and(|(_, s)| s == FAIL_OPEN)
+    }
+
     /// The admission serial inside `jti` (`<room>.<serial>`).
     pub fn serial(&self) -> Option<u64> {
         let (room, n) = self.jti.rsplit_once('.')?;
@@ -104,6 +114,21 @@ impl PassKeys {
             jti: format!("{room}.{}", a.serial),
         };
         self.sign(&claims)
+    }
+
+    /// A fail-open pass (`store.fail_open`): issued while the store is unreachable, for
+    /// `ttl_secs`, with no admission behind it (its `jti` is `<room>.fail-open`). It
+    /// verifies only while the store stays unreachable.
+    pub fn issue_fail_open(&self, room: &str, visitor: &str, now_ms: u64, ttl_secs: u64) -> String {
+        let iat = now_ms / 1000;
+        self.sign(&Claims {
+            iss: ISSUER.into(),
+            room: room.into(),
+            sub: visitor.into(),
+            iat,
+            exp: iat + ttl_secs,
+            jti: format!("{room}.{FAIL_OPEN}"),
+        })
     }
 
     /// Signs arbitrary claims (tests use it to make expired passes).

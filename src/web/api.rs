@@ -8,7 +8,7 @@ use super::error::ApiError;
 use super::support::{
     bearer, client_ip, cookie, room_id, set_visitor_cookies, unavailable_keeping,
 };
-use crate::domain::admission::{Engine, VisitorView};
+use crate::domain::admission::{Engine, VisitorView, DEGRADED_STORE_UNREACHABLE};
 use crate::domain::identity::{VisitorId, VISITOR_COOKIE};
 use crate::domain::pass::pass_cookie;
 use crate::domain::ratelimit::LimitedAction;
@@ -60,6 +60,9 @@ fn require_visitor(req: &HttpRequest, engine: &Engine) -> Result<VisitorId, ApiE
 pub fn visitor_response(engine: &Engine, view: &VisitorView) -> HttpResponse {
     let mut res = HttpResponse::Ok();
     res.insert_header(("Cache-Control", "no-store"));
+    if let Some(d) = view.degraded {
+        res.insert_header(("X-Anteroom-Degraded", d));
+    }
     set_visitor_cookies(engine, view, &mut res);
     res.json(view)
 }
@@ -152,7 +155,7 @@ async fn release(
     // A pass (three dot-separated parts) in the bearer names its visitor. It must be the
     // pass of the visitor's live session: an older, superseded pass ends nothing.
     let visitor = match bearer(&req)? {
-        Some(t) if t.matches('.').count() == 2 => engine.verify_pass(&room, t).await?.sub,
+        Some(t) if t.matches('.').count() == 2 => engine.verify_pass(&room, t).await?.claims.sub,
         _ => require_visitor(&req, &engine)?.as_str().to_string(),
     };
     engine.release(&room, &visitor).await?;
@@ -180,9 +183,12 @@ async fn verify(
                 .map(|c| c.value().to_string())
         })
         .ok_or_else(|| ApiError::unauthorized("invalid_pass", "no pass presented"))?;
-    let claims = engine.verify_pass(&room, &token).await?;
-    Ok(HttpResponse::Ok()
-        .insert_header(("Cache-Control", "no-store"))
-        .insert_header(("X-Anteroom-Visitor", claims.sub.clone()))
-        .json(claims))
+    let verified = engine.verify_pass(&room, &token).await?;
+    let mut res = HttpResponse::Ok();
+    res.insert_header(("Cache-Control", "no-store"))
+        .insert_header(("X-Anteroom-Visitor", verified.claims.sub.clone()));
+    if verified.degraded {
+        res.insert_header(("X-Anteroom-Degraded", DEGRADED_STORE_UNREACHABLE));
+    }
+    Ok(res.json(verified.claims))
 }

@@ -53,11 +53,14 @@ async fn origin(
             reason: "You have no pass for this page yet.".into(),
         },
         Some(t) => match engine.verify_pass(&room, &t).await {
-            Ok(c) => OriginPage {
+            Ok(v) => OriginPage {
                 room,
                 admitted: true,
-                visitor: c.sub,
-                expires_in: c.exp.saturating_sub(jsonwebtoken::get_current_timestamp()),
+                visitor: v.claims.sub,
+                expires_in: v
+                    .claims
+                    .exp
+                    .saturating_sub(jsonwebtoken::get_current_timestamp()),
                 reason: String::new(),
             },
             Err(e) => OriginPage {

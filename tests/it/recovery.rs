@@ -106,3 +106,75 @@ async fn the_dashboard_feed_says_when_the_store_lost_its_data() {
     })
     .await;
 }
+
+#[tokio::test]
+async fn admitted_visitors_keep_verifying_offline_while_the_store_is_down() {
+    let mut r = RedisServer::start();
+    let app = spawn_app(test_settings(Some(r.url()), &prefix(), vec![room("r", 1)])).await;
+    let pass = app.join("r").await.body["pass"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let ok = app.verify("r", &pass).await;
+    assert_eq!(ok.status, 200);
+    assert!(ok.headers.get("x-anteroom-degraded").is_none());
+
+    r.kill();
+    let offline = app.verify("r", &pass).await;
+    assert_eq!(offline.status, 200);
+    assert_eq!(offline.headers["x-anteroom-degraded"], "store-unreachable");
+    assert_eq!(offline.body["sub"], ok.body["sub"]);
+    // What can be checked offline still is.
+    let mut tampered = pass.clone().into_bytes();
+    let i = pass.rfind('.').unwrap() + 5;
+    tampered[i] = if tampered[i] == b'x' { b'y' } else { b'x' };
+    let bad = app.verify("r", &String::from_utf8(tampered).unwrap()).await;
+    assert_eq!((bad.status, bad.error_code()), (401, "invalid_pass"));
+    assert_eq!(app.verify("other", &pass).await.status, 401);
+    // Without fail_open nobody new gets in.
+    assert_eq!(app.join("r").await.status, 503);
+    let metrics = app.get("/metrics").await.body;
+    assert!(metrics
+        .as_str()
+        .unwrap()
+        .contains(r#"anteroom_degraded_total{what="verify_offline"}"#));
+}
+
+#[tokio::test]
+async fn fail_open_lets_new_visitors_through_only_while_the_store_is_down() {
+    let mut r = RedisServer::start();
+    let mut s = test_settings(Some(r.url()), &prefix(), vec![room("r", 1)]);
+    s.store.fail_open = true;
+    let app = spawn_app(s).await;
+    app.join("r").await; // the one slot is taken
+
+    r.kill();
+    let joined = app.join("r").await;
+    assert_eq!(joined.status, 200, "{:?}", joined.body);
+    assert_eq!(joined.state(), "admitted");
+    assert_eq!(joined.headers["x-anteroom-degraded"], "store-unreachable");
+    assert_eq!(joined.body["degraded"], "store-unreachable");
+    let pass = joined.body["pass"].as_str().unwrap().to_string();
+    let left = joined.body["expires_at"].as_u64().unwrap() - jsonwebtoken::get_current_timestamp();
+    assert!(left <= 60, "a short pass ({left} s)");
+    let v = app.verify("r", &pass).await;
+    assert_eq!(
+        (v.status, v.headers["x-anteroom-degraded"].to_str().unwrap()),
+        (200, "store-unreachable")
+    );
+    assert_eq!(app.verify("r", "not.a.pass").await.status, 401);
+
+    // The store is back: the fail-open pass stops working, and nobody was admitted in it.
+    r.restart();
+    wait_until(
+        Duration::from_secs(10),
+        "the fail-open pass to be refused",
+        || async { (app.verify("r", &pass).await.status == 401).then_some(()) },
+    )
+    .await;
+    wait_until(Duration::from_secs(10), "the store to answer", || async {
+        app.engine.store.stats("r").await.ok()
+    })
+    .await;
+    assert_eq!(app.engine.store.stats("r").await.unwrap().active, 0);
+}
