@@ -184,6 +184,30 @@ impl Engine {
         target: &str,
     ) -> VisitorView {
         let pass = self.passes.issue(room, visitor.as_str(), a);
+        self.pass_view(
+            room,
+            visitor,
+            pass,
+            target,
+            a.expires_at_ms.div_ceil(1000),
+            a.issued_at_ms,
+            None,
+        )
+    }
+
+    /// An admitted visitor's view around a pass (a published admission, or a fail-open
+    /// one), sent on to `target`.
+    #[allow(clippy::too_many_arguments)]
+    fn pass_view(
+        &self,
+        room: &str,
+        visitor: &VisitorId,
+        pass: String,
+        target: &str,
+        expires_at: u64,
+        admitted_at: u64,
+        degraded: Option<&'static str>,
+    ) -> VisitorView {
         VisitorView {
             room: room.to_string(),
             state: VisitorState::Admitted,
@@ -198,9 +222,9 @@ impl Engine {
             visitor_token: self.visitors.token(visitor),
             redirect_url: Some(redirect_with_pass(target, &pass)),
             pass: Some(pass),
-            expires_at: Some(a.expires_at_ms.div_ceil(1000)),
-            admitted_at: Some(a.issued_at_ms),
-            degraded: None,
+            expires_at: Some(expires_at),
+            admitted_at: Some(admitted_at),
+            degraded,
         }
     }
 
@@ -424,24 +448,15 @@ impl Engine {
             .with_label_values(&["fail_open_admission"])
             .inc();
         tracing::warn!(room, "store unreachable: a visitor let through (fail_open)");
-        Some(VisitorView {
-            room: room.to_string(),
-            state: VisitorState::Admitted,
-            position: 0,
-            queue_length: 0,
-            active: 0,
-            capacity: 0,
-            eta_seconds: 0,
-            eta_low_seconds: 0,
-            eta_high_seconds: 0,
-            stock: None,
-            visitor_token: self.visitors.token(visitor),
-            redirect_url: Some(redirect_with_pass(&target, &pass)),
-            pass: Some(pass),
-            expires_at: Some(now_ms / 1000 + ttl),
-            admitted_at: Some(now_ms),
-            degraded: Some(DEGRADED_STORE_UNREACHABLE),
-        })
+        Some(self.pass_view(
+            room,
+            visitor,
+            pass,
+            &target,
+            now_ms / 1000 + ttl,
+            now_ms,
+            Some(DEGRADED_STORE_UNREACHABLE),
+        ))
     }
 }
 
