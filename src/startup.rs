@@ -110,7 +110,7 @@ impl Application {
         let mut known_epoch = None;
         if let Err(e) = crate::keeper::keep_once(store.as_ref(), &declared, &mut known_epoch).await
         {
-            tracing::warn!(error = %e, "could not seed rooms yet; the keeper retries every second");
+            tracing::warn!(error = %e, "could not seed rooms yet; the keeper retries (reaper.keeper_interval_ms)");
         }
 
         let holder = format!(

@@ -271,13 +271,23 @@ impl Engine {
         }
     }
 
-    /// A room's live configuration; unknown rooms are an error.
+    /// A room's live configuration; unknown rooms are an error. With `store.fail_open`,
+    /// a declared room's configuration stands in while the store is unreachable, so the
+    /// queue page and the socket reach the fail-open join too.
     pub async fn room_config(&self, room: &str) -> Result<crate::config::RoomConfig, DomainError> {
-        self.store
-            .room(room)
-            .await
-            .map_err(|e| self.store_failed("room", room, e))?
-            .ok_or_else(|| DomainError::UnknownRoom(room.to_string()))
+        match self.store.room(room).await {
+            Ok(cfg) => cfg.ok_or_else(|| DomainError::UnknownRoom(room.to_string())),
+            Err(e) => {
+                let e = self.store_failed("room", room, e);
+                let declared = self.declared_rooms.iter().find(|r| r.id == room);
+                match (&e, declared) {
+                    (DomainError::Unavailable, Some(cfg)) if self.settings.store.fail_open => {
+                        Ok(cfg.clone())
+                    }
+                    _ => Err(e),
+                }
+            }
+        }
     }
 
     /// Per-visitor fixed window; fails open when the store is unreachable.
@@ -404,7 +414,9 @@ impl Engine {
             }),
             Ok(false) => Err(DomainError::SessionEnded),
             Err(StoreError::Unavailable(e)) => {
-                tracing::warn!(room, error = %e, "store unreachable: pass checked offline");
+                // Counted, not logged per request: an outage under load would flood the log
+                // (the store failures themselves are logged by the store's callers).
+                tracing::debug!(room, error = %e, "store unreachable: pass checked offline");
                 self.metrics
                     .store_errors
                     .with_label_values(&["verify"])

@@ -813,15 +813,17 @@ impl Store for RedisStore {
 
     async fn epoch(&self, candidate: &str) -> StoreResult<String> {
         let mut conn = self.conn.clone();
-        // SET … NX GET: the old value, or nil when ours was just set (Redis >= 7.0).
-        let old: Option<String> = redis::cmd("SET")
-            .arg(format!("{}:epoch", self.prefix))
+        let key = format!("{}:epoch", self.prefix);
+        // SET NX, then GET (two commands rather than SET … NX GET, which needs Redis 7):
+        // whoever wrote first, every instance reads the same value.
+        let _: Option<String> = redis::cmd("SET")
+            .arg(&key)
             .arg(candidate)
             .arg("NX")
-            .arg("GET")
             .query_async(&mut conn)
             .await?;
-        Ok(old.unwrap_or_else(|| candidate.to_string()))
+        let now: Option<String> = redis::cmd("GET").arg(&key).query_async(&mut conn).await?;
+        Ok(now.unwrap_or_else(|| candidate.to_string()))
     }
 }
 

@@ -163,6 +163,14 @@ async fn fail_open_lets_new_visitors_through_only_while_the_store_is_down() {
         (200, "store-unreachable")
     );
     assert_eq!(app.verify("r", "not.a.pass").await.status, 401);
+    // The queue page, where nginx sends newcomers, lets them through the same way.
+    let page = app.client.get(app.url("/r/r")).send().await.unwrap();
+    assert_eq!(page.status(), 303);
+    let to = page.headers()["location"].to_str().unwrap();
+    assert!(
+        to.starts_with("https://origin.example/in?anteroom_pass="),
+        "{to}"
+    );
 
     // The store is back: the fail-open pass stops working, and nobody was admitted in it.
     r.restart();
