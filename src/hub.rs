@@ -109,7 +109,7 @@ impl HubHandle {
 
 /// The `status` message for a view.
 pub fn status_message(v: &VisitorView) -> String {
-    status_json(
+    let msg = status_json(
         v.state,
         v.position,
         v.queue_length,
@@ -120,7 +120,12 @@ pub fn status_message(v: &VisitorView) -> String {
         },
         v.active,
         v.capacity,
-    )
+    );
+    match v.eta_reason {
+        // A fixed code: no escaping needed.
+        Some(reason) => format!(r#"{},"eta_reason":"{reason}"}}"#, &msg[..msg.len() - 1]),
+        None => msg,
+    }
 }
 
 /// The `status` message, formatted directly: the hub sends thousands per tick, and every

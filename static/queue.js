@@ -110,6 +110,8 @@
       else if (m.eta_seconds < lastEta * 0.75 - 30) setText('eta-note', t.eta_went_down);
     }
     lastEta = m.eta_seconds;
+    // The place was lost by being away too long: say so, never "you keep your place".
+    if (m.eta_reason === 'you_were_away') setText('eta-note', cfg.away_note);
     var pct = Math.min(99, Math.floor((start - m.position) * 100 / start));
     var p = $('progress');
     if (p) p.value = pct;

@@ -41,11 +41,19 @@ pub struct VisitorView {
     /// When the visitor was admitted (milliseconds since the epoch, store clock).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub admitted_at: Option<u64>,
+    /// Why the visitor's place or estimate is what it is, when there is something to say:
+    /// `"you_were_away"` when this join put at the back a visitor the reaper had dropped
+    /// for silence (they were away longer than the heartbeat timeout).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub eta_reason: Option<&'static str>,
     /// Set when this answer was given without the store (`"store-unreachable"`: a
     /// fail-open admission).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub degraded: Option<&'static str>,
 }
+
+/// The `eta_reason` of a visitor who lost their place by being away too long.
+pub const YOU_WERE_AWAY: &str = "you_were_away";
 
 /// The value of `X-Anteroom-Degraded` (and `degraded`) when the store is unreachable.
 pub const DEGRADED_STORE_UNREACHABLE: &str = "store-unreachable";
@@ -224,6 +232,7 @@ impl Engine {
             pass: Some(pass),
             expires_at: Some(expires_at),
             admitted_at: Some(admitted_at),
+            eta_reason: None,
             degraded,
         }
     }
@@ -267,6 +276,7 @@ impl Engine {
             redirect_url,
             expires_at,
             admitted_at,
+            eta_reason: s.rejoined_after_absence.then_some(YOU_WERE_AWAY),
             degraded: None,
         }
     }

@@ -140,6 +140,8 @@ struct Room {
     outbox: Vec<(String, Admission)>,
     /// queued visitor → join time (wait statistics).
     join_times: HashMap<String, u64>,
+    /// Visitors dropped for silence → when (kept for `AWAY_KEEP_MS`).
+    away: HashMap<String, u64>,
     /// Per-minute history, the last 31 minutes.
     minutes: BTreeMap<u64, MinuteStats>,
 }
@@ -325,6 +327,7 @@ impl Room {
             rate: self.rate,
             promoted,
             rate_cap_per_minute: self.cfg.max_admissions_per_minute,
+            rejoined_after_absence: false,
             target_url: self.cfg.target_url.clone(),
         }
     }
@@ -437,6 +440,7 @@ impl Store for MemoryStore {
                 r.set_heartbeat(v, now);
                 return r.snapshot(r.waiting_state(true), v, now, promoted);
             }
+            let away = r.away.remove(v).is_some();
             if r.cfg.stock == Some(0) {
                 return r.snapshot(VisitorState::SoldOut, v, now, promoted);
             }
@@ -455,7 +459,9 @@ impl Store for MemoryStore {
             r.tickets.insert(v.to_string(), r.seq);
             r.join_times.insert(v.to_string(), now);
             r.set_heartbeat(v, now);
-            r.snapshot(r.waiting_state(true), v, now, promoted)
+            let mut s = r.snapshot(r.waiting_state(true), v, now, promoted);
+            s.rejoined_after_absence = away;
+            s
         })
     }
 
@@ -503,7 +509,10 @@ impl Store for MemoryStore {
             for v in &stale {
                 r.dequeue(v);
                 r.join_times.remove(v);
+                r.away.insert(v.clone(), now);
             }
+            let keep_from = now.saturating_sub(super::AWAY_KEEP_MS);
+            r.away.retain(|_, at| *at >= keep_from);
             r.reaped += stale.len() as u64;
             if !stale.is_empty() {
                 r.minute(now).reaped += stale.len() as u64;

@@ -89,6 +89,10 @@ pub struct RateState {
     pub first_ms: u64,
 }
 
+/// How long a visitor dropped for silence is remembered, so that coming back they are
+/// told they lost their place (`Snapshot::rejoined_after_absence`).
+pub const AWAY_KEEP_MS: u64 = 3_600_000;
+
 /// The most stock a room may hold. Redis keeps numbers in Lua as doubles, exact to
 /// 2^53; this bound keeps every stock exact (a top-up past it stops at it).
 pub const MAX_STOCK: u64 = 1_000_000_000_000_000;
@@ -132,6 +136,9 @@ pub struct Snapshot {
     pub promoted: Vec<String>,
     /// The room's arrival-rate cap (admissions per minute, 0 = off).
     pub rate_cap_per_minute: u64,
+    /// This join queued a visitor whom the reaper had dropped for silence (within the
+    /// last [`AWAY_KEEP_MS`]): they lost their place and are at the back.
+    pub rejoined_after_absence: bool,
     /// Where admitted visitors go.
     pub target_url: String,
 }
@@ -230,6 +237,7 @@ impl RoomView {
             rate: self.rate,
             promoted: Vec::new(),
             rate_cap_per_minute: self.rate_cap_per_minute,
+            rejoined_after_absence: false,
             target_url: self.target_url.clone(),
         }
     }

@@ -256,7 +256,7 @@ fn stock_of(v: i64) -> Option<u64> {
 /// Parses the reply built by `reply()` in `common.lua`.
 fn parse_snapshot(v: Value) -> StoreResult<Snapshot> {
     let a = as_array(v)?;
-    if a.len() != 17 {
+    if a.len() != 18 {
         return Err(protocol("snapshot arity"));
     }
     let state_s = as_string(&a[0])?;
@@ -286,6 +286,7 @@ fn parse_snapshot(v: Value) -> StoreResult<Snapshot> {
         promoted: as_strings(&a[14])?,
         rate_cap_per_minute: u(&a[15])?,
         target_url: as_string(&a[16])?,
+        rejoined_after_absence: u(&a[17])? == 1,
     })
 }
 
@@ -517,6 +518,7 @@ impl Store for RedisStore {
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.as_secs() / 60)
             .unwrap_or(0);
+        del.arg(format!("{}:away", self.room_key(room, "st")));
         for m in minute.saturating_sub(32)..=minute + 1 {
             del.arg(format!("{}:m:{m}", self.room_key(room, "st")));
         }
@@ -561,7 +563,14 @@ impl Store for RedisStore {
     }
 
     async fn reap(&self, room: &str, batch: u32) -> StoreResult<ReapBatch> {
-        let a = as_array(self.run_room(&REAP, room, &[batch.to_string()]).await?)?;
+        let a = as_array(
+            self.run_room(
+                &REAP,
+                room,
+                &[batch.to_string(), super::AWAY_KEEP_MS.to_string()],
+            )
+            .await?,
+        )?;
         if a.len() != 2 {
             return Err(protocol("reap arity"));
         }

@@ -54,6 +54,8 @@ struct ScriptConfig<'a> {
     eta_seconds: u64,
     start: u64,
     keep_open: String,
+    /// The sentence for `eta_reason: "you_were_away"`, with the room's timeout in it.
+    away_note: String,
     strings: &'static Strings,
 }
 
@@ -73,6 +75,8 @@ struct QueuePage {
     eta: String,
     progress: u64,
     keep_open: String,
+    /// The note under the estimate: why the place is what it is, or how it is estimated.
+    eta_note: String,
     refresh_secs: u64,
     refresh_url: String,
     other_lang_url: String,
@@ -269,6 +273,10 @@ fn script_config(
             .strings()
             .keep_open
             .replace("{n}", &cfg.heartbeat_timeout_secs.to_string()),
+        away_note: lang
+            .strings()
+            .you_were_away
+            .replace("{n}", &cfg.heartbeat_timeout_secs.to_string()),
         strings: lang.strings(),
     };
     // unwrap: this struct always serialises.
@@ -320,6 +328,12 @@ fn queue_page_body(
         keep_open: t
             .keep_open
             .replace("{n}", &cfg.heartbeat_timeout_secs.to_string()),
+        eta_note: match view.eta_reason {
+            Some(crate::domain::admission::YOU_WERE_AWAY) => t
+                .you_were_away
+                .replace("{n}", &cfg.heartbeat_timeout_secs.to_string()),
+            _ => t.eta_explain.to_string(),
+        },
         refresh_secs: NOSCRIPT_REFRESH_SECS,
         refresh_url: format!("/r/{room}?{}", query_string(&refresh)),
         other_lang_url: format!("/r/{room}?{}", query_string(&other)),

@@ -288,6 +288,12 @@ async fn silent_visitors_are_reaped(b: Backend) {
         s.status("r", &v(0)).await.unwrap().state,
         VisitorState::Admitted
     );
+    // Coming back, the dropped visitor queues at the back and the join says why; once.
+    assert!(!s.join("r", &v(3)).await.unwrap().rejoined_after_absence);
+    let back = s.join("r", &v(1)).await.unwrap();
+    assert!(back.rejoined_after_absence);
+    assert_eq!(back.position, 3);
+    assert!(!s.join("r", &v(1)).await.unwrap().rejoined_after_absence);
 }
 
 async fn expired_sessions_are_pruned_in_batches(b: Backend) {

@@ -186,3 +186,104 @@ async fn fail_open_lets_new_visitors_through_only_while_the_store_is_down() {
     .await;
     assert_eq!(app.engine.store.stats("r").await.unwrap().active, 0);
 }
+
+#[tokio::test]
+async fn a_visitor_dropped_for_silence_is_told_they_lost_their_place() {
+    let r = RedisServer::start();
+    let quick = anteroom::config::RoomConfig {
+        heartbeat_timeout_secs: 1,
+        ..room("r", 1)
+    };
+    let app = spawn_app(test_settings(Some(r.url()), &prefix(), vec![quick])).await;
+    app.join("r").await; // holds the slot
+    let away = app.join("r").await.token();
+    let stays = app.join("r").await.token();
+    assert!(app
+        .join_as("r", &away)
+        .await
+        .body
+        .get("eta_reason")
+        .is_none());
+    // `away` goes silent; `stays` keeps polling. The reaper drops `away`.
+    wait_until(
+        Duration::from_secs(10),
+        "the silent visitor to be dropped",
+        || async {
+            app.status("r", &stays).await;
+            (app.engine.store.stats("r").await.unwrap().queue_length == 1).then_some(())
+        },
+    )
+    .await;
+    let back = app.join_as("r", &away).await;
+    assert_eq!(back.state(), "queued");
+    assert_eq!(back.body["eta_reason"], "you_were_away");
+    assert_eq!(
+        back.body["position"], 2,
+        "at the back, behind the visitor who stayed"
+    );
+    // The page says so too; and only once: the next join is an ordinary one.
+    let page = app
+        .client
+        .get(app.url("/r/r"))
+        .header("cookie", format!("anteroom_vid={away}"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    // (The sentence itself is always in the page's script configuration, for the socket.)
+    assert!(
+        page.contains(r#"id="eta-note" class="note">Based on"#),
+        "told once, on the join that re-queued: {page}"
+    );
+    assert!(app
+        .join_as("r", &away)
+        .await
+        .body
+        .get("eta_reason")
+        .is_none());
+}
+
+#[tokio::test]
+async fn the_queue_page_and_socket_say_you_were_away() {
+    let r = RedisServer::start();
+    let quick = anteroom::config::RoomConfig {
+        heartbeat_timeout_secs: 1,
+        ..room("r", 1)
+    };
+    let app = spawn_app(test_settings(Some(r.url()), &prefix(), vec![quick])).await;
+    app.join("r").await;
+    let a = app.join("r").await.token();
+    let b = app.join("r").await.token();
+    wait_until(Duration::from_secs(10), "a to be dropped", || async {
+        app.status("r", &b).await;
+        (app.engine.store.stats("r").await.unwrap().queue_length == 1).then_some(())
+    })
+    .await;
+    let page = app
+        .client
+        .get(app.url("/r/r"))
+        .header("cookie", format!("anteroom_vid={a}"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        page.contains(
+            r#"id="eta-note" class="note">You were away for longer than 1 seconds, so you lost your place"#
+        ),
+        "{page}"
+    );
+    // Dropped again, then back through the socket (a reconnect): the first message says so.
+    wait_until(Duration::from_secs(10), "a to be dropped again", || async {
+        app.status("r", &b).await;
+        (app.engine.store.stats("r").await.unwrap().queue_length == 1).then_some(())
+    })
+    .await;
+    let mut ws = connect(&app, "r", &a, None).await.unwrap();
+    let first = next_json(&mut ws, Duration::from_secs(5)).await;
+    assert_eq!(first["eta_reason"], "you_were_away", "{first}");
+}

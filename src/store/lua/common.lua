@@ -10,6 +10,9 @@
 local K_CFG, K_Q, K_HB, K_ACT, K_SESS, K_ST, K_WIN, K_UNITS, C_EVENTS, K_JT =
   KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10]
 local MINUTE_TTL_MS = 1860000
+-- Visitors the reaper dropped for silence (visitor -> when), so a returning visitor can be
+-- told they lost their place; derived from `st` like the minute keys (same hash tag).
+local K_AWAY = K_ST .. ':away'
 -- Upper bounds (ms) of the wait histogram buckets h0..h13; h14 is everything longer.
 local WAIT_BOUNDS = {1000, 2000, 5000, 10000, 20000, 30000, 60000, 120000, 300000, 600000,
   1200000, 1800000, 3600000, 7200000}
@@ -131,7 +134,7 @@ end
 -- The reply shared by join and status:
 -- {state, position, queue_length, active, capacity, ttl_ms, stock, serial, issued_ms,
 --  expires_ms, now, ewma, ewma_t, ewma_t0, promoted, rate_cap, target}
-local function reply(state, v, cfg, now, promoted)
+local function reply(state, v, cfg, now, promoted, away)
   local pos, serial, issued, expires = 0, 0, 0, 0
   if state == 'admitted' then
     local s = redis.call('HGET', K_SESS, v)
@@ -146,7 +149,7 @@ local function reply(state, v, cfg, now, promoted)
   local st = redis.call('HMGET', K_ST, 'ewma', 'ewma_t', 'ewma_t0')
   return {state, pos, redis.call('ZCARD', K_Q), active_count(now), cfg.capacity, cfg.ttl_ms,
     cfg.stock, serial, issued, expires, now, st[1] or '0', tonumber(st[2]) or 0,
-    tonumber(st[3]) or 0, promoted, cfg.rate_cap, cfg.target}
+    tonumber(st[3]) or 0, promoted, cfg.rate_cap, cfg.target, away and 1 or 0}
 end
 
 -- State of a visitor who holds no live session.

@@ -12,6 +12,8 @@ if redis.call('ZSCORE', K_Q, v) then
   redis.call('ZADD', K_HB, now, v)
   return reply(waiting_state(cfg, true), v, cfg, now, promoted)
 end
+-- Dropped for silence earlier? Then this join puts them at the back, and says so.
+local away = redis.call('ZREM', K_AWAY, v) == 1
 if cfg.stock == 0 then return reply('sold_out', v, cfg, now, promoted) end
 if not cfg.paused and redis.call('ZCARD', K_Q) == 0 and free_slots(cfg, now) > 0 then
   -- Not counted in the admission rate: the ETA is about how fast the *queue* drains,
@@ -23,4 +25,4 @@ local ticket = redis.call('HINCRBY', K_ST, 'seq', 1)
 redis.call('ZADD', K_Q, ticket, v)
 redis.call('ZADD', K_HB, now, v)
 redis.call('HSET', K_JT, v, now)
-return reply(waiting_state(cfg, true), v, cfg, now, promoted)
+return reply(waiting_state(cfg, true), v, cfg, now, promoted, away)

@@ -1,7 +1,8 @@
 -- reap(batch): drops up to `batch` queued visitors whose last heartbeat is older than
 -- the room's heartbeat timeout and prunes up to `batch` expired sessions. Bounded so
 -- Redis is never blocked for long; the caller repeats while a batch comes back full.
--- ARGV[1] = batch. Returns {dropped, expired}.
+-- ARGV[1] = batch, ARGV[2] = how long a dropped visitor is remembered (AWAY_KEEP_MS in
+-- store/mod.rs). Returns {dropped, expired}.
 local cfg = load_cfg()
 if not cfg then return {'no_room'} end
 local now = now_ms()
@@ -13,7 +14,11 @@ if #stale > 0 then
   redis.call('HDEL', K_JT, unpack(stale))
   redis.call('HINCRBY', K_ST, 'reaped', #stale)
   record(now, 'r', #stale)
+  for i = 1, #stale do redis.call('ZADD', K_AWAY, now, stale[i]) end
 end
+local keep = tonumber(ARGV[2])
+redis.call('ZREMRANGEBYSCORE', K_AWAY, '-inf', now - keep)
+if #stale > 0 then redis.call('PEXPIRE', K_AWAY, keep) end
 local expired = redis.call('ZRANGEBYSCORE', K_ACT, '-inf', now, 'LIMIT', 0, batch)
 if #expired > 0 then
   redis.call('ZREM', K_ACT, unpack(expired))

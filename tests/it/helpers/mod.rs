@@ -249,7 +249,8 @@ impl TestApp {
 }
 
 impl TestApp {
-    /// The visitor's state read straight from the store (no HTTP, no heartbeat).
+    /// The visitor's state read straight from the store (no HTTP; like any status, it
+    /// refreshes a queued visitor's heartbeat).
     pub async fn store_state(&self, room: &str, token: &str) -> String {
         let id = token.split('.').next().unwrap();
         self.engine
