@@ -8,8 +8,10 @@
 //! returns the room's figures once plus every listed visitor's position or admission,
 //! and refreshes their heartbeats. Store work per tick is therefore
 //! `Σ over rooms of ceil(sockets_in_room / 1000)` calls — one per room up to 1,000
-//! sockets, a thousandth of a call per socket beyond — plus one small socket-count report
-//! every 3 ticks for the admin view (`tests/it/ws.rs` counts the commands).
+//! sockets, a thousandth of a call per socket beyond — plus one ETA basis read per room
+//! (`domain::forecast`, shared with the HTTP handlers: at most one a second per room per
+//! instance) and one small socket-count report every 3 ticks for the admin view
+//! (`tests/it/ws.rs` counts the commands).
 //!
 //! From each snapshot the hub pushes **only what changed**: a `status` when the
 //! visitor's position, the queue length or the state changed (so at most once per tick),
@@ -109,7 +111,7 @@ impl HubHandle {
 
 /// The `status` message for a view.
 pub fn status_message(v: &VisitorView) -> String {
-    let msg = status_json(
+    status_json(
         v.state,
         v.position,
         v.queue_length,
@@ -117,33 +119,37 @@ pub fn status_message(v: &VisitorView) -> String {
             seconds: v.eta_seconds,
             low: v.eta_low_seconds,
             high: v.eta_high_seconds,
+            known: v.eta_known,
         },
+        v.eta_reason,
         v.active,
         v.capacity,
-    );
-    match v.eta_reason {
-        // A fixed code: no escaping needed.
-        Some(reason) => format!(r#"{},"eta_reason":"{reason}"}}"#, &msg[..msg.len() - 1]),
-        None => msg,
-    }
+    )
 }
 
 /// The `status` message, formatted directly: the hub sends thousands per tick, and every
-/// field is a number or a fixed state name, so no JSON value needs building.
+/// field is a number, a fixed state name or a fixed reason code, so no JSON value needs
+/// building.
 pub fn status_json(
     state: VisitorState,
     position: u64,
     queue_length: u64,
     eta: Eta,
+    reason: Option<&'static str>,
     active: u64,
     capacity: u64,
 ) -> String {
+    let reason = match reason {
+        Some(r) => format!(r#","eta_reason":"{r}""#),
+        None => String::new(),
+    };
     format!(
-        r#"{{"type":"status","state":"{}","position":{position},"queue_length":{queue_length},"eta_seconds":{},"eta_low_seconds":{},"eta_high_seconds":{},"active":{active},"capacity":{capacity}}}"#,
+        r#"{{"type":"status","state":"{}","position":{position},"queue_length":{queue_length},"eta_seconds":{},"eta_low_seconds":{},"eta_high_seconds":{},"eta_known":{}{reason},"active":{active},"capacity":{capacity}}}"#,
         state.as_str(),
         eta.seconds,
         eta.low,
         eta.high,
+        eta.known,
     )
 }
 
@@ -191,8 +197,8 @@ struct Conn {
 #[derive(Default)]
 struct Watched {
     conns: Vec<Conn>,
-    /// (position, queue_length, state, when) of the last status pushed.
-    last: Option<(u64, u64, VisitorState, Instant)>,
+    /// (position, queue_length, state, reason, when) of the last status pushed.
+    last: Option<(u64, u64, VisitorState, Option<&'static str>, Instant)>,
     admitted: bool,
     /// The room state this visitor was last told about; a change is pushed once.
     flag: Option<RoomState>,
@@ -316,7 +322,7 @@ impl Hub {
                 if w.conns.is_empty() {
                     w.flag = told_state(told);
                     w.admitted = told == VisitorState::Admitted;
-                    w.last = Some((told_figures.0, told_figures.1, told, Instant::now()));
+                    w.last = Some((told_figures.0, told_figures.1, told, None, Instant::now()));
                 }
                 w.conns.push(Conn {
                     id: conn,
@@ -465,6 +471,7 @@ impl Hub {
         }
         let Some(view) = view else { return };
         let engine = self.engine.clone();
+        let forecast = engine.forecast(room).await;
         let Some(r) = self.rooms.get_mut(room) else {
             return;
         };
@@ -500,11 +507,13 @@ impl Hub {
                 _ => {
                     w.admitted = false;
                     let snap = view.snapshot(&entry);
+                    let (eta, reason) = eta_for(&snap, forecast.as_deref());
                     let changed = match w.last {
-                        Some((p, q, s, at)) => {
+                        Some((p, q, s, r, at)) => {
                             p != snap.position
                                 || q != snap.queue_length
                                 || s != snap.state
+                                || r != reason
                                 || now.duration_since(at) + TICK / 2 >= REFRESH_EVERY
                         }
                         None => true,
@@ -514,14 +523,15 @@ impl Hub {
                             snap.state,
                             snap.position,
                             snap.queue_length,
-                            eta_for(&snap),
+                            eta,
+                            reason,
                             snap.active,
                             snap.capacity,
                         );
                         for c in &w.conns {
                             let _ = c.tx.send(Push::Text(msg.clone()));
                         }
-                        w.last = Some((snap.position, snap.queue_length, snap.state, now));
+                        w.last = Some((snap.position, snap.queue_length, snap.state, reason, now));
                         self.stats.pushes.fetch_add(1, Ordering::Relaxed);
                     }
                 }
@@ -544,7 +554,9 @@ mod tests {
                 seconds: 30,
                 low: 20,
                 high: 45,
+                known: true,
             },
+            Some("capacity_lowered"),
             7,
             8,
         );
@@ -553,6 +565,7 @@ mod tests {
             v,
             json!({"type": "status", "state": "paused", "position": 3, "queue_length": 10,
                    "eta_seconds": 30, "eta_low_seconds": 20, "eta_high_seconds": 45,
+                   "eta_known": true, "eta_reason": "capacity_lowered",
                    "active": 7, "capacity": 8})
         );
     }

@@ -134,6 +134,7 @@ impl Application {
             trusted_proxies: settings.trusted_proxy_nets()?,
             declared_rooms: declared,
             data_lost_at: Default::default(),
+            forecasts: Default::default(),
         });
 
         let mut background = vec![

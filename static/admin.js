@@ -111,7 +111,14 @@
     set(c.f.admissions_per_minute, room.admissions_per_minute);
     set(c.f.reaped_per_minute, room.reaped_per_minute);
     set(c.f.waits, secs(room.wait_p50_seconds) + ' / ' + secs(room.wait_p90_seconds));
-    set(c.f.eta_last, room.queue_length ? secs(room.eta_last_seconds) : '–');
+    // The ETA of the last in line with its range; "not known" until the room has a basis.
+    var eta = '–';
+    if (room.queue_length && room.state === 'paused') eta = 'on hold (paused)';
+    else if (room.queue_length && !room.eta_last_known) eta = 'not known (≤ ' + secs(room.eta_last_high_seconds) + ')';
+    else if (room.queue_length) eta = secs(room.eta_last_seconds) + ' (' + secs(room.eta_last_low_seconds) + ' – ' + secs(room.eta_last_high_seconds) + ')';
+    set(c.f.eta_last, eta);
+    set(c.f.turnover, room.turnover_per_minute + ' / min' +
+      (room.mean_session_seconds === null ? '' : ', stay ' + room.mean_session_seconds + ' s'));
     set(c.f.stock, room.stock === null ? 'unlimited' : room.stock);
     set(c.f.sockets, room.sockets.length
       ? room.sockets.map(function (s) { return s.instance + ': ' + s.sockets; }).join(', ')

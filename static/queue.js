@@ -52,6 +52,27 @@
     var l = duration(low), h = duration(high);
     return l === h ? l : fmt(t.eta_range, { low: l, high: h });
   }
+  // A range, "not known yet (at most …)", or on hold while paused: never a countdown
+  // without a basis.
+  function etaShown(m) {
+    if (m.state === 'paused') return t.eta_paused;
+    if (m.eta_known === false) {
+      return m.eta_high_seconds > 0 ? fmt(t.eta_at_most, { t: duration(m.eta_high_seconds) }) : t.eta_unknown;
+    }
+    return etaText(m.eta_low_seconds, m.eta_high_seconds);
+  }
+  var REASONS = {
+    capacity_lowered: 'reason_capacity_lowered', capacity_raised: 'reason_capacity_raised',
+    paused: 'reason_paused', resumed: 'reason_resumed', rate_limited: 'reason_rate_limited',
+    sessions_longer_than_usual: 'reason_sessions_longer',
+    sessions_shorter_than_usual: 'reason_sessions_shorter',
+    places_restored: 'reason_places_restored', stock_may_run_out: 'reason_stock_may_run_out'
+  };
+  function reasonText(code) {
+    // The place was lost by being away too long: say so, never "you keep your place".
+    if (code === 'you_were_away') return cfg.away_note;
+    return code && REASONS[code] ? t[REASONS[code]] : null;
+  }
   function ahead(position) {
     if (position <= 1) return t.ahead_none;
     if (position === 2) return t.ahead_one;
@@ -102,16 +123,18 @@
     var start = Math.max(Number((store('sessionStorage') || {})[startKey] || 0), cfg.start || 0, m.position);
     try { store('sessionStorage')[startKey] = String(start); } catch (e) { /* storage off */ }
     setText('position', m.position);
-    setText('ahead', ahead(m.position));
+    setText('ahead', m.state === 'paused' && m.position <= 1 ? t.ahead_none_paused : ahead(m.position));
     setText('in-line', fmt(t.in_line, { n: m.queue_length }));
-    setText('eta', etaText(m.eta_low_seconds, m.eta_high_seconds));
-    if (lastEta !== null) {
-      if (m.eta_seconds > lastEta * 1.25 + 30) setText('eta-note', t.eta_went_up);
-      else if (m.eta_seconds < lastEta * 0.75 - 30) setText('eta-note', t.eta_went_down);
+    setText('eta', etaShown(m));
+    // The reason the server gives wins; else a note when the estimate left its range.
+    var reason = reasonText(m.eta_reason);
+    if (reason) setText('eta-note', reason);
+    else if (lastEta !== null && m.eta_known !== false) {
+      if (m.eta_seconds > lastEta.high) setText('eta-note', t.eta_went_up);
+      else if (m.eta_seconds < lastEta.low) setText('eta-note', t.eta_went_down);
     }
-    lastEta = m.eta_seconds;
-    // The place was lost by being away too long: say so, never "you keep your place".
-    if (m.eta_reason === 'you_were_away') setText('eta-note', cfg.away_note);
+    lastEta = m.eta_known === false ? null
+      : { low: m.eta_low_seconds, high: m.eta_high_seconds };
     var pct = Math.min(99, Math.floor((start - m.position) * 100 / start));
     var p = $('progress');
     if (p) p.value = pct;
@@ -143,7 +166,12 @@
     switch (m.type) {
       case 'status': update(m); break;
       case 'admitted': admitted(m); break;
-      case 'paused': setState('paused'); break;
+      case 'paused':
+        setState('paused');
+        setText('eta', t.eta_paused);
+        setText('eta-note', t.reason_paused);
+        if ($('ahead') && $('position') && $('position').textContent === '1') setText('ahead', t.ahead_none_paused);
+        break;
       case 'sold_out': setState('sold_out'); break;
       case 'closed': setState('closed'); break;
       case 'resumed': if (cfg.state === 'paused') setState('queued'); break;

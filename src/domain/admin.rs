@@ -121,7 +121,8 @@ pub async fn overview(engine: &Engine, audit_entries: u32) -> Result<Overview, D
         ) else {
             continue; // deleted meanwhile
         };
-        rooms.push(room_live(&cfg, &report, &sockets));
+        let forecast = engine.forecast(&id).await;
+        rooms.push(room_live(&cfg, &report, &sockets, forecast.as_deref()));
     }
     let audit = if audit_entries > 0 {
         read_audit(engine, audit_entries, None).await?
@@ -171,7 +172,8 @@ pub async fn room(engine: &Engine, room: &str) -> Result<(RoomConfig, RoomLive),
         .await
         .map_err(|e| engine.store_failed("admin", &cfg.id, e))?;
     let sockets = engine.store.sockets().await.unwrap_or_default();
-    let live = room_live(&cfg, &report, &sockets);
+    let forecast = engine.forecast(&cfg.id).await;
+    let live = room_live(&cfg, &report, &sockets, forecast.as_deref());
     Ok((cfg, live))
 }
 

@@ -7,7 +7,8 @@ use std::sync::Arc;
 use serde::Serialize;
 
 use crate::config::Settings;
-use crate::domain::eta::{estimate, measured_rate, Eta, EtaInput};
+use crate::domain::eta::{reason, Eta};
+use crate::domain::forecast::{Forecast, Forecasts};
 use crate::domain::identity::{VisitorId, VisitorSigner};
 use crate::domain::pass::{Claims, PassKeys};
 use crate::domain::ratelimit::{IpLimiter, LimitedAction};
@@ -27,6 +28,10 @@ pub struct VisitorView {
     pub eta_seconds: u64,
     pub eta_low_seconds: u64,
     pub eta_high_seconds: u64,
+    /// `false` when there is no estimate to give: no basis yet (then `eta_seconds` and
+    /// `eta_high_seconds` are the worst case and `eta_low_seconds` is 0), a paused room,
+    /// or a place past the stock left.
+    pub eta_known: bool,
     /// Units left, when the room has finite stock.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stock: Option<u64>,
@@ -41,9 +46,12 @@ pub struct VisitorView {
     /// When the visitor was admitted (milliseconds since the epoch, store clock).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub admitted_at: Option<u64>,
-    /// Why the visitor's place or estimate is what it is, when there is something to say:
-    /// `"you_were_away"` when this join put at the back a visitor the reaper had dropped
-    /// for silence (they were away longer than the heartbeat timeout).
+    /// Why the visitor's place or estimate is what it is, when there is something to say
+    /// (a code from [`reason`]): `"you_were_away"` when this join put at the back a
+    /// visitor the reaper had dropped for silence, `"paused"` while paused, the room's
+    /// latest change within a minute (`capacity_lowered`, `capacity_raised`, `resumed`,
+    /// `sessions_longer_than_usual`, `sessions_shorter_than_usual`), `rate_limited`
+    /// while the rate cap sets the pace, `stock_may_run_out` past the stock left.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub eta_reason: Option<&'static str>,
     /// Set when this answer was given without the store (`"store-unreachable"`: a
@@ -53,7 +61,7 @@ pub struct VisitorView {
 }
 
 /// The `eta_reason` of a visitor who lost their place by being away too long.
-pub const YOU_WERE_AWAY: &str = "you_were_away";
+pub const YOU_WERE_AWAY: &str = reason::YOU_WERE_AWAY;
 
 /// The value of `X-Anteroom-Degraded` (and `degraded`) when the store is unreachable.
 pub const DEGRADED_STORE_UNREACHABLE: &str = "store-unreachable";
@@ -87,21 +95,29 @@ pub struct Engine {
     /// When this instance last found the store's data gone (ms since the epoch), for
     /// the dashboard.
     pub data_lost_at: std::sync::Mutex<Option<u64>>,
+    /// Per-room ETA schedules, refreshed once a second.
+    pub forecasts: Forecasts,
 }
 
-/// The ETA a visitor in this snapshot is shown (zero unless queued or paused: closed and
-/// sold-out rooms admit nobody, and no estimate is better than a false one).
-pub fn eta_for(s: &Snapshot) -> Eta {
-    if s.position > 0 && matches!(s.state, VisitorState::Queued | VisitorState::Paused) {
-        estimate(EtaInput {
-            position: s.position,
-            capacity: s.capacity,
-            session_ttl_ms: s.session_ttl_ms,
-            rate_cap_per_minute: s.rate_cap_per_minute,
-            rate: measured_rate(&s.rate, s.now_ms),
-        })
-    } else {
-        Eta::default()
+/// The ETA a visitor in this snapshot is shown, and its reason (see
+/// [`VisitorView::eta_reason`]). Zero unless queued or paused: closed and sold-out rooms
+/// admit nobody, and no estimate is better than a false one; paused has no countdown.
+pub fn eta_for(s: &Snapshot, f: Option<&Forecast>) -> (Eta, Option<&'static str>) {
+    let away = s.rejoined_after_absence.then_some(reason::YOU_WERE_AWAY);
+    if s.position == 0 {
+        return (Eta::default(), away);
+    }
+    match (s.state, f) {
+        (VisitorState::Paused, _) => (Eta::default(), away.or(Some(reason::PAUSED))),
+        (VisitorState::Queued, Some(f)) => {
+            let eta = f.schedule.at(s.position, s.now_ms);
+            let stock = f
+                .schedule
+                .past_stock(s.position)
+                .then_some(reason::STOCK_MAY_RUN_OUT);
+            (eta, away.or(stock).or(f.reason))
+        }
+        _ => (Eta::default(), away),
     }
 }
 
@@ -178,9 +194,15 @@ impl Engine {
         }
     }
 
-    /// Builds the visitor's view from a snapshot.
-    pub fn view(&self, room: &str, visitor: &VisitorId, s: &Snapshot) -> VisitorView {
-        self.view_to(room, visitor, s, None)
+    /// The room's forecast (cached for a second; `None` only if the store never
+    /// answered).
+    pub async fn forecast(&self, room: &str) -> Option<std::sync::Arc<Forecast>> {
+        self.forecasts.get(self.store.as_ref(), room).await
+    }
+
+    /// Builds the visitor's view from a snapshot, with the room's current forecast.
+    pub async fn view(&self, room: &str, visitor: &VisitorId, s: &Snapshot) -> VisitorView {
+        self.view_to(room, visitor, s, None).await
     }
 
     /// The view of a visitor just admitted (from a published admission).
@@ -226,6 +248,7 @@ impl Engine {
             eta_seconds: 0,
             eta_low_seconds: 0,
             eta_high_seconds: 0,
+            eta_known: false,
             stock: None,
             visitor_token: self.visitors.token(visitor),
             redirect_url: Some(redirect_with_pass(target, &pass)),
@@ -239,14 +262,18 @@ impl Engine {
 
     /// Like [`Engine::view`], sending an admitted visitor to `redirect_base` (a validated
     /// `?return=` target) instead of the room's target.
-    pub fn view_to(
+    pub async fn view_to(
         &self,
         room: &str,
         visitor: &VisitorId,
         s: &Snapshot,
         redirect_base: Option<&str>,
     ) -> VisitorView {
-        let eta = eta_for(s);
+        let forecast = match s.state {
+            VisitorState::Queued if s.position > 0 => self.forecast(room).await,
+            _ => None,
+        };
+        let (eta, eta_reason) = eta_for(s, forecast.as_deref());
         let (pass, redirect_url, expires_at, admitted_at) = match (&s.admission, s.state) {
             (Some(a), VisitorState::Admitted) => {
                 let pass = self.passes.issue(room, visitor.as_str(), a);
@@ -270,13 +297,14 @@ impl Engine {
             eta_seconds: eta.seconds,
             eta_low_seconds: eta.low,
             eta_high_seconds: eta.high,
+            eta_known: eta.known,
             stock: s.stock,
             visitor_token: self.visitors.token(visitor),
             pass,
             redirect_url,
             expires_at,
             admitted_at,
-            eta_reason: s.rejoined_after_absence.then_some(YOU_WERE_AWAY),
+            eta_reason,
             degraded: None,
         }
     }
@@ -378,7 +406,7 @@ impl Engine {
                 return Err(e);
             }
         };
-        Ok(self.view_to(room, visitor, &s, redirect_base))
+        Ok(self.view_to(room, visitor, &s, redirect_base).await)
     }
 
     pub async fn status(
@@ -391,7 +419,7 @@ impl Engine {
             .status(room, visitor.as_str())
             .await
             .map_err(|e| self.store_failed("status", room, e))?;
-        Ok(self.view(room, visitor, &s))
+        Ok(self.view(room, visitor, &s).await)
     }
 
     /// Ends the visitor's session or place; returns who was admitted as a result.

@@ -1,166 +1,542 @@
-//! The ETA a queued visitor is shown.
+//! The wait a queued visitor is shown: a point estimate, a range that most visitors
+//! really get in inside, and an honest "not known yet" when there is no basis.
+//! The model, its inputs and its limits are explained in `docs/eta.md`.
 //!
-//! ## Measured admission rate
-//! Only admissions *from the queue* are counted (a walk-in to an empty queue says nothing
-//! about how fast the queue drains). Each store keeps an exponentially decaying count of
-//! them with time constant
-//! τ = 120 s: on `k` admissions at time `t`, `raw ← raw·e^(−(t−t_last)/τ) + k/τ`
-//! (per second). For a steady rate λ that started at `t0`, `raw(t) = λ·(1 − e^(−(t−t0)/τ))`,
-//! so the estimate read at `now` is
+//! ## Model
+//! A room is `capacity` slots. A queued visitor at place `p` gets in at the `n`-th
+//! admission from now, where `n = ⌈p·(1 − f)⌉` and `f` is the share of the last five
+//! minutes' queue exits that were visitors dropped for silence (they leave the line
+//! without taking a slot). Admissions happen when a slot frees (a session ends) and the
+//! rate cap allows one. So the ETA is the time of the `n`-th admission in a simulation of
+//! the room from its present state:
 //!
-//! ```text
-//! λ̂ = raw·e^(−(now−t_last)/τ) / (1 − e^(−(now−t0)/τ))
-//! ```
+//! - the live sessions, each ending at a duration drawn from the observed distribution
+//!   *given its age so far*, never after its expiry;
+//! - every admitted visitor holding the slot for a drawn duration, at most the TTL;
+//! - the rate cap's sliding minute, starting from the admissions already in it;
+//! - stock: past the units left, nobody gets in;
+//! - capacity as it is now (a change is in the next estimate, a second later).
 //!
-//! which is unbiased from the first seconds on (the same correction Adam uses) and decays
-//! towards zero when admissions stop.
+//! Session durations come from the last [`crate::store::ENDS_KEEP`] session ends
+//! (releases and expiries) together with the live sessions as right-censored
+//! observations (alive at their age), by Kaplan–Meier: the mass past the longest
+//! observed end goes to the TTL (such sessions are assumed to run out). Each of
+//! [`RUNS`] simulation runs scales its durations by a factor drawn for the uncertainty
+//! of the mean (a log-normal with σ = CV/√ends), so the spread of the runs covers both
+//! the luck of the draw and how little has been observed. Point = median run; range =
+//! 5th to 95th percentile, widened by the promotion lag (a freed slot is filled by the
+//! next promote, within a second).
 //!
-//! ## From rate to ETA
-//! Each slot frees at the latest when its session expires, so with the queue non-empty
-//! the room admits at least `r_floor = capacity / session_ttl` per second (lowered to
-//! `max_admissions_per_minute / 60` when that cap is tighter).
-//!
-//! - Before there is data (no admission from the queue yet, or less than 10 s of
-//!   history since the first):
-//!   `eta = position / r_floor` — that is `position × session_ttl / capacity`, or
-//!   `position × 60 / max_admissions_per_minute` when the cap is tighter — with range
-//!   `[eta/2, eta]`.
-//! - Otherwise, `r = max(λ̂, r_floor)`: `eta = position / r`, range
-//!   `[position / (1.5·r), min(position / (r / 1.5), position / r_floor)]`.
-//!
-//! All figures are whole seconds, rounded up, and 0 for a visitor who is not waiting.
+//! ## When there is no basis
+//! With no session end observed and no session older than [`KNOWN_AFTER_MS`], nothing
+//! is known of how long visitors stay: the estimate is `known: false`, `seconds` and
+//! `high` are the worst case (every session runs its TTL) and `low` is 0. A paused room
+//! has no estimate (no countdown while paused). A place past the stock left has none
+//! either (the room may sell out first).
 
-use crate::store::{RateState, TAU_MS};
+use std::collections::{BinaryHeap, VecDeque};
 
-/// History needed before the measured rate is trusted.
-const MIN_HISTORY_MS: u64 = 10_000;
-/// Spread of the range around the point estimate.
-const SPREAD: f64 = 1.5;
+use rand::{rngs::StdRng, Rng, SeedableRng};
 
-/// The measured admission rate (per second) at `now_ms`, if there is enough history.
-pub fn measured_rate(s: &RateState, now_ms: u64) -> Option<f64> {
-    if s.first_ms == 0 || now_ms < s.first_ms + MIN_HISTORY_MS {
-        return None;
-    }
-    let decayed = s.raw * (-(now_ms.saturating_sub(s.last_ms) as f64) / TAU_MS).exp();
-    let warm = 1.0 - (-((now_ms - s.first_ms) as f64) / TAU_MS).exp();
-    Some(decayed / warm)
-}
+use crate::store::EtaBasis;
 
-/// Point estimate and range, in seconds.
+/// Simulation runs per schedule.
+pub const RUNS: usize = 64;
+/// Admissions simulated; places further back are extrapolated at the simulated rate.
+pub const MAX_SIMULATED: usize = 2000;
+/// Without any session end, the estimate counts as known once a live session is this old.
+pub const KNOWN_AFTER_MS: u64 = 5_000;
+/// Slack for the promotion lag: a freed slot is filled by the next promote.
+const LAG_LOW_MS: u64 = 1_000;
+const LAG_HIGH_MS: u64 = 2_000;
+/// The smallest coefficient of variation assumed for the mean's uncertainty.
+const MIN_CV: f64 = 0.3;
+
+/// Point estimate and range, in seconds. `known: false` means there is no basis yet
+/// (then `seconds == high` is the worst case and `low` is 0), the room is paused, or the
+/// place is past the stock left (then all three are 0).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub struct Eta {
     pub seconds: u64,
     pub low: u64,
     pub high: u64,
+    pub known: bool,
 }
 
-/// What the ETA depends on.
-#[derive(Clone, Copy, Debug)]
-pub struct EtaInput {
-    pub position: u64,
-    pub capacity: u64,
-    pub session_ttl_ms: u64,
-    pub rate_cap_per_minute: u64,
-    pub rate: Option<f64>,
+/// Why a place or an estimate moved; the `eta_reason` codes (sentences in `i18n`).
+pub mod reason {
+    pub const CAPACITY_LOWERED: &str = "capacity_lowered";
+    pub const CAPACITY_RAISED: &str = "capacity_raised";
+    pub const PAUSED: &str = "paused";
+    pub const RESUMED: &str = "resumed";
+    pub const RATE_LIMITED: &str = "rate_limited";
+    pub const SESSIONS_LONGER: &str = "sessions_longer_than_usual";
+    pub const SESSIONS_SHORTER: &str = "sessions_shorter_than_usual";
+    pub const PLACES_RESTORED: &str = "places_restored";
+    pub const YOU_WERE_AWAY: &str = "you_were_away";
+    pub const STOCK_MAY_RUN_OUT: &str = "stock_may_run_out";
 }
 
-pub fn estimate(i: EtaInput) -> Eta {
-    if i.position == 0 || i.capacity == 0 || i.session_ttl_ms == 0 {
-        return Eta::default();
-    }
-    let pos = i.position as f64;
-    let mut floor = i.capacity as f64 * 1000.0 / i.session_ttl_ms as f64;
-    if i.rate_cap_per_minute > 0 {
-        floor = floor.min(i.rate_cap_per_minute as f64 / 60.0);
-    }
-    let worst = pos / floor;
-    let secs = |x: f64| x.max(0.0).ceil() as u64;
-    match i.rate {
-        None => Eta {
-            seconds: secs(worst),
-            low: secs(worst / 2.0),
-            high: secs(worst),
-        },
-        Some(measured) => {
-            let r = measured.max(floor);
-            let point = pos / r;
-            Eta {
-                seconds: secs(point),
-                low: secs(pos / (r * SPREAD)),
-                high: secs((pos * SPREAD / r).min(worst)),
+/// A room's estimates for every place, computed from one [`EtaBasis`].
+#[derive(Clone, Debug, Default)]
+pub struct Schedule {
+    pub computed_ms: u64,
+    /// (median, low, high) ms from `computed_ms` to the k-th admission (index k − 1).
+    points: Vec<(u64, u64, u64)>,
+    /// Share of queue exits that are visitors dropped for silence.
+    pub abandon: f64,
+    pub known: bool,
+    pub paused: bool,
+    pub closed: bool,
+    /// Admissions that can still happen (stock left); `None` = unlimited.
+    pub stock: Option<u64>,
+    /// Slots freeing per minute in the median run (the measured turnover).
+    pub turnover_per_minute: f64,
+    /// Mean session duration by Kaplan–Meier (ms), when any session end was observed.
+    pub mean_session_ms: Option<f64>,
+    /// The rate cap, not the slots, sets the pace.
+    pub rate_limited: bool,
+}
+
+/// Kaplan–Meier distribution of session durations: (duration, F(duration)) at each
+/// observed end; the mass past the last point is at the TTL.
+struct Durations {
+    steps: Vec<(u64, f64)>,
+    ttl: u64,
+}
+
+impl Durations {
+    fn from_basis(b: &EtaBasis) -> Self {
+        let ttl = b.session_ttl_ms.max(1);
+        // (duration, observed): observed ends, and live sessions censored at their age.
+        let mut ev: Vec<(u64, bool)> = b.ends.iter().map(|&(_, d)| (d.min(ttl), true)).collect();
+        ev.extend(
+            b.sessions
+                .iter()
+                .map(|&(issued, _)| (b.now_ms.saturating_sub(issued).min(ttl), false)),
+        );
+        // Ends before censorings at the same time (the usual convention).
+        ev.sort_by_key(|&(d, obs)| (d, !obs));
+        let mut at_risk = ev.len() as f64;
+        let mut surv = 1.0;
+        let mut steps = Vec::new();
+        for (d, obs) in ev {
+            if obs {
+                surv *= 1.0 - 1.0 / at_risk;
+                steps.push((d, 1.0 - surv));
             }
+            at_risk -= 1.0;
+        }
+        Self { steps, ttl }
+    }
+
+    /// F(age): the share of sessions over by `age`.
+    fn cdf(&self, age: u64) -> f64 {
+        match self.steps.partition_point(|&(d, _)| d <= age) {
+            0 => 0.0,
+            i => self.steps[i - 1].1,
         }
     }
+
+    /// The duration at quantile `u`.
+    fn quantile(&self, u: f64) -> u64 {
+        match self.steps.get(self.steps.partition_point(|&(_, f)| f < u)) {
+            Some(&(d, _)) => d,
+            None => self.ttl,
+        }
+    }
+
+    fn mean(&self) -> f64 {
+        let mut prev = 0.0;
+        let mut m = 0.0;
+        for &(d, f) in &self.steps {
+            m += (f - prev) * d as f64;
+            prev = f;
+        }
+        m + (1.0 - prev) * self.ttl as f64
+    }
+
+    fn cv(&self) -> f64 {
+        let mean = self.mean();
+        if mean <= 0.0 {
+            return MIN_CV;
+        }
+        let mut prev = 0.0;
+        let mut var = 0.0;
+        for &(d, f) in &self.steps {
+            var += (f - prev) * (d as f64 - mean).powi(2);
+            prev = f;
+        }
+        var += (1.0 - prev) * (self.ttl as f64 - mean).powi(2);
+        (var.sqrt() / mean).max(MIN_CV)
+    }
+}
+
+/// A standard normal draw (Box–Muller).
+fn normal(rng: &mut StdRng) -> f64 {
+    let u1: f64 = rng.gen_range(f64::EPSILON..1.0);
+    let u2: f64 = rng.gen();
+    (-2.0 * u1.ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos()
+}
+
+impl Schedule {
+    /// Simulates the room from `b`. Deterministic for a given basis (seeded by it).
+    pub fn compute(b: &EtaBasis) -> Schedule {
+        let exits = b.admitted_recent + b.reaped_recent;
+        let abandon = if exits > 0 {
+            (b.reaped_recent as f64 / exits as f64).min(0.9)
+        } else {
+            0.0
+        };
+        let oldest = b
+            .sessions
+            .iter()
+            .map(|&(issued, _)| b.now_ms.saturating_sub(issued))
+            .max()
+            .unwrap_or(0);
+        let known = !b.ends.is_empty() || oldest >= KNOWN_AFTER_MS;
+        let mut s = Schedule {
+            computed_ms: b.now_ms,
+            abandon,
+            known,
+            paused: b.paused,
+            closed: b.closed,
+            stock: b.stock,
+            ..Schedule::default()
+        };
+        if b.capacity == 0 || b.closed {
+            return s;
+        }
+        let dist = Durations::from_basis(b);
+        if !b.ends.is_empty() {
+            s.mean_session_ms = Some(dist.mean());
+        }
+        let need = ((b.queue_length as f64 * (1.0 - abandon)).ceil() as u64).max(1);
+        let need = need.min(b.stock.unwrap_or(u64::MAX)) as usize;
+        let k = need.min(MAX_SIMULATED);
+        if k == 0 {
+            return s;
+        }
+        let sigma = if b.ends.is_empty() {
+            0.0
+        } else {
+            dist.cv() / (b.ends.len() as f64).sqrt()
+        };
+        let mut rng = StdRng::seed_from_u64(b.now_ms ^ (b.queue_length << 20) ^ b.active);
+        let mut runs: Vec<Vec<u64>> = Vec::with_capacity(RUNS);
+        let mut capped = 0usize;
+        for _ in 0..RUNS {
+            let scale = (sigma * normal(&mut rng)).exp();
+            let (times, by_cap) = simulate(b, &dist, scale, k, &mut rng);
+            capped += by_cap as usize;
+            runs.push(times);
+        }
+        s.rate_limited = b.rate_cap_per_minute > 0 && capped * 2 > RUNS;
+        let mut col = vec![0u64; RUNS];
+        s.points = (0..k)
+            .map(|i| {
+                for (c, r) in col.iter_mut().zip(&runs) {
+                    *c = r[i];
+                }
+                col.sort_unstable();
+                let lo = col[RUNS * 5 / 100];
+                let hi = col[(RUNS * 95).div_ceil(100) - 1];
+                (col[RUNS / 2], lo, hi)
+            })
+            .collect();
+        let last = s.points[k - 1].0;
+        if last > 0 {
+            s.turnover_per_minute = k as f64 * 60_000.0 / last as f64;
+        }
+        s
+    }
+
+    /// The estimate for the visitor at `position`, read at `now_ms`.
+    pub fn at(&self, position: u64, now_ms: u64) -> Eta {
+        if position == 0 || self.paused || self.closed || self.points.is_empty() {
+            return Eta::default();
+        }
+        let n = ((position as f64 * (1.0 - self.abandon)).ceil() as u64).max(1);
+        if self.stock.is_some_and(|left| n > left) {
+            return Eta::default();
+        }
+        let k = self.points.len() as u64;
+        let (med, lo, hi) = if n <= k {
+            self.points[(n - 1) as usize]
+        } else {
+            // Past the simulated places: on at the simulated pace, range in proportion.
+            let (m, l, h) = self.points[(k - 1) as usize];
+            let per = m as f64 / k as f64;
+            let extra = ((n - k) as f64 * per) as u64;
+            let grow = |x: u64| x + (extra as f64 * x as f64 / m.max(1) as f64) as u64;
+            (m + extra, grow(l), grow(h))
+        };
+        let elapsed = now_ms.saturating_sub(self.computed_ms);
+        let secs = |ms: u64| ms.div_ceil(1000);
+        let med = med.saturating_sub(elapsed);
+        let high = secs(hi.saturating_sub(elapsed) + LAG_HIGH_MS);
+        if !self.known {
+            return Eta {
+                seconds: high,
+                low: 0,
+                high,
+                known: false,
+            };
+        }
+        Eta {
+            seconds: secs(med),
+            low: lo.saturating_sub(elapsed + LAG_LOW_MS) / 1000,
+            high,
+            known: true,
+        }
+    }
+
+    /// Whether `position` is past the stock left.
+    pub fn past_stock(&self, position: u64) -> bool {
+        let n = ((position as f64 * (1.0 - self.abandon)).ceil() as u64).max(1);
+        position > 0 && self.stock.is_some_and(|left| n > left)
+    }
+
+    /// Median ms per admission over the simulated places (the pace of the line).
+    pub fn pace_ms(&self) -> Option<f64> {
+        let &(m, _, _) = self.points.last()?;
+        Some(m as f64 / self.points.len() as f64)
+    }
+}
+
+/// One run: the times (ms from now) of the first `k` admissions, and whether the rate
+/// cap delayed any of them.
+fn simulate(
+    b: &EtaBasis,
+    dist: &Durations,
+    scale: f64,
+    k: usize,
+    rng: &mut StdRng,
+) -> (Vec<u64>, bool) {
+    let now = b.now_ms;
+    let ttl = b.session_ttl_ms;
+    let draw = |rng: &mut StdRng, from: f64| -> u64 {
+        let u = from + rng.gen::<f64>() * (1.0 - from);
+        match dist.quantile(u) {
+            // Ran out: the TTL bounds it, not the visitor's behaviour; not scaled.
+            d if d >= ttl => ttl,
+            d => ((d as f64 * scale) as u64).min(ttl),
+        }
+    };
+    // Min-heap of slot release times (ms from now).
+    let mut ends: BinaryHeap<std::cmp::Reverse<u64>> = BinaryHeap::new();
+    for &(issued, expires) in &b.sessions {
+        let age = now.saturating_sub(issued);
+        let d = draw(rng, dist.cdf(age)).max(age);
+        let end = (issued + d).min(expires).max(now);
+        ends.push(std::cmp::Reverse(end - now));
+    }
+    // Live sessions past those read: they expire no sooner than the last one read.
+    let unread = b.active.saturating_sub(b.sessions.len() as u64);
+    let last_expiry = b
+        .sessions
+        .last()
+        .map(|&(_, e)| e.saturating_sub(now))
+        .unwrap_or(ttl);
+    for _ in 0..unread {
+        ends.push(std::cmp::Reverse(last_expiry));
+    }
+    let cap = b.rate_cap_per_minute as usize;
+    // Times relative to now, signed: the window's admissions are in the past.
+    let minute = crate::store::WINDOW_MS as i64;
+    let mut window: VecDeque<i64> = b.window.iter().map(|&w| w as i64 - now as i64).collect();
+    let slots = b.capacity as usize;
+    let mut t = 0u64;
+    let mut by_cap = false;
+    let mut out = Vec::with_capacity(k);
+    while out.len() < k {
+        while ends.len() >= slots {
+            // unwrap: the heap holds at least `slots` ≥ 1 entries.
+            let std::cmp::Reverse(e) = ends.pop().unwrap();
+            t = t.max(e);
+        }
+        if cap > 0 {
+            while window.front().is_some_and(|&w| w + minute <= t as i64) {
+                window.pop_front();
+            }
+            if window.len() >= cap {
+                // unwrap: the window is not empty.
+                t = t.max((window.front().copied().unwrap() + minute).max(0) as u64);
+                by_cap = true;
+                continue;
+            }
+            window.push_back(t as i64);
+        }
+        out.push(t);
+        ends.push(std::cmp::Reverse(t + draw(rng, 0.0)));
+    }
+    (out, by_cap)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn input(position: u64, rate: Option<f64>) -> EtaInput {
-        EtaInput {
-            position,
-            capacity: 10,
-            session_ttl_ms: 100_000,
-            rate_cap_per_minute: 0,
-            rate,
+    const NOW: u64 = 1_000_000_000;
+
+    fn basis(capacity: u64, ttl_s: u64, queue: u64) -> EtaBasis {
+        EtaBasis {
+            now_ms: NOW,
+            capacity,
+            session_ttl_ms: ttl_s * 1000,
+            queue_length: queue,
+            ..EtaBasis::default()
         }
     }
 
-    #[test]
-    fn falls_back_to_ttl_over_capacity_without_data() {
-        // 30 × 100 s / 10 = 300 s.
-        let e = estimate(input(30, None));
-        assert_eq!(e.seconds, 300);
-        assert_eq!((e.low, e.high), (150, 300));
-    }
-
-    #[test]
-    fn uses_the_measured_rate_when_faster_than_the_floor() {
-        let e = estimate(input(30, Some(1.0)));
-        assert_eq!(e.seconds, 30);
-        assert_eq!((e.low, e.high), (20, 45));
-        assert!(e.low <= e.seconds && e.seconds <= e.high);
-    }
-
-    #[test]
-    fn never_exceeds_the_worst_case() {
-        let e = estimate(input(30, Some(0.0001)));
-        assert_eq!(e.seconds, 300);
-        assert_eq!(e.high, 300);
-    }
-
-    #[test]
-    fn zero_for_a_visitor_not_waiting() {
-        assert_eq!(estimate(input(0, Some(3.0))), Eta::default());
-    }
-
-    #[test]
-    fn rate_cap_lowers_the_floor() {
-        let mut i = input(30, None);
-        i.rate_cap_per_minute = 3; // 0.05/s, tighter than 10 per 100 s
-        assert_eq!(estimate(i).seconds, 600);
-    }
-
-    #[test]
-    fn steady_rate_is_recovered_early_and_decays_after() {
-        let mut s = RateState::default();
-        // 2 admissions per second for 12 s.
-        for t in 0..=24 {
-            s.add(1_000_000 + t * 500, 1);
+    /// `n` live sessions admitted `age_s` ago.
+    fn live(b: &mut EtaBasis, n: u64, age_s: u64) {
+        for _ in 0..n {
+            let issued = NOW - age_s * 1000;
+            b.sessions.push((issued, issued + b.session_ttl_ms));
         }
-        let r = measured_rate(&s, 1_012_000).unwrap();
-        assert!((r - 2.0).abs() < 0.2, "{r}");
-        // Ten minutes of silence later the estimate has mostly decayed.
-        let later = measured_rate(&s, 1_610_000).unwrap();
-        assert!(later < 0.05, "{later}");
+        b.active = b.sessions.len() as u64;
+        b.sessions.sort_by_key(|s| s.1);
+    }
+
+    fn ends(b: &mut EtaBasis, durations_ms: &[u64]) {
+        b.ends = durations_ms
+            .iter()
+            .enumerate()
+            .map(|(i, &d)| (NOW - i as u64 * 100, d))
+            .collect();
     }
 
     #[test]
-    fn no_rate_before_enough_history() {
-        let mut s = RateState::default();
-        s.add(1_000, 5);
-        assert_eq!(measured_rate(&s, 2_000), None);
+    fn no_basis_says_not_known_with_the_worst_case() {
+        // Six fresh sessions of 30 s, nothing ended yet: place 12 is at most two rounds.
+        let mut b = basis(6, 30, 20);
+        live(&mut b, 6, 1);
+        let e = Schedule::compute(&b).at(12, NOW);
+        assert!(!e.known);
+        assert_eq!(e.low, 0);
+        assert_eq!(e.seconds, e.high);
+        assert_eq!(e.high, 29 + 30 + 2);
+    }
+
+    #[test]
+    fn full_sessions_give_the_exact_expiry_schedule() {
+        let mut b = basis(2, 10, 10);
+        live(&mut b, 2, 4); // free at 6 s
+        ends(&mut b, &[10_000; 8]);
+        let s = Schedule::compute(&b);
+        let e = s.at(1, NOW);
+        assert!(e.known);
+        assert_eq!(e.seconds, 6);
+        assert!(e.low <= 6 && e.high >= 6 && e.high <= 8, "{e:?}");
+        assert_eq!(s.at(3, NOW).seconds, 16);
+        assert_eq!(s.at(5, NOW).seconds, 26);
+    }
+
+    #[test]
+    fn short_sessions_drain_fast_and_the_range_holds_the_point() {
+        let mut b = basis(6, 30, 100);
+        live(&mut b, 6, 0);
+        ends(
+            &mut b,
+            &[500, 900, 1200, 1500, 1800, 2100, 2500, 700, 1000, 2000],
+        );
+        let e = Schedule::compute(&b).at(100, NOW);
+        // ~1.5 s per session over 6 slots: about 25 s, nowhere near 100 × 30 / 6 = 500 s.
+        assert!((15..=40).contains(&e.seconds), "{e:?}");
+        assert!(e.low < e.seconds && e.seconds < e.high, "{e:?}");
+    }
+
+    #[test]
+    fn long_lived_sessions_count_even_before_they_end() {
+        // Only short ends seen, but half the live sessions are already 20 s old: the
+        // model must not assume they will all be short.
+        let mut b = basis(4, 60, 40);
+        live(&mut b, 2, 20);
+        live(&mut b, 2, 0);
+        ends(&mut b, &[1000, 1000, 1000, 1000]);
+        let with_old = Schedule::compute(&b).at(40, NOW).seconds;
+        let mut fresh = basis(4, 60, 40);
+        live(&mut fresh, 4, 0);
+        ends(&mut fresh, &[1000, 1000, 1000, 1000]);
+        let without = Schedule::compute(&fresh).at(40, NOW).seconds;
+        assert!(with_old > 3 * without, "{with_old} vs {without}");
+    }
+
+    #[test]
+    fn the_rate_cap_sets_the_pace() {
+        // 3 a minute, the window already full from 3 s ago: the first place waits ~57 s.
+        let mut b = basis(10, 600, 5);
+        b.rate_cap_per_minute = 3;
+        b.window = vec![NOW - 3000; 3];
+        ends(&mut b, &[1000; 5]);
+        let s = Schedule::compute(&b);
+        assert!(s.rate_limited);
+        assert_eq!(s.at(1, NOW).seconds, 57);
+        assert_eq!(s.at(4, NOW).seconds, 117);
+    }
+
+    #[test]
+    fn capacity_is_used_as_it_is_now() {
+        // Lowered to 2 with 4 sessions live (600 s left each): nobody gets in until two
+        // of them end.
+        let mut b = basis(2, 600, 3);
+        live(&mut b, 4, 0);
+        ends(&mut b, &[600_000; 4]);
+        assert_eq!(Schedule::compute(&b).at(1, NOW).seconds, 600);
+        // Raised to 6 with the same 4: two places are free at once.
+        b.capacity = 6;
+        assert_eq!(Schedule::compute(&b).at(2, NOW).seconds, 0);
+    }
+
+    #[test]
+    fn paused_rooms_and_places_past_the_stock_have_no_estimate() {
+        let mut b = basis(2, 10, 5);
+        ends(&mut b, &[1000; 4]);
+        b.paused = true;
+        assert_eq!(Schedule::compute(&b).at(1, NOW), Eta::default());
+        b.paused = false;
+        b.stock = Some(2);
+        let s = Schedule::compute(&b);
+        assert!(s.at(2, NOW).known);
+        assert_eq!(s.at(3, NOW), Eta::default());
+        assert!(s.past_stock(3) && !s.past_stock(2));
+    }
+
+    #[test]
+    fn silent_abandonment_shortens_the_wait() {
+        let mut b = basis(2, 10, 50);
+        ends(&mut b, &[10_000; 8]);
+        // Two at once, then two every 10 s: the 40th admission is at 190 s.
+        let plain = Schedule::compute(&b).at(40, NOW).seconds;
+        b.admitted_recent = 80;
+        b.reaped_recent = 20;
+        // A fifth of those ahead leave unserved: the visitor needs 32 admissions, 150 s.
+        let thinned = Schedule::compute(&b).at(40, NOW).seconds;
+        assert!((180..=190).contains(&plain), "{plain}");
+        assert!((140..=150).contains(&thinned), "{thinned}");
+    }
+
+    #[test]
+    fn the_estimate_counts_down_between_schedules() {
+        let mut b = basis(1, 10, 3);
+        ends(&mut b, &[10_000; 8]);
+        live(&mut b, 1, 0);
+        let s = Schedule::compute(&b);
+        assert_eq!(s.at(1, NOW).seconds, 10);
+        assert_eq!(s.at(1, NOW + 4000).seconds, 6);
+    }
+
+    #[test]
+    fn places_past_the_simulation_are_extrapolated() {
+        let mut b = basis(1, 1, 5000);
+        ends(&mut b, &[1000; 8]);
+        let s = Schedule::compute(&b);
+        let at_max = s.at(MAX_SIMULATED as u64, NOW).seconds;
+        let twice = s.at(2 * MAX_SIMULATED as u64, NOW).seconds;
+        assert!(
+            (twice as f64 / at_max as f64 - 2.0).abs() < 0.01,
+            "{at_max} {twice}"
+        );
     }
 }

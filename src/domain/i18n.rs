@@ -87,6 +87,8 @@ pub struct Strings {
     pub ahead_many: &'static str,
     pub ahead_one: &'static str,
     pub ahead_none: &'static str,
+    /// Place 1 while paused ("You're next!" would promise too much).
+    pub ahead_none_paused: &'static str,
     pub in_line: &'static str,
     pub eta_label: &'static str,
     pub eta_range: &'static str,
@@ -99,6 +101,20 @@ pub struct Strings {
     pub eta_explain: &'static str,
     /// `{n}`: the heartbeat timeout in seconds.
     pub you_were_away: &'static str,
+    /// Shown instead of a range when there is no basis yet; `{t}`: the worst case.
+    pub eta_at_most: &'static str,
+    /// Shown instead of an estimate while paused (no countdown).
+    pub eta_paused: &'static str,
+    /// The sentence for each `eta_reason` code but `you_were_away`.
+    pub reason_capacity_lowered: &'static str,
+    pub reason_capacity_raised: &'static str,
+    pub reason_paused: &'static str,
+    pub reason_resumed: &'static str,
+    pub reason_rate_limited: &'static str,
+    pub reason_sessions_longer: &'static str,
+    pub reason_sessions_shorter: &'static str,
+    pub reason_places_restored: &'static str,
+    pub reason_stock_may_run_out: &'static str,
     pub progress_label: &'static str,
     pub keep_open: &'static str,
     pub live: &'static str,
@@ -147,6 +163,7 @@ pub static EN: Strings = Strings {
     ahead_many: "{n} people ahead of you",
     ahead_one: "1 person ahead of you",
     ahead_none: "You're next!",
+    ahead_none_paused: "No one is ahead of you",
     in_line: "{n} in line",
     eta_label: "Estimated wait",
     eta_range: "{low} – {high}",
@@ -156,8 +173,19 @@ pub static EN: Strings = Strings {
     eta_unknown: "working it out…",
     eta_went_up: "The estimate went up: people ahead of you are taking longer than usual.",
     eta_went_down: "Good news: the line is moving faster than expected.",
-    eta_explain: "Based on how quickly people have been let in over the last few minutes.",
+    eta_explain: "Based on how long people have been staying once let in, and how many places free up.",
     you_were_away: "You were away for longer than {n} seconds, so you lost your place and joined the line again at the back.",
+    eta_at_most: "not known yet (at most {t})",
+    eta_paused: "on hold while the line is paused",
+    reason_capacity_lowered: "The organiser is letting fewer people in at a time, so the wait is longer.",
+    reason_capacity_raised: "The organiser is letting more people in at a time, so the wait is shorter.",
+    reason_paused: "The line is paused, so there is no countdown. You keep your place.",
+    reason_resumed: "The line is moving again.",
+    reason_rate_limited: "People are let in at a fixed pace per minute; the estimate follows that pace.",
+    reason_sessions_longer: "People who were let in are staying longer than usual, so the line moves more slowly.",
+    reason_sessions_shorter: "People who were let in are leaving sooner than usual, so the line moves faster.",
+    reason_places_restored: "The waiting room recovered from a fault; everyone kept their place.",
+    reason_stock_may_run_out: "Fewer items are left than people ahead of you: it may sell out before your turn. You keep your place in case more are added.",
     progress_label: "Progress through the line",
     keep_open: "Keep this tab open. If you leave, we hold your place for {n} seconds.",
     live: "Live",
@@ -206,6 +234,7 @@ pub static ZH: Strings = Strings {
     ahead_many: "前面还有 {n} 人",
     ahead_one: "前面还有 1 人",
     ahead_none: "下一个就是您！",
+    ahead_none_paused: "您前面没有人",
     in_line: "共 {n} 人排队",
     eta_label: "预计等待",
     eta_range: "{low} – {high}",
@@ -215,8 +244,20 @@ pub static ZH: Strings = Strings {
     eta_unknown: "正在估算……",
     eta_went_up: "预计时间有所增加：前面的人用时比平常长。",
     eta_went_down: "好消息：队伍比预期移动得更快。",
-    eta_explain: "根据最近几分钟的放行速度估算。",
+    eta_explain: "根据已进入者的停留时间和空出名额的速度估算。",
     you_were_away: "您离开的时间超过了 {n} 秒，因此失去了原来的位置，已重新在队尾排队。",
+    eta_at_most: "暂时无法估算（最多 {t}）",
+    eta_paused: "排队暂停期间不倒计时",
+    reason_capacity_lowered: "主办方减少了同时放行的人数，因此等待时间变长。",
+    reason_capacity_raised: "主办方增加了同时放行的人数，因此等待时间变短。",
+    reason_paused: "排队已暂停，因此不倒计时。您的位置会保留。",
+    reason_resumed: "队伍重新开始移动。",
+    reason_rate_limited: "每分钟按固定速度放行，预计时间按此速度计算。",
+    reason_sessions_longer: "已进入的人停留时间比平常长，因此队伍移动变慢。",
+    reason_sessions_shorter: "已进入的人离开得比平常快，因此队伍移动变快。",
+    reason_places_restored: "等候室已从故障中恢复，每个人都保留了原来的位置。",
+    reason_stock_may_run_out:
+        "剩余数量少于排在您前面的人数：轮到您之前可能已售罄。您的位置会保留，以防补货。",
     progress_label: "排队进度",
     keep_open: "请保持此页面打开。离开后，我们会为您保留位置 {n} 秒。",
     live: "实时",
@@ -273,6 +314,39 @@ impl Strings {
         } else {
             self.eta_range.replace("{low}", &l).replace("{high}", &h)
         }
+    }
+
+    /// The estimate as shown: a range, "not known yet (at most …)", or on hold.
+    pub fn eta_shown(&self, eta: &crate::domain::eta::Eta, paused: bool) -> String {
+        if paused {
+            self.eta_paused.to_string()
+        } else if !eta.known {
+            if eta.high > 0 {
+                self.eta_at_most.replace("{t}", &self.duration(eta.high))
+            } else {
+                self.eta_unknown.to_string()
+            }
+        } else {
+            self.eta(eta.low, eta.high)
+        }
+    }
+
+    /// The sentence for an `eta_reason` code (`you_were_away` needs the timeout: see
+    /// `you_were_away`).
+    pub fn reason(&self, code: &str) -> Option<&'static str> {
+        use crate::domain::eta::reason as r;
+        Some(match code {
+            r::CAPACITY_LOWERED => self.reason_capacity_lowered,
+            r::CAPACITY_RAISED => self.reason_capacity_raised,
+            r::PAUSED => self.reason_paused,
+            r::RESUMED => self.reason_resumed,
+            r::RATE_LIMITED => self.reason_rate_limited,
+            r::SESSIONS_LONGER => self.reason_sessions_longer,
+            r::SESSIONS_SHORTER => self.reason_sessions_shorter,
+            r::PLACES_RESTORED => self.reason_places_restored,
+            r::STOCK_MAY_RUN_OUT => self.reason_stock_may_run_out,
+            _ => return None,
+        })
     }
 
     pub fn ahead(&self, position: u64) -> String {

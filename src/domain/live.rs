@@ -4,7 +4,8 @@
 //!   the current and previous minute buckets (`prev × (1 − elapsed) + current`);
 //! - median and p90 wait of the admissions in the last 10 minutes, from the per-minute
 //!   wait histograms, interpolated linearly inside a bucket;
-//! - ETA for the last in line: the visitor-facing ETA at position = queue length;
+//! - ETA for the last in line: the visitor-facing ETA (with its range) at position =
+//!   queue length, and the room's measured turnover (`domain::eta`);
 //! - a 30-minute series (queue length, admissions, reaped per minute).
 
 use std::collections::HashMap;
@@ -12,7 +13,7 @@ use std::collections::HashMap;
 use serde::Serialize;
 
 use crate::config::RoomConfig;
-use crate::domain::eta::{estimate, measured_rate, EtaInput};
+use crate::domain::forecast::Forecast;
 use crate::store::{MinuteStats, RoomReport, SocketCount, WAIT_BOUNDS_MS};
 
 /// Minutes of history the dashboard charts.
@@ -54,6 +55,16 @@ pub struct RoomLive {
     pub wait_p50_seconds: Option<u64>,
     pub wait_p90_seconds: Option<u64>,
     pub eta_last_seconds: u64,
+    pub eta_last_low_seconds: u64,
+    pub eta_last_high_seconds: u64,
+    /// `false`: no basis for an estimate yet (the figures are the worst case), or paused.
+    pub eta_last_known: bool,
+    /// Why the estimates last moved (an `eta_reason` code), if within the last minute.
+    pub eta_reason: Option<&'static str>,
+    /// Slots freeing per minute, as the ETA model sees the room now.
+    pub turnover_per_minute: f64,
+    /// Mean session length observed (Kaplan–Meier over recent session ends), seconds.
+    pub mean_session_seconds: Option<f64>,
     pub admitted_total: u64,
     pub reaped_total: u64,
     pub sockets: Vec<InstanceSockets>,
@@ -103,7 +114,12 @@ pub fn wait_quantile(hist: &[u64; 15], q: f64) -> Option<u64> {
 }
 
 /// Builds a room's live figures.
-pub fn room_live(cfg: &RoomConfig, r: &RoomReport, sockets: &[SocketCount]) -> RoomLive {
+pub fn room_live(
+    cfg: &RoomConfig,
+    r: &RoomReport,
+    sockets: &[SocketCount],
+    forecast: Option<&Forecast>,
+) -> RoomLive {
     let now = r.view.now_ms;
     let by_minute: HashMap<u64, &MinuteStats> = r.minutes.iter().map(|m| (m.minute, m)).collect();
     let current = now / 60_000;
@@ -128,13 +144,10 @@ pub fn room_live(cfg: &RoomConfig, r: &RoomReport, sockets: &[SocketCount]) -> R
             }
         })
         .collect();
-    let eta = estimate(EtaInput {
-        position: r.view.queue_length,
-        capacity: r.view.capacity,
-        session_ttl_ms: r.view.session_ttl_ms,
-        rate_cap_per_minute: r.view.rate_cap_per_minute,
-        rate: measured_rate(&r.view.rate, now),
-    });
+    let eta = forecast
+        .map(|f| f.schedule.at(r.view.queue_length, now))
+        .unwrap_or_default();
+    let round1 = |x: f64| (x * 10.0).round() / 10.0;
     RoomLive {
         id: cfg.id.clone(),
         name: cfg.display_name().to_string(),
@@ -152,6 +165,16 @@ pub fn room_live(cfg: &RoomConfig, r: &RoomReport, sockets: &[SocketCount]) -> R
         wait_p50_seconds: wait_quantile(&hist, 0.5),
         wait_p90_seconds: wait_quantile(&hist, 0.9),
         eta_last_seconds: eta.seconds,
+        eta_last_low_seconds: eta.low,
+        eta_last_high_seconds: eta.high,
+        eta_last_known: eta.known,
+        eta_reason: forecast.and_then(|f| f.reason),
+        turnover_per_minute: forecast
+            .map(|f| round1(f.schedule.turnover_per_minute))
+            .unwrap_or(0.0),
+        mean_session_seconds: forecast
+            .and_then(|f| f.schedule.mean_session_ms)
+            .map(|m| round1(m / 1000.0)),
         admitted_total: r.admitted_total,
         reaped_total: r.reaped_total,
         sockets: sockets

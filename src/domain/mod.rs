@@ -16,6 +16,7 @@
 pub mod admin;
 pub mod admission;
 pub mod eta;
+pub mod forecast;
 pub mod i18n;
 pub mod identity;
 pub mod live;

@@ -21,7 +21,7 @@ use super::{
 };
 use crate::config::RoomConfig;
 
-const WINDOW_MS: u64 = 60_000;
+use super::WINDOW_MS;
 
 /// A source of "now" in milliseconds since the epoch.
 pub trait Clock: Send + Sync + 'static {
@@ -142,6 +142,8 @@ struct Room {
     join_times: HashMap<String, u64>,
     /// Visitors dropped for silence → when (kept for `AWAY_KEEP_MS`).
     away: HashMap<String, u64>,
+    /// (end_ms, duration_ms) of the last `ENDS_KEEP` session ends, newest first.
+    ends: VecDeque<(u64, u64)>,
     /// Per-minute history, the last 31 minutes.
     minutes: BTreeMap<u64, MinuteStats>,
 }
@@ -206,6 +208,16 @@ impl Room {
                 true
             }
             None => false,
+        }
+    }
+
+    /// Records the end of v's session at `end_ms` (release or expiry), for the ETA.
+    fn session_ended(&mut self, v: &str, end_ms: u64) {
+        if let Some(a) = self.sessions.get(v) {
+            let end = end_ms.min(a.expires_at_ms);
+            self.ends
+                .push_front((end, end.saturating_sub(a.issued_at_ms)));
+            self.ends.truncate(super::ENDS_KEEP);
         }
     }
 
@@ -480,6 +492,7 @@ impl Store for MemoryStore {
 
     async fn release(&self, room: &str, v: &str) -> StoreResult<(bool, Vec<String>)> {
         self.with_room(room, |r, now| {
+            r.session_ended(v, now);
             let ended = r.end_session(v);
             let left = r.dequeue(v);
             r.join_times.remove(v);
@@ -524,6 +537,7 @@ impl Store for MemoryStore {
                 .map(|(_, v)| v.clone())
                 .collect();
             for v in &expired {
+                r.session_ended(v, now);
                 r.end_session(v);
             }
             ReapBatch {
@@ -687,6 +701,44 @@ impl Store for MemoryStore {
                     .range(from..=current)
                     .map(|(_, m)| m.clone())
                     .collect(),
+            }
+        })
+    }
+
+    async fn eta_basis(&self, room: &str) -> StoreResult<super::EtaBasis> {
+        self.with_room(room, |r, now| {
+            let sessions: Vec<(u64, u64)> = r
+                .expiries
+                .range((now + 1, String::new())..)
+                .take(super::BASIS_SESSIONS)
+                .filter_map(|(_, v)| r.sessions.get(v))
+                .map(|a| (a.issued_at_ms, a.expires_at_ms))
+                .collect();
+            let window = if r.cfg.max_admissions_per_minute > 0 {
+                let from = now.saturating_sub(WINDOW_MS);
+                r.window.iter().copied().filter(|&t| t >= from).collect()
+            } else {
+                Vec::new()
+            };
+            let m = now / 60_000;
+            let recent = r.minutes.range(m.saturating_sub(4)..=m);
+            let (admitted_recent, reaped_recent) =
+                recent.fold((0, 0), |(a, d), (_, s)| (a + s.admissions, d + s.reaped));
+            super::EtaBasis {
+                now_ms: now,
+                capacity: r.cfg.capacity,
+                session_ttl_ms: r.cfg.session_ttl_secs * 1000,
+                rate_cap_per_minute: r.cfg.max_admissions_per_minute,
+                stock: r.cfg.stock,
+                paused: r.cfg.paused,
+                closed: r.cfg.closed,
+                queue_length: r.queue.len() as u64,
+                active: r.active(now),
+                sessions,
+                ends: r.ends.iter().copied().collect(),
+                window,
+                admitted_recent,
+                reaped_recent,
             }
         })
     }

@@ -93,6 +93,41 @@ pub struct RateState {
 /// told they lost their place (`Snapshot::rejoined_after_absence`).
 pub const AWAY_KEEP_MS: u64 = 3_600_000;
 
+/// Session ends a room keeps for the ETA (`ENDS_KEEP` in Lua comes from here).
+pub const ENDS_KEEP: usize = 64;
+/// Live sessions the ETA basis reads, soonest expiry first (`BASIS_SESSIONS` in Lua).
+pub const BASIS_SESSIONS: usize = 1000;
+/// The rate-cap window, in ms (`WINDOW_MS` in Lua).
+pub const WINDOW_MS: u64 = 60_000;
+
+/// What the ETA model ([`crate::domain::eta`]) is computed from: the room's settings and
+/// what it really did lately. Read once a second per room per instance.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct EtaBasis {
+    pub now_ms: u64,
+    pub capacity: u64,
+    pub session_ttl_ms: u64,
+    pub rate_cap_per_minute: u64,
+    /// Units left; `None` = unlimited.
+    pub stock: Option<u64>,
+    pub paused: bool,
+    pub closed: bool,
+    pub queue_length: u64,
+    /// Live sessions (all of them, even past `sessions`).
+    pub active: u64,
+    /// (issued_ms, expires_ms) of up to [`BASIS_SESSIONS`] live sessions, soonest expiry
+    /// first.
+    pub sessions: Vec<(u64, u64)>,
+    /// (end_ms, duration_ms) of the last [`ENDS_KEEP`] session ends (releases and
+    /// expiries), newest first.
+    pub ends: Vec<(u64, u64)>,
+    /// Admission times in the last [`WINDOW_MS`] (only when the rate cap is on).
+    pub window: Vec<u64>,
+    /// Admissions and visitors reaped for silence over the last five minutes.
+    pub admitted_recent: u64,
+    pub reaped_recent: u64,
+}
+
 /// The most stock a room may hold. Redis keeps numbers in Lua as doubles, exact to
 /// 2^53; this bound keeps every stock exact (a top-up past it stops at it).
 pub const MAX_STOCK: u64 = 1_000_000_000_000_000;
@@ -479,6 +514,8 @@ pub trait Store: Send + Sync + 'static {
     async fn flush(&self, room: &str) -> StoreResult<u64>;
     /// Figures and the last `minutes` minutes of history.
     async fn report(&self, room: &str, minutes: u32) -> StoreResult<RoomReport>;
+    /// What the ETA is computed from ([`EtaBasis`]).
+    async fn eta_basis(&self, room: &str) -> StoreResult<EtaBasis>;
 
     /// Records this instance's open sockets per room.
     async fn report_sockets(&self, instance: &str, counts: &[(String, u64)]) -> StoreResult<()>;

@@ -23,18 +23,30 @@ use redis::{Cmd, Pipeline, RedisFuture, Script, Value};
 use futures_util::stream::{BoxStream, StreamExt};
 
 use super::{
-    Admission, AdmittedEvent, MinuteStats, RateState, ReapBatch, RoomPatch, RoomReport, RoomStats,
-    RoomView, Snapshot, SocketCount, StockChange, Store, StoreError, StoreResult, VisitorState,
-    WatchEntry, WindowDecision,
+    Admission, AdmittedEvent, EtaBasis, MinuteStats, RateState, ReapBatch, RoomPatch, RoomReport,
+    RoomStats, RoomView, Snapshot, SocketCount, StockChange, Store, StoreError, StoreResult,
+    VisitorState, WatchEntry, WindowDecision,
 };
 use crate::config::{RoomConfig, StoreSettings};
+
+/// The constants the scripts share with Rust, defined from the Rust ones: one source.
+fn lua_prelude() -> String {
+    format!(
+        "local TAU_MS = {}\nlocal WINDOW_MS = {}\nlocal ENDS_KEEP = {}\nlocal BASIS_SESSIONS = {}\n",
+        super::TAU_MS as u64,
+        super::WINDOW_MS,
+        super::ENDS_KEEP,
+        super::BASIS_SESSIONS
+    )
+}
 
 macro_rules! room_script {
     ($file:literal) => {
         LazyLock::new(|| {
-            Script::new(concat!(
+            Script::new(&format!(
+                "{}{}\n{}",
+                lua_prelude(),
                 include_str!("lua/common.lua"),
-                "\n",
                 include_str!(concat!("lua/", $file))
             ))
         })
@@ -53,6 +65,7 @@ static PATCH_ROOM: LazyLock<Script> = room_script!("patch_room.lua");
 static STOCK: LazyLock<Script> = room_script!("stock.lua");
 static FLUSH: LazyLock<Script> = room_script!("flush.lua");
 static REPORT: LazyLock<Script> = room_script!("report.lua");
+static ETA_BASIS: LazyLock<Script> = room_script!("eta_basis.lua");
 static SOCKETS_REPORT: LazyLock<Script> =
     LazyLock::new(|| Script::new(include_str!("lua/sockets_report.lua")));
 static SOCKETS_READ: LazyLock<Script> =
@@ -519,6 +532,7 @@ impl Store for RedisStore {
             .map(|d| d.as_secs() / 60)
             .unwrap_or(0);
         del.arg(format!("{}:away", self.room_key(room, "st")));
+        del.arg(format!("{}:ends", self.room_key(room, "st")));
         for m in minute.saturating_sub(32)..=minute + 1 {
             del.arg(format!("{}:m:{m}", self.room_key(room, "st")));
         }
@@ -746,6 +760,41 @@ impl Store for RedisStore {
             admitted_total,
             reaped_total,
             minutes,
+        })
+    }
+
+    async fn eta_basis(&self, room: &str) -> StoreResult<EtaBasis> {
+        let a = as_array(self.run_room(&ETA_BASIS, room, &[]).await?)?;
+        if a.len() != 14 {
+            return Err(protocol("eta_basis arity"));
+        }
+        let n = |i: usize| u(&a[i]);
+        let list =
+            |i: usize| -> StoreResult<Vec<u64>> { as_array(a[i].clone())?.iter().map(u).collect() };
+        let pairs = |v: Vec<u64>| v.chunks(2).map(|c| (c[0], c[1])).collect();
+        let ends = as_array(a[10].clone())?
+            .iter()
+            .filter_map(|v| {
+                let s: String = redis::from_redis_value(v.clone()).ok()?;
+                let (e, d) = s.split_once(':')?;
+                Some((e.parse().ok()?, d.parse().ok()?))
+            })
+            .collect();
+        Ok(EtaBasis {
+            now_ms: n(0)?,
+            capacity: n(1)?,
+            session_ttl_ms: n(2)?,
+            rate_cap_per_minute: n(3)?,
+            stock: stock_of(as_int(&a[4])?),
+            paused: n(5)? == 1,
+            closed: n(6)? == 1,
+            queue_length: n(7)?,
+            active: n(8)?,
+            sessions: pairs(list(9)?),
+            ends,
+            window: list(11)?,
+            admitted_recent: n(12)?,
+            reaped_recent: n(13)?,
         })
     }
 

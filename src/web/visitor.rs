@@ -317,10 +317,22 @@ fn queue_page_body(
         lead,
         waiting: matches!(view.state, VisitorState::Queued | VisitorState::Paused),
         position: view.position,
-        ahead: t.ahead(view.position),
+        ahead: if view.state == VisitorState::Paused && view.position <= 1 {
+            t.ahead_none_paused.to_string()
+        } else {
+            t.ahead(view.position)
+        },
         in_line: t.in_line.replace("{n}", &view.queue_length.to_string()),
         eta: if view.position > 0 {
-            t.eta(view.eta_low_seconds, view.eta_high_seconds)
+            t.eta_shown(
+                &crate::domain::eta::Eta {
+                    seconds: view.eta_seconds,
+                    low: view.eta_low_seconds,
+                    high: view.eta_high_seconds,
+                    known: view.eta_known,
+                },
+                view.state == VisitorState::Paused,
+            )
         } else {
             String::new()
         },
@@ -332,7 +344,8 @@ fn queue_page_body(
             Some(crate::domain::admission::YOU_WERE_AWAY) => t
                 .you_were_away
                 .replace("{n}", &cfg.heartbeat_timeout_secs.to_string()),
-            _ => t.eta_explain.to_string(),
+            Some(code) => t.reason(code).unwrap_or(t.eta_explain).to_string(),
+            None => t.eta_explain.to_string(),
         },
         refresh_secs: NOSCRIPT_REFRESH_SECS,
         refresh_url: format!("/r/{room}?{}", query_string(&refresh)),

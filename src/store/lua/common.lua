@@ -13,11 +13,15 @@ local MINUTE_TTL_MS = 1860000
 -- Visitors the reaper dropped for silence (visitor -> when), so a returning visitor can be
 -- told they lost their place; derived from `st` like the minute keys (same hash tag).
 local K_AWAY = K_ST .. ':away'
+-- The last ENDS_KEEP session ends, newest first, as `end_ms:duration_ms` (the ETA's
+-- basis: how long sessions really last).
+local K_ENDS = K_ST .. ':ends'
 -- Upper bounds (ms) of the wait histogram buckets h0..h13; h14 is everything longer.
 local WAIT_BOUNDS = {1000, 2000, 5000, 10000, 20000, 30000, 60000, 120000, 300000, 600000,
   1200000, 1800000, 3600000, 7200000}
-local TAU_MS = 120000      -- time constant of the admission-rate average
-local WINDOW_MS = 60000    -- arrival-rate cap window
+-- TAU_MS (admission-rate average), WINDOW_MS (rate-cap window), ENDS_KEEP and
+-- BASIS_SESSIONS (ETA basis) are defined before this file from the Rust constants
+-- (`lua_prelude` in store/redis.rs): one source for both.
 
 local function now_ms()
   local t = redis.call('TIME')
@@ -168,6 +172,17 @@ local function room_view(cfg, now)
   return {redis.call('ZCARD', K_Q), active_count(now), cfg.capacity, cfg.ttl_ms, cfg.stock,
     now, st[1] or '0', tonumber(st[2]) or 0, tonumber(st[3]) or 0, cfg.rate_cap, cfg.target,
     cfg.paused and 1 or 0, cfg.closed and 1 or 0}
+end
+
+-- Records the end of v's session at `end_ms` (a release, or its expiry) for the ETA.
+local function session_ended(v, end_ms)
+  local s = redis.call('HGET', K_SESS, v)
+  if not s then return end
+  local issued = tonumber(string.sub(s, string.find(s, ':', 1, true) + 1))
+  local dur = end_ms - issued
+  if dur < 0 then dur = 0 end
+  redis.call('LPUSH', K_ENDS, end_ms .. ':' .. dur)
+  redis.call('LTRIM', K_ENDS, 0, ENDS_KEEP - 1)
 end
 
 local function is_admitted(v, now)

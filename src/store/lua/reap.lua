@@ -19,7 +19,12 @@ end
 local keep = tonumber(ARGV[2])
 redis.call('ZREMRANGEBYSCORE', K_AWAY, '-inf', now - keep)
 if #stale > 0 then redis.call('PEXPIRE', K_AWAY, keep) end
-local expired = redis.call('ZRANGEBYSCORE', K_ACT, '-inf', now, 'LIMIT', 0, batch)
+local flat = redis.call('ZRANGEBYSCORE', K_ACT, '-inf', now, 'WITHSCORES', 'LIMIT', 0, batch)
+local expired = {}
+for i = 1, #flat, 2 do
+  expired[#expired + 1] = flat[i]
+  session_ended(flat[i], tonumber(flat[i + 1]))
+end
 if #expired > 0 then
   redis.call('ZREM', K_ACT, unpack(expired))
   redis.call('HDEL', K_SESS, unpack(expired))

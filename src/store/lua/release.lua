@@ -4,6 +4,11 @@ local v = ARGV[1]
 local cfg = load_cfg()
 if not cfg then return {'no_room'} end
 local now = now_ms()
+local exp = redis.call('ZSCORE', K_ACT, v)
+if exp then
+  exp = tonumber(exp)
+  session_ended(v, exp < now and exp or now)
+end
 local n = redis.call('ZREM', K_ACT, v) + redis.call('ZREM', K_Q, v)
 redis.call('HDEL', K_SESS, v)
 redis.call('ZREM', K_HB, v)
