@@ -81,6 +81,29 @@ def targets_section(r):
     return out
 
 
+# Sections written by other runs (not by this suite), carried over from the old report.
+KEPT = ("## Estimated wait (ETA)",)
+
+
+def kept_sections(path):
+    """The KEPT sections of the existing report, as lines (each up to the next '## ')."""
+    try:
+        old = open(path).read().split("\n")
+    except OSError:
+        return []
+    out, keep = [], False
+    for line in old:
+        if line.startswith("## "):
+            keep = line.startswith(KEPT)
+            if keep:
+                out.append("")
+        if keep:
+            out.append(line)
+    while out and out[-1] == "":
+        out.pop()
+    return out
+
+
 def write_report(r, path):
     m = r["machine"]
     js = r["join_status_max"]
@@ -194,6 +217,7 @@ def write_report(r, path):
             f"(SLOWLOG of every command, {mm['reaper']['commands_logged']} logged); {mm['reaper']['left']} left",
         ]
     lines += targets_section(r)
+    lines += kept_sections(path)
     lines += ["", "## Commands", "", "```"] + r.get("commands", COMMANDS) + ["```", ""]
     with open(path, "w") as f:
         f.write("\n".join(lines))

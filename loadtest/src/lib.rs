@@ -7,8 +7,11 @@
 //! - [`ws`]: visitors arriving at a rate, each holding the queue WebSocket, admitted ones
 //!   releasing after a think time, a share abandoning silently; it measures admission
 //!   push latency (slot freed → `admitted` received) and the longest silence per socket.
+//! - [`eta`]: ETA scenarios against an in-process Anteroom on a fresh Redis: how right
+//!   the estimate shown at join was, and how it moved.
 //! - [`procstat`]: the server processes' RSS and CPU from `/proc`.
 
+pub mod eta;
 pub mod http;
 pub mod procstat;
 pub mod ws;

@@ -20,7 +20,7 @@ fn main() {
     let mut argv = std::env::args().skip(1);
     let Some(cmd) = argv.next() else {
         eprintln!(
-            "usage: anteroom-loadtest http|get|ws|memstore|trivial-server|redis --option value …"
+            "usage: anteroom-loadtest http|get|ws|memstore|trivial-server|redis|eta --option value …"
         );
         std::process::exit(2);
     };
@@ -55,6 +55,18 @@ fn run(cmd: &str, a: &Args) -> Result<(), String> {
     }
     if cmd == "redis" {
         return redis(a);
+    }
+    if cmd == "eta" {
+        // Every ETA scenario at once on a fresh Redis; prints the Markdown table.
+        let scale = a.num("scale", 1.0f64)?;
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .map_err(|e| e.to_string())?;
+        let table = rt.block_on(anteroom_loadtest::eta::run(scale))?;
+        println!("{table}");
+        return Ok(());
     }
     let target = a.str("target", "http://127.0.0.1:8080");
     check_loopback(&target)?;

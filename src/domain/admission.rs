@@ -110,10 +110,10 @@ pub fn eta_for(s: &Snapshot, f: Option<&Forecast>) -> (Eta, Option<&'static str>
     match (s.state, f) {
         (VisitorState::Paused, _) => (Eta::default(), away.or(Some(reason::PAUSED))),
         (VisitorState::Queued, Some(f)) => {
-            let eta = f.schedule.at(s.position, s.now_ms);
+            let eta = f.schedule.at(s.position, s.now_ms, s.admits);
             let stock = f
                 .schedule
-                .past_stock(s.position)
+                .past_stock(s.position, s.admits)
                 .then_some(reason::STOCK_MAY_RUN_OUT);
             (eta, away.or(stock).or(f.reason))
         }

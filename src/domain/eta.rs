@@ -6,7 +6,8 @@
 //! A room is `capacity` slots. A queued visitor at place `p` gets in at the `n`-th
 //! admission from now, where `n = ⌈p·(1 − f)⌉` and `f` is the share of the last five
 //! minutes' queue exits that were visitors dropped for silence (they leave the line
-//! without taking a slot). Admissions happen when a slot frees (a session ends) and the
+//! without taking a slot), or the share of the line silent for over half the heartbeat
+//! timeout now, whichever is larger. Admissions happen when a slot frees (a session ends) and the
 //! rate cap allows one. So the ETA is the time of the `n`-th admission in a simulation of
 //! the room from its present state:
 //!
@@ -44,6 +45,8 @@ use crate::store::EtaBasis;
 pub const RUNS: usize = 64;
 /// Admissions simulated; places further back are extrapolated at the simulated rate.
 pub const MAX_SIMULATED: usize = 2000;
+/// Places always simulated, however short the queue is now.
+const MIN_SIMULATED: u64 = 256;
 /// Without any session end, the estimate counts as known once a live session is this old.
 pub const KNOWN_AFTER_MS: u64 = 5_000;
 /// Slack for the promotion lag: a freed slot is filled by the next promote.
@@ -81,6 +84,8 @@ pub mod reason {
 #[derive(Clone, Debug, Default)]
 pub struct Schedule {
     pub computed_ms: u64,
+    /// The room's admissions so far when computed.
+    pub admits: u64,
     /// (median, low, high) ms from `computed_ms` to the k-th admission (index k − 1).
     points: Vec<(u64, u64, u64)>,
     /// Share of queue exits that are visitors dropped for silence.
@@ -99,11 +104,28 @@ pub struct Schedule {
 }
 
 /// Kaplan–Meier distribution of session durations: (duration, F(duration)) at each
-/// observed end; the mass past the last point is at the TTL.
+/// observed end. Past the longest observed end, durations follow [`TAIL`]: early on,
+/// when live sessions are older than every end seen, this neither assumes they all run
+/// out (far too slow) nor that they end at once (far too fast).
 struct Durations {
     steps: Vec<(u64, f64)>,
     ttl: u64,
+    /// Mean of the tail (ms); `None` without any end (then the tail is the TTL).
+    tail_mean: Option<f64>,
+    tail: Tail,
 }
+
+/// How durations past the longest observed end are drawn.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Tail {
+    /// Memoryless, with the censoring-aware mean (all time observed ÷ ends).
+    Exponential,
+    /// Uniform between the longest end seen (or the session's age) and the TTL.
+    Uniform,
+}
+
+/// The tail the service uses (see `docs/eta.md` for the measured choice).
+pub const TAIL: Tail = Tail::Uniform;
 
 impl Durations {
     fn from_basis(b: &EtaBasis) -> Self {
@@ -115,6 +137,8 @@ impl Durations {
                 .iter()
                 .map(|&(issued, _)| (b.now_ms.saturating_sub(issued).min(ttl), false)),
         );
+        let exposure: f64 = ev.iter().map(|&(d, _)| d as f64).sum();
+        let tail_mean = (!b.ends.is_empty()).then(|| (exposure / b.ends.len() as f64).max(1.0));
         // Ends before censorings at the same time (the usual convention).
         ev.sort_by_key(|&(d, obs)| (d, !obs));
         let mut at_risk = ev.len() as f64;
@@ -127,10 +151,15 @@ impl Durations {
             }
             at_risk -= 1.0;
         }
-        Self { steps, ttl }
+        Self {
+            steps,
+            ttl,
+            tail_mean,
+            tail: TAIL,
+        }
     }
 
-    /// F(age): the share of sessions over by `age`.
+    /// F(age): the share of sessions over by `age` (within the observed part).
     fn cdf(&self, age: u64) -> f64 {
         match self.steps.partition_point(|&(d, _)| d <= age) {
             0 => 0.0,
@@ -138,14 +167,28 @@ impl Durations {
         }
     }
 
-    /// The duration at quantile `u`.
-    fn quantile(&self, u: f64) -> u64 {
-        match self.steps.get(self.steps.partition_point(|&(_, f)| f < u)) {
-            Some(&(d, _)) => d,
-            None => self.ttl,
+    /// A duration at quantile `u` for a session already `age` old.
+    fn sample(&self, u: f64, age: u64) -> u64 {
+        if let Some(&(d, _)) = self.steps.get(self.steps.partition_point(|&(_, f)| f < u)) {
+            if d >= age {
+                return d;
+            }
+        }
+        let Some(mean) = self.tail_mean else {
+            return self.ttl;
+        };
+        let last = self.steps.last().map_or(0.0, |s| s.1);
+        let from = self.steps.last().map_or(0, |s| s.0).max(age);
+        let v = ((u - last) / (1.0 - last)).clamp(0.0, 1.0);
+        match self.tail {
+            Tail::Exponential => {
+                (from as f64 - mean * (1.0 - v).max(1e-9).ln()).min(self.ttl as f64) as u64
+            }
+            Tail::Uniform => from + (v * self.ttl.saturating_sub(from) as f64) as u64,
         }
     }
 
+    /// The mean, by the same model (Monte Carlo free: steps, then the tail).
     fn mean(&self) -> f64 {
         let mut prev = 0.0;
         let mut m = 0.0;
@@ -153,7 +196,13 @@ impl Durations {
             m += (f - prev) * d as f64;
             prev = f;
         }
-        m + (1.0 - prev) * self.ttl as f64
+        let last = self.steps.last().map_or(0, |s| s.0) as f64;
+        let tail = match (self.tail_mean, self.tail) {
+            (Some(t), Tail::Exponential) => (last + t).min(self.ttl as f64),
+            (Some(_), Tail::Uniform) => (last + self.ttl as f64) / 2.0,
+            (None, _) => self.ttl as f64,
+        };
+        m + (1.0 - prev) * tail
     }
 
     fn cv(&self) -> f64 {
@@ -167,7 +216,6 @@ impl Durations {
             var += (f - prev) * (d as f64 - mean).powi(2);
             prev = f;
         }
-        var += (1.0 - prev) * (self.ttl as f64 - mean).powi(2);
         (var.sqrt() / mean).max(MIN_CV)
     }
 }
@@ -183,11 +231,18 @@ impl Schedule {
     /// Simulates the room from `b`. Deterministic for a given basis (seeded by it).
     pub fn compute(b: &EtaBasis) -> Schedule {
         let exits = b.admitted_recent + b.reaped_recent;
-        let abandon = if exits > 0 {
-            (b.reaped_recent as f64 / exits as f64).min(0.9)
+        let history = if exits > 0 {
+            b.reaped_recent as f64 / exits as f64
         } else {
             0.0
         };
+        // A leading sign: the share of the line already silent (before anyone is reaped).
+        let silent = if b.queue_length > 0 {
+            b.silent as f64 / b.queue_length as f64
+        } else {
+            0.0
+        };
+        let abandon = history.max(silent).min(0.9);
         let oldest = b
             .sessions
             .iter()
@@ -197,6 +252,7 @@ impl Schedule {
         let known = !b.ends.is_empty() || oldest >= KNOWN_AFTER_MS;
         let mut s = Schedule {
             computed_ms: b.now_ms,
+            admits: b.admits,
             abandon,
             known,
             paused: b.paused,
@@ -211,7 +267,9 @@ impl Schedule {
         if !b.ends.is_empty() {
             s.mean_session_ms = Some(dist.mean());
         }
-        let need = ((b.queue_length as f64 * (1.0 - abandon)).ceil() as u64).max(1);
+        // Further than the queue: the next visitors to join take the places behind it
+        // before this schedule is refreshed.
+        let need = ((b.queue_length as f64 * (1.0 - abandon)).ceil() as u64).max(MIN_SIMULATED);
         let need = need.min(b.stock.unwrap_or(u64::MAX)) as usize;
         let k = need.min(MAX_SIMULATED);
         if k == 0 {
@@ -232,6 +290,8 @@ impl Schedule {
             runs.push(times);
         }
         s.rate_limited = b.rate_cap_per_minute > 0 && capped * 2 > RUNS;
+        // The cap's minute is known exactly: while it sets the pace, so is the estimate.
+        s.known |= s.rate_limited;
         let mut col = vec![0u64; RUNS];
         s.points = (0..k)
             .map(|i| {
@@ -251,12 +311,17 @@ impl Schedule {
         s
     }
 
-    /// The estimate for the visitor at `position`, read at `now_ms`.
-    pub fn at(&self, position: u64, now_ms: u64) -> Eta {
+    /// The estimate for the visitor at `position`, read at `now_ms` when the room had
+    /// made `admits` admissions.
+    pub fn at(&self, position: u64, now_ms: u64, admits: u64) -> Eta {
         if position == 0 || self.paused || self.closed || self.points.is_empty() {
             return Eta::default();
         }
-        let n = ((position as f64 * (1.0 - self.abandon)).ceil() as u64).max(1);
+        let elapsed = now_ms.saturating_sub(self.computed_ms);
+        // Admissions made since the schedule was computed moved the visitor up: count
+        // the place from the schedule's start.
+        let done = admits.saturating_sub(self.admits);
+        let n = ((position as f64 * (1.0 - self.abandon)).ceil() as u64).max(1) + done;
         if self.stock.is_some_and(|left| n > left) {
             return Eta::default();
         }
@@ -271,7 +336,6 @@ impl Schedule {
             let grow = |x: u64| x + (extra as f64 * x as f64 / m.max(1) as f64) as u64;
             (m + extra, grow(l), grow(h))
         };
-        let elapsed = now_ms.saturating_sub(self.computed_ms);
         let secs = |ms: u64| ms.div_ceil(1000);
         let med = med.saturating_sub(elapsed);
         let high = secs(hi.saturating_sub(elapsed) + LAG_HIGH_MS);
@@ -292,8 +356,9 @@ impl Schedule {
     }
 
     /// Whether `position` is past the stock left.
-    pub fn past_stock(&self, position: u64) -> bool {
-        let n = ((position as f64 * (1.0 - self.abandon)).ceil() as u64).max(1);
+    pub fn past_stock(&self, position: u64, admits: u64) -> bool {
+        let done = admits.saturating_sub(self.admits);
+        let n = ((position as f64 * (1.0 - self.abandon)).ceil() as u64).max(1) + done;
         position > 0 && self.stock.is_some_and(|left| n > left)
     }
 
@@ -315,19 +380,20 @@ fn simulate(
 ) -> (Vec<u64>, bool) {
     let now = b.now_ms;
     let ttl = b.session_ttl_ms;
-    let draw = |rng: &mut StdRng, from: f64| -> u64 {
+    let draw = |rng: &mut StdRng, age: u64| -> u64 {
+        let from = dist.cdf(age);
         let u = from + rng.gen::<f64>() * (1.0 - from);
-        match dist.quantile(u) {
+        match dist.sample(u, age) {
             // Ran out: the TTL bounds it, not the visitor's behaviour; not scaled.
             d if d >= ttl => ttl,
-            d => ((d as f64 * scale) as u64).min(ttl),
+            d => ((d as f64 * scale) as u64).clamp(age, ttl),
         }
     };
     // Min-heap of slot release times (ms from now).
     let mut ends: BinaryHeap<std::cmp::Reverse<u64>> = BinaryHeap::new();
     for &(issued, expires) in &b.sessions {
         let age = now.saturating_sub(issued);
-        let d = draw(rng, dist.cdf(age)).max(age);
+        let d = draw(rng, age);
         let end = (issued + d).min(expires).max(now);
         ends.push(std::cmp::Reverse(end - now));
     }
@@ -368,7 +434,7 @@ fn simulate(
             window.push_back(t as i64);
         }
         out.push(t);
-        ends.push(std::cmp::Reverse(t + draw(rng, 0.0)));
+        ends.push(std::cmp::Reverse(t + draw(rng, 0)));
     }
     (out, by_cap)
 }
@@ -412,7 +478,7 @@ mod tests {
         // Six fresh sessions of 30 s, nothing ended yet: place 12 is at most two rounds.
         let mut b = basis(6, 30, 20);
         live(&mut b, 6, 1);
-        let e = Schedule::compute(&b).at(12, NOW);
+        let e = Schedule::compute(&b).at(12, NOW, 0);
         assert!(!e.known);
         assert_eq!(e.low, 0);
         assert_eq!(e.seconds, e.high);
@@ -425,12 +491,12 @@ mod tests {
         live(&mut b, 2, 4); // free at 6 s
         ends(&mut b, &[10_000; 8]);
         let s = Schedule::compute(&b);
-        let e = s.at(1, NOW);
+        let e = s.at(1, NOW, 0);
         assert!(e.known);
         assert_eq!(e.seconds, 6);
         assert!(e.low <= 6 && e.high >= 6 && e.high <= 8, "{e:?}");
-        assert_eq!(s.at(3, NOW).seconds, 16);
-        assert_eq!(s.at(5, NOW).seconds, 26);
+        assert_eq!(s.at(3, NOW, 0).seconds, 16);
+        assert_eq!(s.at(5, NOW, 0).seconds, 26);
     }
 
     #[test]
@@ -441,7 +507,7 @@ mod tests {
             &mut b,
             &[500, 900, 1200, 1500, 1800, 2100, 2500, 700, 1000, 2000],
         );
-        let e = Schedule::compute(&b).at(100, NOW);
+        let e = Schedule::compute(&b).at(100, NOW, 0);
         // ~1.5 s per session over 6 slots: about 25 s, nowhere near 100 × 30 / 6 = 500 s.
         assert!((15..=40).contains(&e.seconds), "{e:?}");
         assert!(e.low < e.seconds && e.seconds < e.high, "{e:?}");
@@ -455,11 +521,11 @@ mod tests {
         live(&mut b, 2, 20);
         live(&mut b, 2, 0);
         ends(&mut b, &[1000, 1000, 1000, 1000]);
-        let with_old = Schedule::compute(&b).at(40, NOW).seconds;
+        let with_old = Schedule::compute(&b).at(40, NOW, 0).seconds;
         let mut fresh = basis(4, 60, 40);
         live(&mut fresh, 4, 0);
         ends(&mut fresh, &[1000, 1000, 1000, 1000]);
-        let without = Schedule::compute(&fresh).at(40, NOW).seconds;
+        let without = Schedule::compute(&fresh).at(40, NOW, 0).seconds;
         assert!(with_old > 3 * without, "{with_old} vs {without}");
     }
 
@@ -472,8 +538,8 @@ mod tests {
         ends(&mut b, &[1000; 5]);
         let s = Schedule::compute(&b);
         assert!(s.rate_limited);
-        assert_eq!(s.at(1, NOW).seconds, 57);
-        assert_eq!(s.at(4, NOW).seconds, 117);
+        assert_eq!(s.at(1, NOW, 0).seconds, 57);
+        assert_eq!(s.at(4, NOW, 0).seconds, 117);
     }
 
     #[test]
@@ -483,10 +549,10 @@ mod tests {
         let mut b = basis(2, 600, 3);
         live(&mut b, 4, 0);
         ends(&mut b, &[600_000; 4]);
-        assert_eq!(Schedule::compute(&b).at(1, NOW).seconds, 600);
+        assert_eq!(Schedule::compute(&b).at(1, NOW, 0).seconds, 600);
         // Raised to 6 with the same 4: two places are free at once.
         b.capacity = 6;
-        assert_eq!(Schedule::compute(&b).at(2, NOW).seconds, 0);
+        assert_eq!(Schedule::compute(&b).at(2, NOW, 0).seconds, 0);
     }
 
     #[test]
@@ -494,13 +560,13 @@ mod tests {
         let mut b = basis(2, 10, 5);
         ends(&mut b, &[1000; 4]);
         b.paused = true;
-        assert_eq!(Schedule::compute(&b).at(1, NOW), Eta::default());
+        assert_eq!(Schedule::compute(&b).at(1, NOW, 0), Eta::default());
         b.paused = false;
         b.stock = Some(2);
         let s = Schedule::compute(&b);
-        assert!(s.at(2, NOW).known);
-        assert_eq!(s.at(3, NOW), Eta::default());
-        assert!(s.past_stock(3) && !s.past_stock(2));
+        assert!(s.at(2, NOW, 0).known);
+        assert_eq!(s.at(3, NOW, 0), Eta::default());
+        assert!(s.past_stock(3, 0) && !s.past_stock(2, 0));
     }
 
     #[test]
@@ -508,11 +574,11 @@ mod tests {
         let mut b = basis(2, 10, 50);
         ends(&mut b, &[10_000; 8]);
         // Two at once, then two every 10 s: the 40th admission is at 190 s.
-        let plain = Schedule::compute(&b).at(40, NOW).seconds;
+        let plain = Schedule::compute(&b).at(40, NOW, 0).seconds;
         b.admitted_recent = 80;
         b.reaped_recent = 20;
         // A fifth of those ahead leave unserved: the visitor needs 32 admissions, 150 s.
-        let thinned = Schedule::compute(&b).at(40, NOW).seconds;
+        let thinned = Schedule::compute(&b).at(40, NOW, 0).seconds;
         assert!((180..=190).contains(&plain), "{plain}");
         assert!((140..=150).contains(&thinned), "{thinned}");
     }
@@ -523,8 +589,11 @@ mod tests {
         ends(&mut b, &[10_000; 8]);
         live(&mut b, 1, 0);
         let s = Schedule::compute(&b);
-        assert_eq!(s.at(1, NOW).seconds, 10);
-        assert_eq!(s.at(1, NOW + 4000).seconds, 6);
+        assert_eq!(s.at(1, NOW, 0).seconds, 10);
+        assert_eq!(s.at(1, NOW + 4000, 0).seconds, 6);
+        // 11 s on, the slot freed at 10 s was filled (one admission since): the visitor
+        // now at place 1 was at place 2 when the schedule was made; let in at 20 s.
+        assert_eq!(s.at(1, NOW + 11_000, 1).seconds, 9);
     }
 
     #[test]
@@ -532,8 +601,8 @@ mod tests {
         let mut b = basis(1, 1, 5000);
         ends(&mut b, &[1000; 8]);
         let s = Schedule::compute(&b);
-        let at_max = s.at(MAX_SIMULATED as u64, NOW).seconds;
-        let twice = s.at(2 * MAX_SIMULATED as u64, NOW).seconds;
+        let at_max = s.at(MAX_SIMULATED as u64, NOW, 0).seconds;
+        let twice = s.at(2 * MAX_SIMULATED as u64, NOW, 0).seconds;
         assert!(
             (twice as f64 / at_max as f64 - 2.0).abs() < 0.01,
             "{at_max} {twice}"

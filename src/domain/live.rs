@@ -145,7 +145,7 @@ pub fn room_live(
         })
         .collect();
     let eta = forecast
-        .map(|f| f.schedule.at(r.view.queue_length, now))
+        .map(|f| f.schedule.at(r.view.queue_length, now, r.view.admits))
         .unwrap_or_default();
     let round1 = |x: f64| (x * 10.0).round() / 10.0;
     RoomLive {

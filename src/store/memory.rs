@@ -177,6 +177,7 @@ impl Room {
             target_url: self.cfg.target_url.clone(),
             paused: self.cfg.paused,
             closed: self.cfg.closed,
+            admits: self.admits,
         }
     }
 
@@ -340,6 +341,7 @@ impl Room {
             promoted,
             rate_cap_per_minute: self.cfg.max_admissions_per_minute,
             rejoined_after_absence: false,
+            admits: self.admits,
             target_url: self.cfg.target_url.clone(),
         }
     }
@@ -707,6 +709,9 @@ impl Store for MemoryStore {
 
     async fn eta_basis(&self, room: &str) -> StoreResult<super::EtaBasis> {
         self.with_room(room, |r, now| {
+            r.promote(now, 1000);
+            let half = now.saturating_sub(r.cfg.heartbeat_timeout_secs * 500);
+            let silent = r.hb_order.range(..(half, String::new())).count() as u64;
             let sessions: Vec<(u64, u64)> = r
                 .expiries
                 .range((now + 1, String::new())..)
@@ -735,10 +740,20 @@ impl Store for MemoryStore {
                 queue_length: r.queue.len() as u64,
                 active: r.active(now),
                 sessions,
-                ends: r.ends.iter().copied().collect(),
+                // Expired sessions not yet pruned ended at their expiry.
+                ends: r
+                    .expiries
+                    .range(..(now + 1, String::new()))
+                    .filter_map(|(_, v)| r.sessions.get(v))
+                    .map(|a| (a.expires_at_ms, a.expires_at_ms - a.issued_at_ms))
+                    .chain(r.ends.iter().copied())
+                    .take(super::ENDS_KEEP)
+                    .collect(),
                 window,
                 admitted_recent,
                 reaped_recent,
+                silent,
+                admits: r.admits,
             }
         })
     }

@@ -126,6 +126,10 @@ pub struct EtaBasis {
     /// Admissions and visitors reaped for silence over the last five minutes.
     pub admitted_recent: u64,
     pub reaped_recent: u64,
+    /// Queued visitors silent for more than half the heartbeat timeout.
+    pub silent: u64,
+    /// Admissions so far (see [`Snapshot::admits`]).
+    pub admits: u64,
 }
 
 /// The most stock a room may hold. Redis keeps numbers in Lua as doubles, exact to
@@ -174,6 +178,9 @@ pub struct Snapshot {
     /// This join queued a visitor whom the reaper had dropped for silence (within the
     /// last [`AWAY_KEEP_MS`]): they lost their place and are at the back.
     pub rejoined_after_absence: bool,
+    /// Admissions the room has made so far (its serial), to line a visitor's position up
+    /// with an ETA schedule computed a moment earlier.
+    pub admits: u64,
     /// Where admitted visitors go.
     pub target_url: String,
 }
@@ -192,6 +199,8 @@ pub struct RoomView {
     pub target_url: String,
     pub paused: bool,
     pub closed: bool,
+    /// Admissions so far (see [`Snapshot::admits`]).
+    pub admits: u64,
 }
 
 /// One watched visitor.
@@ -273,6 +282,7 @@ impl RoomView {
             promoted: Vec::new(),
             rate_cap_per_minute: self.rate_cap_per_minute,
             rejoined_after_absence: false,
+            admits: self.admits,
             target_url: self.target_url.clone(),
         }
     }
@@ -514,7 +524,8 @@ pub trait Store: Send + Sync + 'static {
     async fn flush(&self, room: &str) -> StoreResult<u64>;
     /// Figures and the last `minutes` minutes of history.
     async fn report(&self, room: &str, minutes: u32) -> StoreResult<RoomReport>;
-    /// What the ETA is computed from ([`EtaBasis`]).
+    /// Promotes (so the basis is what snapshots read after it see), then reads what the
+    /// ETA is computed from ([`EtaBasis`]).
     async fn eta_basis(&self, room: &str) -> StoreResult<EtaBasis>;
 
     /// Records this instance's open sockets per room.

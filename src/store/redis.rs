@@ -269,7 +269,7 @@ fn stock_of(v: i64) -> Option<u64> {
 /// Parses the reply built by `reply()` in `common.lua`.
 fn parse_snapshot(v: Value) -> StoreResult<Snapshot> {
     let a = as_array(v)?;
-    if a.len() != 18 {
+    if a.len() != 19 {
         return Err(protocol("snapshot arity"));
     }
     let state_s = as_string(&a[0])?;
@@ -300,13 +300,14 @@ fn parse_snapshot(v: Value) -> StoreResult<Snapshot> {
         rate_cap_per_minute: u(&a[15])?,
         target_url: as_string(&a[16])?,
         rejoined_after_absence: u(&a[17])? == 1,
+        admits: u(&a[18])?,
     })
 }
 
 /// Parses `room_view()` from `common.lua`.
 fn parse_room_view(v: Value) -> StoreResult<RoomView> {
     let a = as_array(v)?;
-    if a.len() != 13 {
+    if a.len() != 14 {
         return Err(protocol("room view arity"));
     }
     Ok(RoomView {
@@ -325,6 +326,7 @@ fn parse_room_view(v: Value) -> StoreResult<RoomView> {
         target_url: as_string(&a[10])?,
         paused: as_int(&a[11])? == 1,
         closed: as_int(&a[12])? == 1,
+        admits: u(&a[13])?,
     })
 }
 
@@ -765,7 +767,7 @@ impl Store for RedisStore {
 
     async fn eta_basis(&self, room: &str) -> StoreResult<EtaBasis> {
         let a = as_array(self.run_room(&ETA_BASIS, room, &[]).await?)?;
-        if a.len() != 14 {
+        if a.len() != 16 {
             return Err(protocol("eta_basis arity"));
         }
         let n = |i: usize| u(&a[i]);
@@ -795,6 +797,8 @@ impl Store for RedisStore {
             window: list(11)?,
             admitted_recent: n(12)?,
             reaped_recent: n(13)?,
+            silent: n(14)?,
+            admits: n(15)?,
         })
     }
 

@@ -1,7 +1,7 @@
 //! Real headless Chromium (Debian's `chromium` + `chromedriver`, installed by .ci/run)
 //! against real servers on a real Redis. Screenshots land in target/screenshots/.
 
-use crate::helpers::browser::{screenshot, text, wait_text, Driver, DEADLINE};
+use crate::helpers::browser::{screenshot, text, wait_text, wait_text_contains, Driver, DEADLINE};
 use crate::helpers::{free_port, room, spawn_app, test_settings, wait_until, RedisServer, TestApp};
 use anteroom::config::RoomConfig;
 use fantoccini::Locator;
@@ -352,5 +352,56 @@ async fn an_admin_watches_a_crowd_raises_capacity_and_sees_the_audit_entry() {
     .await;
     assert!(row.contains("session:token"), "{row}");
     screenshot(&c, "admin").await;
+    c.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_page_shows_why_the_estimate_moved_and_holds_it_while_paused() {
+    let redis = RedisServer::start();
+    let port = free_port();
+    let app = demo_app(
+        &redis,
+        port,
+        vec![RoomConfig {
+            name: "Concert tickets".into(),
+            session_ttl_secs: 120,
+            ..room("r", 2)
+        }],
+        "127.0.0.1",
+    )
+    .await;
+    app.join("r").await;
+    app.join("r").await;
+    let driver = Driver::start();
+    let (c, _profile) = driver.browser(&[], true).await;
+    c.goto(&app.url("/r/r")).await.unwrap();
+    wait_text(&c, "#conn", "Live").await;
+    // No session has ended and none is old: the page says so instead of a number.
+    wait_text_contains(&c, "#eta", "not known yet (at most").await;
+    let store = &app.engine.store;
+    store
+        .patch_room(
+            "r",
+            &anteroom::store::RoomPatch {
+                capacity: Some(1),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    wait_text_contains(&c, "#eta-note", "letting fewer people in at a time").await;
+    screenshot(&c, "queue-eta-reason").await;
+    store
+        .patch_room(
+            "r",
+            &anteroom::store::RoomPatch {
+                paused: Some(true),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    wait_text(&c, "#eta", "on hold while the line is paused").await;
+    wait_text(&c, "#ahead", "No one is ahead of you").await;
     c.close().await.unwrap();
 }

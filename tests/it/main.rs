@@ -10,6 +10,7 @@ mod browser;
 mod cluster;
 mod concurrency;
 mod conformance;
+mod eta;
 mod faults;
 mod fuzz;
 mod hostile;

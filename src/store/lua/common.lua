@@ -137,7 +137,7 @@ end
 
 -- The reply shared by join and status:
 -- {state, position, queue_length, active, capacity, ttl_ms, stock, serial, issued_ms,
---  expires_ms, now, ewma, ewma_t, ewma_t0, promoted, rate_cap, target}
+--  expires_ms, now, ewma, ewma_t, ewma_t0, promoted, rate_cap, target, away, admits}
 local function reply(state, v, cfg, now, promoted, away)
   local pos, serial, issued, expires = 0, 0, 0, 0
   if state == 'admitted' then
@@ -150,10 +150,11 @@ local function reply(state, v, cfg, now, promoted, away)
     local r = redis.call('ZRANK', K_Q, v)
     if r then pos = r + 1 end
   end
-  local st = redis.call('HMGET', K_ST, 'ewma', 'ewma_t', 'ewma_t0')
+  local st = redis.call('HMGET', K_ST, 'ewma', 'ewma_t', 'ewma_t0', 'admits')
   return {state, pos, redis.call('ZCARD', K_Q), active_count(now), cfg.capacity, cfg.ttl_ms,
     cfg.stock, serial, issued, expires, now, st[1] or '0', tonumber(st[2]) or 0,
-    tonumber(st[3]) or 0, promoted, cfg.rate_cap, cfg.target, away and 1 or 0}
+    tonumber(st[3]) or 0, promoted, cfg.rate_cap, cfg.target, away and 1 or 0,
+    tonumber(st[4]) or 0}
 end
 
 -- State of a visitor who holds no live session.
@@ -166,12 +167,12 @@ local function waiting_state(cfg, queued)
 end
 
 -- Room-wide figures: {queue_length, active, capacity, ttl_ms, stock, now, ewma, ewma_t,
--- ewma_t0, rate_cap, target, paused, closed}
+-- ewma_t0, rate_cap, target, paused, closed, admits}
 local function room_view(cfg, now)
-  local st = redis.call('HMGET', K_ST, 'ewma', 'ewma_t', 'ewma_t0')
+  local st = redis.call('HMGET', K_ST, 'ewma', 'ewma_t', 'ewma_t0', 'admits')
   return {redis.call('ZCARD', K_Q), active_count(now), cfg.capacity, cfg.ttl_ms, cfg.stock,
     now, st[1] or '0', tonumber(st[2]) or 0, tonumber(st[3]) or 0, cfg.rate_cap, cfg.target,
-    cfg.paused and 1 or 0, cfg.closed and 1 or 0}
+    cfg.paused and 1 or 0, cfg.closed and 1 or 0, tonumber(st[4]) or 0}
 end
 
 -- Records the end of v's session at `end_ms` (a release, or its expiry) for the ETA.

@@ -1,12 +1,16 @@
 -- eta_basis(): what the ETA model (domain/eta.rs) needs, read once a second per room
 -- per instance. Returns {now, capacity, ttl_ms, rate_cap, stock, paused, closed,
--- queue_length, active, sessions, ends, window, admitted_5min, reaped_5min} where
+-- queue_length, active, sessions, ends, window, admitted_5min, reaped_5min, silent, admits} where
 -- sessions = {issued_ms, expires_ms, ...} of up to BASIS_SESSIONS live sessions, soonest
--- expiry first; ends = the last session ends as `end_ms:duration_ms`, newest first;
+-- expiry first; ends = the last session ends as `end_ms:duration_ms` (expired sessions
+-- not yet pruned first, then the recorded ones, newest first);
 -- window = admission times of the last WINDOW_MS (only with a rate cap).
 local cfg = load_cfg()
 if not cfg then return {'no_room'} end
 local now = now_ms()
+-- Promote first: slots freed since the last promote are filled now, so the basis is
+-- what every snapshot read after it sees (positions after promotion).
+promote(cfg, now, 1000)
 local act = redis.call('ZRANGEBYSCORE', K_ACT, '(' .. now, '+inf', 'WITHSCORES', 'LIMIT', 0,
   BASIS_SESSIONS)
 local sessions = {}
@@ -15,6 +19,17 @@ for i = 1, #act, 2 do
   sessions[#sessions + 1] = tonumber(string.sub(s, string.find(s, ':', 1, true) + 1))
   sessions[#sessions + 1] = tonumber(act[i + 1])
 end
+-- Sessions past their expiry that the reaper has not pruned yet ended at their expiry.
+local gone = redis.call('ZRANGEBYSCORE', K_ACT, '-inf', now, 'WITHSCORES', 'LIMIT', 0, ENDS_KEEP)
+local ends = {}
+for i = 1, #gone, 2 do
+  local s = redis.call('HGET', K_SESS, gone[i]) or '0:0'
+  local issued = tonumber(string.sub(s, string.find(s, ':', 1, true) + 1))
+  local exp = tonumber(gone[i + 1])
+  ends[#ends + 1] = exp .. ':' .. math.max(0, exp - issued)
+end
+local recorded = redis.call('LRANGE', K_ENDS, 0, ENDS_KEEP - 1 - #ends)
+for i = 1, #recorded do ends[#ends + 1] = recorded[i] end
 local window = {}
 if cfg.rate_cap > 0 then
   local w = redis.call('ZRANGEBYSCORE', K_WIN, now - WINDOW_MS, '+inf', 'WITHSCORES')
@@ -27,6 +42,8 @@ for i = 0, 4 do
   a = a + (tonumber(v[1]) or 0)
   r = r + (tonumber(v[2]) or 0)
 end
+-- Queued visitors silent for more than half the heartbeat timeout: likely to be reaped.
+local silent = redis.call('ZCOUNT', K_HB, '-inf', now - math.floor(cfg.hb_ms / 2))
 return {now, cfg.capacity, cfg.ttl_ms, cfg.rate_cap, cfg.stock, cfg.paused and 1 or 0,
   cfg.closed and 1 or 0, redis.call('ZCARD', K_Q), active_count(now), sessions,
-  redis.call('LRANGE', K_ENDS, 0, -1), window, a, r}
+  ends, window, a, r, silent, tonumber(redis.call('HGET', K_ST, 'admits')) or 0}

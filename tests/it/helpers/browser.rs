@@ -109,6 +109,15 @@ pub async fn wait_text(c: &Client, css: &str, want: &str) {
     .await;
 }
 
+/// Waits until the element's text contains `part`.
+pub async fn wait_text_contains(c: &Client, css: &str, part: &str) {
+    let what = format!("{css} to contain {part:?}");
+    wait_until(DEADLINE, &what, || async {
+        text(c, css).await.contains(part).then_some(())
+    })
+    .await;
+}
+
 pub async fn screenshot(c: &Client, name: &str) {
     let png = c.screenshot().await.unwrap();
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("target/screenshots");
