@@ -320,8 +320,7 @@ impl Schedule {
         let elapsed = now_ms.saturating_sub(self.computed_ms);
         // Admissions made since the schedule was computed moved the visitor up: count
         // the place from the schedule's start.
-        let done = admits.saturating_sub(self.admits);
-        let n = ((position as f64 * (1.0 - self.abandon)).ceil() as u64).max(1) + done;
+        let n = self.admission_index(position, admits);
         if self.stock.is_some_and(|left| n > left) {
             return Eta::default();
         }
@@ -356,9 +355,16 @@ impl Schedule {
     }
 
     /// Whether `position` is past the stock left.
+    /// Which admission of this schedule lets in the visitor at `position` when the room
+    /// had made `admits` admissions: those made since the schedule moved the visitor up,
+    /// and those the schedule's own read made (it promotes first) are already in it.
+    fn admission_index(&self, position: u64, admits: u64) -> u64 {
+        let p = ((position as f64 * (1.0 - self.abandon)).ceil() as i64).max(1);
+        (p + admits as i64 - self.admits as i64).max(1) as u64
+    }
+
     pub fn past_stock(&self, position: u64, admits: u64) -> bool {
-        let done = admits.saturating_sub(self.admits);
-        let n = ((position as f64 * (1.0 - self.abandon)).ceil() as u64).max(1) + done;
+        let n = self.admission_index(position, admits);
         position > 0 && self.stock.is_some_and(|left| n > left)
     }
 
@@ -581,6 +587,19 @@ mod tests {
         let thinned = Schedule::compute(&b).at(40, NOW, 0).seconds;
         assert!((180..=190).contains(&plain), "{plain}");
         assert!((140..=150).contains(&thinned), "{thinned}");
+    }
+
+    #[test]
+    fn a_place_read_before_the_schedule_is_lined_up_by_the_serial() {
+        // The schedule's read promoted one visitor (serial 5 → 6) after the visitor's
+        // snapshot (serial 5) said place 2: that is the schedule's place 1.
+        let mut b = basis(1, 10, 3);
+        ends(&mut b, &[10_000; 8]);
+        live(&mut b, 1, 0);
+        b.admits = 6;
+        let s = Schedule::compute(&b);
+        assert_eq!(s.at(2, NOW, 5), s.at(1, NOW, 6));
+        assert_eq!(s.at(2, NOW, 5).seconds, 10);
     }
 
     #[test]
