@@ -48,16 +48,7 @@ async fn a_capacity_cut_gives_a_reason_in_the_view_and_on_the_page() {
     })
     .await;
     assert_eq!(v["state"], "queued");
-    let page = app
-        .client
-        .get(app.url("/r/r"))
-        .header("cookie", format!("anteroom_vid={token}"))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let page = app.page_as("/r/r", &token).await;
     assert!(
         page.contains("letting fewer people in at a time"),
         "the page says why: {page}"
@@ -91,16 +82,7 @@ async fn a_paused_room_has_no_countdown_and_says_paused() {
         ),
         "{v}"
     );
-    let page = app
-        .client
-        .get(app.url("/r/r"))
-        .header("cookie", format!("anteroom_vid={token}"))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let page = app.page_as("/r/r", &token).await;
     assert!(page.contains("on hold while the line is paused"), "{page}");
     assert!(
         page.contains("No one is ahead of you"),

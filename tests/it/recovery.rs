@@ -222,16 +222,7 @@ async fn a_visitor_dropped_for_silence_is_told_they_lost_their_place() {
         "at the back, behind the visitor who stayed"
     );
     // The page says so too; and only once: the next join is an ordinary one.
-    let page = app
-        .client
-        .get(app.url("/r/r"))
-        .header("cookie", format!("anteroom_vid={away}"))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let page = app.page_as("/r/r", &away).await;
     // (The sentence itself is always in the page's script configuration, for the socket.)
     assert!(
         page.contains(r#"id="eta-note" class="note">Based on"#),
@@ -261,16 +252,7 @@ async fn the_queue_page_and_socket_say_you_were_away() {
         (app.engine.store.stats("r").await.unwrap().queue_length == 1).then_some(())
     })
     .await;
-    let page = app
-        .client
-        .get(app.url("/r/r"))
-        .header("cookie", format!("anteroom_vid={a}"))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let page = app.page_as("/r/r", &a).await;
     assert!(
         page.contains(
             r#"id="eta-note" class="note">You were away for longer than 1 seconds, so you lost your place"#

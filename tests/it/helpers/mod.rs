@@ -207,6 +207,19 @@ impl TestApp {
         .await
     }
 
+    /// The HTML of `path` fetched as the visitor whose token is `token` (cookie).
+    pub async fn page_as(&self, path: &str, token: &str) -> String {
+        self.client
+            .get(self.url(path))
+            .header("cookie", format!("anteroom_vid={token}"))
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap()
+    }
+
     pub async fn status(&self, room: &str, token: &str) -> Reply {
         Reply::from(
             self.client
