@@ -276,6 +276,7 @@ pub async fn delete_room(engine: &Engine, who: &str, room: &str) -> Result<(), D
         .await
         .map_err(|e| engine.store_failed("admin", room, e))?;
     engine.metrics.forget_room(room);
+    engine.forecasts.forget(room);
     audit(engine, who, room, "delete room", json!(old), Value::Null).await;
     Ok(())
 }

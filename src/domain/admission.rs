@@ -60,9 +60,6 @@ pub struct VisitorView {
     pub degraded: Option<&'static str>,
 }
 
-/// The `eta_reason` of a visitor who lost their place by being away too long.
-pub const YOU_WERE_AWAY: &str = reason::YOU_WERE_AWAY;
-
 /// The value of `X-Anteroom-Degraded` (and `degraded`) when the store is unreachable.
 pub const DEGRADED_STORE_UNREACHABLE: &str = "store-unreachable";
 

@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::domain::eta::{reason, Schedule};
-use crate::store::{EtaBasis, Store, StoreResult};
+use crate::store::{EtaBasis, Store};
 
 /// How old a schedule may be before the next reader refreshes it.
 pub const REFRESH: Duration = Duration::from_secs(1);
@@ -124,22 +124,11 @@ impl Forecasts {
         }
     }
 
-    /// Forgets a room (deleted).
+    /// Forgets a room (deleted through the admin API on this instance).
     pub fn forget(&self, room: &str) {
         // unwrap: never poisoned.
         self.rooms.lock().unwrap().remove(room);
     }
-
-    /// Computes a forecast for `b` in a fresh entry (tests, and the dashboard of a
-    /// room this instance does not serve).
-    pub fn once(b: &EtaBasis) -> Arc<Forecast> {
-        Entry::default().update(b)
-    }
-}
-
-/// Reads a room's basis and computes its forecast without caching it.
-pub async fn forecast_now(store: &dyn Store, room: &str) -> StoreResult<Arc<Forecast>> {
-    Ok(Forecasts::once(&store.eta_basis(room).await?))
 }
 
 #[cfg(test)]

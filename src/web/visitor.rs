@@ -341,7 +341,7 @@ fn queue_page_body(
             .keep_open
             .replace("{n}", &cfg.heartbeat_timeout_secs.to_string()),
         eta_note: match view.eta_reason {
-            Some(crate::domain::admission::YOU_WERE_AWAY) => t
+            Some(crate::domain::eta::reason::YOU_WERE_AWAY) => t
                 .you_were_away
                 .replace("{n}", &cfg.heartbeat_timeout_secs.to_string()),
             Some(code) => t.reason(code).unwrap_or(t.eta_explain).to_string(),

@@ -175,11 +175,17 @@ local function room_view(cfg, now)
     cfg.paused and 1 or 0, cfg.closed and 1 or 0, tonumber(st[4]) or 0}
 end
 
+-- When v's session was issued (ms), or nil without one (`sess` holds `serial:issued`).
+local function session_issued(v)
+  local s = redis.call('HGET', K_SESS, v)
+  if not s then return nil end
+  return tonumber(string.sub(s, string.find(s, ':', 1, true) + 1))
+end
+
 -- Records the end of v's session at `end_ms` (a release, or its expiry) for the ETA.
 local function session_ended(v, end_ms)
-  local s = redis.call('HGET', K_SESS, v)
-  if not s then return end
-  local issued = tonumber(string.sub(s, string.find(s, ':', 1, true) + 1))
+  local issued = session_issued(v)
+  if not issued then return end
   local dur = end_ms - issued
   if dur < 0 then dur = 0 end
   redis.call('LPUSH', K_ENDS, end_ms .. ':' .. dur)

@@ -15,16 +15,14 @@ local act = redis.call('ZRANGEBYSCORE', K_ACT, '(' .. now, '+inf', 'WITHSCORES',
   BASIS_SESSIONS)
 local sessions = {}
 for i = 1, #act, 2 do
-  local s = redis.call('HGET', K_SESS, act[i]) or '0:0'
-  sessions[#sessions + 1] = tonumber(string.sub(s, string.find(s, ':', 1, true) + 1))
+  sessions[#sessions + 1] = session_issued(act[i]) or 0
   sessions[#sessions + 1] = tonumber(act[i + 1])
 end
 -- Sessions past their expiry that the reaper has not pruned yet ended at their expiry.
 local gone = redis.call('ZRANGEBYSCORE', K_ACT, '-inf', now, 'WITHSCORES', 'LIMIT', 0, ENDS_KEEP)
 local ends = {}
 for i = 1, #gone, 2 do
-  local s = redis.call('HGET', K_SESS, gone[i]) or '0:0'
-  local issued = tonumber(string.sub(s, string.find(s, ':', 1, true) + 1))
+  local issued = session_issued(gone[i]) or 0
   local exp = tonumber(gone[i + 1])
   ends[#ends + 1] = exp .. ':' .. math.max(0, exp - issued)
 end
