@@ -32,6 +32,60 @@ impl VisitorId {
     pub fn as_str(&self) -> &str {
         &self.0
     }
+
+    /// The short code a visitor reads out to support, e.g. `K7QX-M2PD`: the id's first
+    /// 40 bits in Crockford base32. Not a credential (it cannot claim the place); an
+    /// admin finds the visitor by it ([`SupportCode`]).
+    pub fn support_code(&self) -> String {
+        // unwrap: the id is 32 hex characters, so its first 10 are a 40-bit number.
+        let bits = u64::from_str_radix(&self.0[..SupportCode::HEX_LEN], 16).unwrap();
+        let chars: String = (0..8)
+            .rev()
+            .map(|i| CROCKFORD[((bits >> (i * 5)) & 31) as usize] as char)
+            .collect();
+        format!("{}-{}", &chars[..4], &chars[4..])
+    }
+}
+
+const CROCKFORD: &[u8; 32] = b"0123456789ABCDEFGHJKMNPQRSTVWXYZ";
+
+/// A support code as typed by an admin: the hex prefix of the visitor ids it names.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SupportCode(String);
+
+impl SupportCode {
+    /// Hex characters of the visitor id a code carries.
+    pub const HEX_LEN: usize = 10;
+
+    /// Accepts `K7QX-M2PD`, `k7qxm2pd`, spaces or dashes anywhere, and the usual misreads
+    /// (O for 0, I and L for 1).
+    pub fn parse(s: &str) -> Option<Self> {
+        let mut bits: u64 = 0;
+        let mut n = 0;
+        for c in s.chars().filter(|c| !matches!(c, '-' | ' ')) {
+            let c = match c.to_ascii_uppercase() {
+                'O' => '0',
+                'I' | 'L' => '1',
+                c => c,
+            };
+            let v = CROCKFORD.iter().position(|&b| b as char == c)?;
+            bits = (bits << 5) | v as u64;
+            n += 1;
+            if n > 8 {
+                return None;
+            }
+        }
+        (n == 8).then(|| Self(format!("{bits:010x}")))
+    }
+
+    /// The hex prefix every visitor id with this code starts with.
+    pub fn id_prefix(&self) -> &str {
+        &self.0
+    }
+
+    pub fn matches(&self, id: &str) -> bool {
+        id.starts_with(&self.0)
+    }
 }
 
 /// Compares two byte strings without an early exit (credentials, tags).
@@ -97,6 +151,27 @@ impl VisitorSigner {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_support_code_names_its_visitor_and_forgives_misreads() {
+        let id = VisitorId::parse("0123456789abcdef0123456789abcdef").unwrap();
+        let code = id.support_code();
+        assert_eq!(code, "04HM-ASW9");
+        let parsed = SupportCode::parse(&code).unwrap();
+        assert_eq!(parsed.id_prefix(), "0123456789");
+        assert!(parsed.matches(id.as_str()));
+        assert_eq!(SupportCode::parse("o4hm asw9"), Some(parsed.clone()));
+        assert_eq!(SupportCode::parse("04hmasw9"), Some(parsed));
+        for bad in ["", "04HM-ASW", "04HM-ASW9X", "04HM-ASWU", "../../x"] {
+            assert_eq!(SupportCode::parse(bad), None, "{bad}");
+        }
+        for _ in 0..100 {
+            let id = VisitorId::random();
+            assert!(SupportCode::parse(&id.support_code())
+                .unwrap()
+                .matches(id.as_str()));
+        }
+    }
 
     #[test]
     fn round_trips() {

@@ -1,7 +1,9 @@
 //! Real headless Chromium (Debian's `chromium` + `chromedriver`, installed by .ci/run)
 //! against real servers on a real Redis. Screenshots land in target/screenshots/.
 
-use crate::helpers::browser::{screenshot, text, wait_text, wait_text_contains, Driver, DEADLINE};
+use crate::helpers::browser::{
+    assert_accessible, screenshot, text, wait_text, wait_text_contains, Driver, DEADLINE,
+};
 use crate::helpers::{free_port, room, spawn_app, test_settings, wait_until, RedisServer, TestApp};
 use anteroom::config::RoomConfig;
 use fantoccini::Locator;
@@ -50,6 +52,7 @@ async fn a_visitor_watches_the_line_move_and_is_sent_in_with_a_valid_pass() {
     wait_text(&c, "#position", "3").await;
     wait_text(&c, "#conn", "Live").await;
     screenshot(&c, "queue-en").await;
+    assert_accessible(&c, "the queue page").await;
 
     app.release("r", &holder).await;
     wait_text(&c, "#position", "2").await;
@@ -68,6 +71,7 @@ async fn a_visitor_watches_the_line_move_and_is_sent_in_with_a_valid_pass() {
     wait_text(&c, "h1", "You're in.").await;
     assert_eq!(text(&c, ".badge").await, "Pass verified");
     screenshot(&c, "origin-admitted").await;
+    assert_accessible(&c, "the demo origin").await;
     c.close().await.unwrap();
 }
 
@@ -136,6 +140,7 @@ async fn the_chinese_page_renders_chinese() {
         .unwrap();
     assert_eq!(lang, "zh-CN");
     screenshot(&c, "queue-zh").await;
+    assert_accessible(&c, "the Chinese queue page").await;
     // The same page at phone width.
     c.set_window_size(390, 844).await.unwrap();
     c.goto(&app.url("/r/r?lang=en")).await.unwrap();
@@ -190,8 +195,10 @@ async fn the_embed_works_cross_site_with_third_party_cookies_blocked() {
     frame.enter_frame().await.unwrap();
     wait_text(&c, "#position", "2").await;
     wait_text(&c, "#conn", "Live").await;
+    assert_accessible(&c, "the widget").await;
     c.enter_parent_frame().await.unwrap();
     screenshot(&c, "embed").await;
+    assert_accessible(&c, "the demo host page").await;
 
     app.release("r", &holder).await;
     c.enter_frame(0).await.unwrap();
@@ -268,6 +275,7 @@ async fn room_state_changes_reach_the_open_page() {
         store.put_room(&cfg, false).await.unwrap();
         wait_text(&c, "h1", title).await;
         screenshot(&c, shot).await;
+        assert_accessible(&c, shot).await;
     }
     c.close().await.unwrap();
 }
@@ -352,6 +360,7 @@ async fn an_admin_watches_a_crowd_raises_capacity_and_sees_the_audit_entry() {
     .await;
     assert!(row.contains("session:token"), "{row}");
     screenshot(&c, "admin").await;
+    assert_accessible(&c, "the dashboard").await;
     c.close().await.unwrap();
 }
 

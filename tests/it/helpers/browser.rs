@@ -124,3 +124,57 @@ pub async fn screenshot(c: &Client, name: &str) {
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join(format!("{name}.png")), png).unwrap();
 }
+
+/// Where the axe-core accessibility engine is installed (`npm install`, by .ci/run or,
+/// failing that, by the first test that needs it).
+fn axe_source() -> &'static str {
+    static SRC: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    SRC.get_or_init(|| {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("target/axe");
+        let file = dir.join("node_modules/axe-core/axe.min.js");
+        if !file.exists() {
+            let ok = Command::new("npm")
+                .args(["install", "--silent", "--no-audit", "--no-fund", "--prefix"])
+                .arg(&dir)
+                .arg(format!("axe-core@{AXE_VERSION}"))
+                .status()
+                .map(|s| s.success())
+                .unwrap_or(false);
+            assert!(
+                ok && file.exists(),
+                "axe-core is needed for the accessibility checks: npm install --prefix target/axe axe-core@{AXE_VERSION}"
+            );
+        }
+        std::fs::read_to_string(file).unwrap()
+    })
+}
+
+/// The axe-core release the checks were written against.
+pub const AXE_VERSION: &str = "4.10.2";
+
+/// Runs axe-core (WCAG 2.0/2.1 A and AA rules and best practices) on the page as it is
+/// now and fails with every violation found, each with the elements it names.
+pub async fn assert_accessible(c: &Client, what: &str) {
+    // The source runs as the script itself, not through eval: the pages' CSP forbids eval.
+    c.execute(&format!("{}\nreturn true;", axe_source()), vec![])
+        .await
+        .expect("axe-core loads");
+    let out = c
+        .execute_async(
+            "var done = arguments[arguments.length - 1];
+             axe.run(document, { resultTypes: ['violations'] })
+               .then(function (r) { done(r.violations.map(function (v) {
+                 return v.id + ' (' + v.impact + '): ' + v.help + ' at ' +
+                   v.nodes.map(function (n) { return n.target.join(' ') + ' [' + n.failureSummary.replace(/\\n/g, ' ') + ']'; }).join('; ');
+               })); }, function (e) { done(['axe failed: ' + e]); });",
+            vec![],
+        )
+        .await
+        .expect("axe-core runs");
+    let violations: Vec<String> = serde_json::from_value(out).unwrap();
+    assert!(
+        violations.is_empty(),
+        "accessibility violations on {what}:\n{}",
+        violations.join("\n")
+    );
+}
