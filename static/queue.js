@@ -32,6 +32,14 @@
   var lastFrameAt = 0;
   var lastEta = null;
   var done = false;
+  // Whether the visitor holds a place now, and whether they ever did on this page: a
+  // newcomer on a closed or sold-out room has none, and joins by itself when it opens.
+  var hasPlace = !!cfg.has_place;
+  var everHadPlace = hasPlace;
+  var rejoining = false;
+  var lastPlace = cfg.position || 0;
+  var placeAnnouncedAt = 0;
+  var PLACE_ANNOUNCE_EVERY_MS = 30000;
   var baseTitle = document.title;
 
   function fmt(s, vars) {
@@ -48,9 +56,13 @@
     var hours = fmt(t.eta_hours, { n: h });
     return m === 0 ? hours : hours + ' ' + fmt(t.eta_minutes, { n: m });
   }
+  // Worded as the server words it (domain::i18n::Strings::eta).
   function etaText(low, high) {
     var l = duration(low), h = duration(high);
-    return l === h ? l : fmt(t.eta_range, { low: l, high: h });
+    if (l === h) return l;
+    if (low < 60) return fmt(t.eta_up_to, { t: h });
+    if (Math.ceil(high / 60) < 90) return fmt(t.eta_minutes_range, { low: Math.ceil(low / 60), high: Math.ceil(high / 60) });
+    return fmt(t.eta_range, { low: l, high: h });
   }
   // A range, "not known yet (at most …)", or on hold while paused: never a countdown
   // without a basis.
@@ -91,6 +103,17 @@
     var el = $('conn');
     if (el) el.classList.toggle('live', text === t.live);
   }
+  // The polite live region: only the place, the state and the admission are read out.
+  function announce(text) {
+    var el = $('announce');
+    if (el && text) el.textContent = text;
+  }
+  // "updated 14:02:05" next to the live dot: when the server last said anything.
+  function touched() {
+    var d = new Date();
+    var hh = function (n) { return (n < 10 ? '0' : '') + n; };
+    setText('updated', fmt(t.updated_at, { t: d.getHours() + ':' + hh(d.getMinutes()) + ':' + hh(d.getSeconds()) }));
+  }
 
   var TEXTS = {
     queued: ['title_queued', 'lead_queued'],
@@ -104,9 +127,15 @@
   function setState(state) {
     var pair = TEXTS[state];
     if (!pair) return;
+    var changed = cfg.state !== state;
     root.className = root.className.replace(/state-[\w-]+/, 'state-' + state);
     setText('title', t[pair[0]]);
-    setText('lead', t[pair[1]]);
+    // Closed and sold out say whether the place is kept.
+    var lead = t[pair[1]];
+    if (state === 'closed' && hasPlace) lead = t.lead_closed_kept;
+    if (state === 'sold_out' && hasPlace) lead = t.lead_sold_out_kept;
+    setText('lead', lead);
+    if (changed && state !== 'admitted') announce(t[pair[0]] + '. ' + lead);
     var waiting = state === 'queued' || state === 'paused';
     show('numbers', waiting);
     var bar = root.querySelector('.progress');
@@ -117,9 +146,56 @@
     cfg.state = state;
   }
 
+  // A visitor who never held a place here (arrived while closed or sold out) and is
+  // now free to join: join, by opening the socket again (its handshake joins) or, when
+  // polling, through the join API.
+  function joinWhenOpen(m) {
+    if (m.state !== 'not_queued' || everHadPlace || rejoining || done) return false;
+    rejoining = true;
+    setText('lead', t.connecting);
+    if (polling || cfg.embed) {
+      fetch(cfg.join_path, {
+        method: 'POST', credentials: 'same-origin', cache: 'no-store',
+        headers: token ? { 'Content-Type': 'application/json' } : {},
+        body: token ? JSON.stringify({ visitor_token: token }) : undefined
+      }).then(function (r) { return r.ok ? r.json() : null; })
+        .then(function (j) { rejoining = false; if (j) handleView(j); },
+          function () { rejoining = false; });
+    } else if (ws) {
+      // onclose reconnects at once (see connect()).
+      try { ws.close(1000); } catch (e) { rejoining = false; }
+    } else {
+      rejoining = false;
+    }
+    return true;
+  }
+
+  function handleView(m) {
+    if (m.state === 'admitted' && m.redirect_url) admitted(m);
+    else if (m.state) update(m);
+  }
+
   function update(m) {
+    if (typeof m.position === 'number') {
+      hasPlace = m.position > 0;
+      if (hasPlace) everHadPlace = true;
+    }
+    if (m.support_code) {
+      setText('support-code', m.support_code);
+      var sc = root.querySelector('.support');
+      if (sc) sc.hidden = false;
+    }
+    if (joinWhenOpen(m)) return;
     setState(m.state);
     if (m.state !== 'queued' && m.state !== 'paused') return;
+    if (m.position !== lastPlace) {
+      var now = Date.now();
+      if (m.position <= 3 || now - placeAnnouncedAt >= PLACE_ANNOUNCE_EVERY_MS) {
+        announce(fmt(t.announce_place, { n: m.position }));
+        placeAnnouncedAt = now;
+      }
+      lastPlace = m.position;
+    }
     var start = Math.max(Number((store('sessionStorage') || {})[startKey] || 0), cfg.start || 0, m.position);
     try { store('sessionStorage')[startKey] = String(start); } catch (e) { /* storage off */ }
     setText('position', m.position);
@@ -135,7 +211,8 @@
     }
     lastEta = m.eta_known === false ? null
       : { low: m.eta_low_seconds, high: m.eta_high_seconds };
-    var pct = Math.min(99, Math.floor((start - m.position) * 100 / start));
+    // As the server counts it: place 1 of 1 is half-way (through the door is the rest).
+    var pct = Math.min(99, Math.floor((start + 1 - m.position) * 100 / (start + 1)));
     var p = $('progress');
     if (p) p.value = pct;
   }
@@ -144,6 +221,7 @@
     if (done) return;
     done = true;
     setState('admitted');
+    announce(t.title_admitted + '. ' + t.lead_admitted);
     var p = $('progress');
     if (p) p.value = 100;
     document.title = fmt(t.tab_title_admitted, { room: cfg.room_name });
@@ -207,12 +285,14 @@
     };
     sock.onmessage = function (e) {
       lastFrameAt = Date.now();
+      touched();
       var m;
       try { m = JSON.parse(e.data); } catch (err) { return; }
       handle(m);
     };
     sock.onclose = function () {
       if (ws === sock) ws = null;
+      if (rejoining) { rejoining = false; connect(); return; }
       if (!done) onWsFail();
     };
   }
@@ -244,8 +324,8 @@
           return null;
         }
         return r.json().then(function (m) {
-          if (m.state === 'admitted' && m.redirect_url) admitted(m);
-          else if (m.state) update(m);
+          touched();
+          handleView(m);
           setTimeout(poll, POLL_MS);
         });
       })
@@ -322,6 +402,8 @@
     /* no commands are accepted from the parent yet */
   });
 
+  var rejoinLink = root.querySelector('#rejoin a');
+  if (rejoinLink && cfg.rejoin_url) rejoinLink.href = cfg.rejoin_url;
   var rejoin = $('rejoin-button');
   if (rejoin) rejoin.addEventListener('click', function () { location.reload(); });
 
@@ -339,7 +421,9 @@
     if (window.ResizeObserver) new ResizeObserver(report).observe(document.body);
     report();
     embedJoin();
-  } else if (cfg.state === 'queued' || cfg.state === 'paused') {
+  } else if (cfg.state !== 'not_queued' && cfg.state !== 'admitted') {
+    // Waiting, paused, closed or sold out: keep listening, so the page moves on by
+    // itself (no reload is ever needed).
     conn(t.connecting);
     connect();
   } else {

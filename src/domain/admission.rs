@@ -36,6 +36,9 @@ pub struct VisitorView {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stock: Option<u64>,
     pub visitor_token: String,
+    /// The short code the visitor can read out to support (`K7QX-M2PD`); the admin
+    /// finds and removes the visitor by it.
+    pub support_code: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pass: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -248,6 +251,7 @@ impl Engine {
             eta_known: false,
             stock: None,
             visitor_token: self.visitors.token(visitor),
+            support_code: visitor.support_code(),
             redirect_url: Some(redirect_with_pass(target, &pass)),
             pass: Some(pass),
             expires_at: Some(expires_at),
@@ -297,6 +301,7 @@ impl Engine {
             eta_known: eta.known,
             stock: s.stock,
             visitor_token: self.visitors.token(visitor),
+            support_code: visitor.support_code(),
             pass,
             redirect_url,
             expires_at,

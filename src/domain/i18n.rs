@@ -68,15 +68,23 @@ pub struct Strings {
     pub html_lang: &'static str,
     pub other_lang_code: &'static str,
     pub other_lang_name: &'static str,
+    /// The `lang` attribute of the link to the other language.
+    pub other_lang_html: &'static str,
     pub waiting_room: &'static str,
     pub title_queued: &'static str,
     pub lead_queued: &'static str,
     pub title_paused: &'static str,
     pub lead_paused: &'static str,
     pub title_sold_out: &'static str,
+    /// Sold out, for a visitor with no place (the page joins by itself if more come).
     pub lead_sold_out: &'static str,
+    /// Sold out, for a visitor who holds a place (kept, in case of a top-up).
+    pub lead_sold_out_kept: &'static str,
     pub title_closed: &'static str,
+    /// Closed, for a visitor with no place (the page joins by itself when it opens).
     pub lead_closed: &'static str,
+    /// Closed, for a visitor who holds a place (kept while closed).
+    pub lead_closed_kept: &'static str,
     pub title_not_queued: &'static str,
     pub lead_not_queued: &'static str,
     pub title_admitted: &'static str,
@@ -90,8 +98,16 @@ pub struct Strings {
     /// Place 1 while paused ("You're next!" would promise too much).
     pub ahead_none_paused: &'static str,
     pub in_line: &'static str,
+    /// The (visually hidden) label of the line-length figure.
+    pub in_line_label: &'static str,
+    /// What a screen reader hears when the place changes; `{n}`: the place.
+    pub announce_place: &'static str,
     pub eta_label: &'static str,
     pub eta_range: &'static str,
+    /// Both ends in whole minutes: "2–5 min".
+    pub eta_minutes_range: &'static str,
+    /// The low end under a minute: "up to 2 min".
+    pub eta_up_to: &'static str,
     pub eta_under_minute: &'static str,
     pub eta_minutes: &'static str,
     pub eta_hours: &'static str,
@@ -118,6 +134,10 @@ pub struct Strings {
     pub progress_label: &'static str,
     pub keep_open: &'static str,
     pub live: &'static str,
+    /// Next to the live dot; `{t}`: the time of the last update from the server.
+    pub updated_at: &'static str,
+    /// Label of the visitor's support code (read out to the organiser's support).
+    pub support_code: &'static str,
     pub connecting: &'static str,
     pub reconnecting: &'static str,
     pub polling: &'static str,
@@ -132,7 +152,12 @@ pub struct Strings {
     pub err_unknown_room: &'static str,
     pub err_unknown_room_lead: &'static str,
     pub err_rate_limited: &'static str,
+    /// `{n}`: seconds until the page tries again by itself.
     pub err_rate_limited_lead: &'static str,
+    /// The countdown on the rate-limit page; `{n}`: seconds left.
+    pub retrying_in: &'static str,
+    pub err_not_found: &'static str,
+    pub err_not_found_lead: &'static str,
     pub err_unavailable: &'static str,
     pub err_unavailable_lead: &'static str,
     pub err_not_embeddable: &'static str,
@@ -144,17 +169,20 @@ pub static EN: Strings = Strings {
     html_lang: "en",
     other_lang_code: "zh",
     other_lang_name: "中文",
+    other_lang_html: "zh-CN",
     waiting_room: "Waiting room",
     title_queued: "You're in line",
     lead_queued: "Thanks for waiting. We let people in strictly in the order they arrived, and this page updates by itself.",
     title_paused: "The line is paused",
     lead_paused: "Admissions are paused for a moment. You keep your place; the numbers start moving again as soon as they resume.",
     title_sold_out: "Sold out",
-    lead_sold_out: "Everything available has been taken. We're sorry — there is nothing left to wait for.",
+    lead_sold_out: "Everything available has been taken for now. If more become available, this page joins the line for you by itself; keep it open.",
+    lead_sold_out_kept: "Everything available has been taken for now. You keep your place in case more become available, and this page moves on by itself.",
     title_closed: "This waiting room is closed",
-    lead_closed: "The organiser has closed this waiting room. Please check back later.",
-    title_not_queued: "You're not in line",
-    lead_not_queued: "Your place was given up, for example after a long time away. You can join again at the back of the line.",
+    lead_closed: "The organiser has closed this waiting room for now. Keep this page open: it joins the line for you by itself as soon as the room opens.",
+    lead_closed_kept: "The organiser has closed this waiting room for now. You keep your place in line, and this page moves on by itself when it opens again.",
+    title_not_queued: "You're no longer in line",
+    lead_not_queued: "The organiser emptied the line (or removed your place), so you are no longer waiting. You can join again at the back of the line.",
     title_admitted: "It's your turn",
     lead_admitted: "Taking you there now…",
     continue_link: "Continue",
@@ -165,8 +193,12 @@ pub static EN: Strings = Strings {
     ahead_none: "You're next!",
     ahead_none_paused: "No one is ahead of you",
     in_line: "{n} in line",
+    in_line_label: "People in line",
+    announce_place: "You are now number {n} in line.",
     eta_label: "Estimated wait",
     eta_range: "{low} – {high}",
+    eta_minutes_range: "{low}–{high} min",
+    eta_up_to: "up to {t}",
     eta_under_minute: "under a minute",
     eta_minutes: "{n} min",
     eta_hours: "{n} h",
@@ -189,6 +221,8 @@ pub static EN: Strings = Strings {
     progress_label: "Progress through the line",
     keep_open: "Keep this tab open. If you leave, we hold your place for {n} seconds.",
     live: "Live",
+    updated_at: "updated {t}",
+    support_code: "Support code",
     connecting: "Connecting…",
     reconnecting: "Reconnecting… your place is held for as long as the note below says.",
     polling: "Live updates are blocked here; checking every few seconds instead.",
@@ -203,7 +237,10 @@ pub static EN: Strings = Strings {
     err_unknown_room: "No such waiting room",
     err_unknown_room_lead: "Check the link you followed; this waiting room does not exist.",
     err_rate_limited: "Too many requests",
-    err_rate_limited_lead: "Please wait a few seconds and reload. You keep your place.",
+    err_rate_limited_lead: "This page was reloaded too often. You keep your place; it tries again by itself in {n} seconds.",
+    retrying_in: "Trying again in {n} s…",
+    err_not_found: "Nothing here",
+    err_not_found_lead: "This address is not a waiting room. If a site sent you here, check the link it gave you.",
     err_unavailable: "We'll be right back",
     err_unavailable_lead: "The waiting room is having trouble right now. Please reload in a few seconds; you keep your place.",
     err_not_embeddable: "Not available here",
@@ -215,17 +252,21 @@ pub static ZH: Strings = Strings {
     html_lang: "zh-CN",
     other_lang_code: "en",
     other_lang_name: "English",
+    other_lang_html: "en",
     waiting_room: "排队等候",
     title_queued: "您正在排队",
     lead_queued: "感谢您的耐心等待。我们严格按照到达顺序放行，本页面会自动更新。",
     title_paused: "排队已暂停",
     lead_paused: "放行暂时暂停。您的位置会保留，恢复后数字会继续变化。",
     title_sold_out: "已售罄",
-    lead_sold_out: "所有名额都已被领取。很抱歉，已经没有可以等候的名额了。",
+    lead_sold_out: "目前所有名额都已被领取。如有新增名额，本页面会自动为您排队，请保持页面打开。",
+    lead_sold_out_kept:
+        "目前所有名额都已被领取。您的位置会保留，以防有新增名额；本页面会自动更新。",
     title_closed: "等候室已关闭",
-    lead_closed: "主办方已关闭此等候室，请稍后再来查看。",
-    title_not_queued: "您不在队列中",
-    lead_not_queued: "您的位置已被释放（例如离开时间过长）。您可以重新排到队尾。",
+    lead_closed: "主办方暂时关闭了此等候室。请保持本页面打开：开放后会自动为您排队。",
+    lead_closed_kept: "主办方暂时关闭了此等候室。您的排队位置会保留，重新开放后本页面会自动继续。",
+    title_not_queued: "您已不在队列中",
+    lead_not_queued: "主办方清空了队伍（或移除了您的位置），您已不在等候中。您可以重新排到队尾。",
     title_admitted: "轮到您了",
     lead_admitted: "正在为您跳转……",
     continue_link: "继续",
@@ -236,8 +277,12 @@ pub static ZH: Strings = Strings {
     ahead_none: "下一个就是您！",
     ahead_none_paused: "您前面没有人",
     in_line: "共 {n} 人排队",
+    in_line_label: "排队人数",
+    announce_place: "您现在排在第 {n} 位。",
     eta_label: "预计等待",
     eta_range: "{low} – {high}",
+    eta_minutes_range: "{low}–{high} 分钟",
+    eta_up_to: "最多 {t}",
     eta_under_minute: "不到 1 分钟",
     eta_minutes: "{n} 分钟",
     eta_hours: "{n} 小时",
@@ -261,6 +306,8 @@ pub static ZH: Strings = Strings {
     progress_label: "排队进度",
     keep_open: "请保持此页面打开。离开后，我们会为您保留位置 {n} 秒。",
     live: "实时",
+    updated_at: "更新于 {t}",
+    support_code: "客服查询码",
     connecting: "正在连接……",
     reconnecting: "正在重新连接……您的位置会按下方说明的时间保留。",
     polling: "此处无法实时推送，改为每隔几秒检查一次。",
@@ -275,7 +322,10 @@ pub static ZH: Strings = Strings {
     err_unknown_room: "等候室不存在",
     err_unknown_room_lead: "请检查您打开的链接，此等候室不存在。",
     err_rate_limited: "请求过于频繁",
-    err_rate_limited_lead: "请等待几秒后刷新页面，您的位置会保留。",
+    err_rate_limited_lead: "本页面刷新过于频繁。您的位置会保留，{n} 秒后会自动重试。",
+    retrying_in: "{n} 秒后重试……",
+    err_not_found: "这里什么都没有",
+    err_not_found_lead: "此地址不是等候室。如果是某个网站把您带到这里，请检查它给您的链接。",
     err_unavailable: "马上回来",
     err_unavailable_lead: "等候室暂时出现问题，请几秒后刷新，您的位置会保留。",
     err_not_embeddable: "此处不可用",
@@ -306,11 +356,18 @@ impl Strings {
         }
     }
 
-    /// "3 min – 5 min", or one value when both ends read the same.
+    /// "3–5 min", "up to 2 min", "1 h 30 min – 2 h", or one value when both ends read
+    /// the same. (`static/queue.js` says it the same way.)
     pub fn eta(&self, low: u64, high: u64) -> String {
         let (l, h) = (self.duration(low), self.duration(high));
         if l == h {
             l
+        } else if low < 60 {
+            self.eta_up_to.replace("{t}", &h)
+        } else if high.div_ceil(60) < 90 {
+            self.eta_minutes_range
+                .replace("{low}", &low.div_ceil(60).to_string())
+                .replace("{high}", &high.div_ceil(60).to_string())
         } else {
             self.eta_range.replace("{low}", &l).replace("{high}", &h)
         }
@@ -382,6 +439,7 @@ mod tests {
             let s = v.as_str().unwrap();
             assert!(!s.is_empty(), "{k} is empty");
             if !["eta_range", "other_lang_code"].contains(&k.as_str()) {
+                assert!(!s.contains("{n} in line"), "{k}");
                 assert_ne!(Some(s), en[k].as_str(), "{k} is not translated");
             }
         }
@@ -392,8 +450,11 @@ mod tests {
         assert_eq!(EN.duration(30), "under a minute");
         assert_eq!(EN.duration(61), "2 min");
         assert_eq!(EN.duration(2 * 3600 + 300), "2 h 5 min");
-        assert_eq!(EN.eta(120, 300), "2 min – 5 min");
+        assert_eq!(EN.eta(120, 300), "2–5 min");
         assert_eq!(EN.eta(10, 20), "under a minute");
+        assert_eq!(EN.eta(30, 100), "up to 2 min");
+        assert_eq!(EN.eta(3000, 6000), "50 min – 1 h 40 min");
+        assert_eq!(ZH.eta(120, 300), "2–5 分钟");
         assert_eq!(ZH.duration(600), "10 分钟");
         assert_eq!(EN.ahead(1), "You're next!");
         assert_eq!(EN.ahead(5), "4 people ahead of you");

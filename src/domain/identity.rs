@@ -9,6 +9,9 @@ use hmac::{Hmac, Mac};
 use rand::RngCore;
 use sha2::Sha256;
 
+/// How long a queue page's grant lets its socket skip the per-visitor request limit.
+pub const PAGE_GRANT_MS: u64 = 15_000;
+
 /// The visitor cookie's name.
 pub const VISITOR_COOKIE: &str = "anteroom_vid";
 
@@ -132,6 +135,28 @@ impl VisitorSigner {
         constant_time_eq(self.tag(domain, data).as_bytes(), tag.as_bytes())
     }
 
+    /// A grant the queue page hands its own socket, so that a page load and the socket
+    /// it opens count once against the visitor's request limit (`<ms>.<tag>`, good for
+    /// [`PAGE_GRANT_MS`] and only for this visitor in this room).
+    pub fn page_grant(&self, room: &str, id: &VisitorId, now_ms: u64) -> String {
+        let tag = self.tag("page-grant", &format!("{room}:{}:{now_ms}", id.as_str()));
+        format!("{now_ms}.{tag}")
+    }
+
+    /// Whether `grant` was made by [`Self::page_grant`] for this visitor and room less
+    /// than [`PAGE_GRANT_MS`] before `now_ms`.
+    pub fn check_page_grant(&self, grant: &str, room: &str, id: &VisitorId, now_ms: u64) -> bool {
+        let Some((ms, tag)) = grant.split_once('.') else {
+            return false;
+        };
+        let Ok(at) = ms.parse::<u64>() else {
+            return false;
+        };
+        at <= now_ms
+            && now_ms - at <= PAGE_GRANT_MS
+            && self.check_tag("page-grant", &format!("{room}:{}:{at}", id.as_str()), tag)
+    }
+
     pub fn token(&self, id: &VisitorId) -> String {
         let tag = self.mac(id.as_str()).finalize().into_bytes();
         format!("{}.{}", id.as_str(), URL_SAFE_NO_PAD.encode(tag))
@@ -151,6 +176,25 @@ impl VisitorSigner {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_page_grant_is_for_one_visitor_one_room_and_a_short_time() {
+        let s = VisitorSigner::new(b"k");
+        let id = VisitorId::random();
+        let g = s.page_grant("r", &id, 1_000_000);
+        assert!(s.check_page_grant(&g, "r", &id, 1_000_000));
+        assert!(s.check_page_grant(&g, "r", &id, 1_000_000 + PAGE_GRANT_MS));
+        assert!(!s.check_page_grant(&g, "r", &id, 1_000_001 + PAGE_GRANT_MS));
+        assert!(!s.check_page_grant(&g, "r", &id, 999_999));
+        assert!(!s.check_page_grant(&g, "other", &id, 1_000_000));
+        assert!(!s.check_page_grant(&g, "r", &VisitorId::random(), 1_000_000));
+        assert!(!VisitorSigner::new(b"other").check_page_grant(&g, "r", &id, 1_000_000));
+        let forged = g.replacen("1000000", "1000001", 1);
+        assert!(!s.check_page_grant(&forged, "r", &id, 1_000_001));
+        for bad in ["", ".", "x.y", "1000000", "1000000."] {
+            assert!(!s.check_page_grant(bad, "r", &id, 1_000_000), "{bad}");
+        }
+    }
 
     #[test]
     fn a_support_code_names_its_visitor_and_forgives_misreads() {

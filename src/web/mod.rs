@@ -43,6 +43,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     assets::configure(cfg);
     demo::configure(cfg);
     admin::configure(cfg);
+    cfg.default_service(web::to(visitor::not_found));
 }
 
 /// The HTTP server, bound and ready; [`Server::run_until`] serves.
@@ -123,7 +124,7 @@ fn access_logger() -> actix_web::middleware::Logger {
 }
 
 /// Query parameters whose values are credentials.
-const SECRET_PARAMS: &[&str] = &["token", "anteroom_pass", "visitor_token", "pass"];
+const SECRET_PARAMS: &[&str] = &["token", "anteroom_pass", "visitor_token", "pass", "grant"];
 
 /// `path?query` with the values of [`SECRET_PARAMS`] replaced by `[redacted]`.
 pub fn redacted_target(path: &str, query: &str) -> String {

@@ -23,18 +23,43 @@ use crate::store::VisitorState;
 pub const NOSCRIPT_REFRESH_SECS: u64 = 20;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.service(queue_page)
+    cfg.service(home)
+        .service(queue_page)
         .service(embed_page)
         .service(demo_host);
 }
 
-#[derive(Deserialize)]
+/// A page's query. Every field is read leniently: a page route answers a page, never a
+/// JSON error about its query (`?start=abc` is ignored, not refused).
+#[derive(Deserialize, Default)]
+#[serde(default)]
 struct PageQuery {
     lang: Option<String>,
     #[serde(rename = "return")]
     ret: Option<String>,
+    #[serde(deserialize_with = "lenient_u64")]
     start: Option<u64>,
     parent: Option<String>,
+}
+
+fn lenient_u64<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
+    let s: Option<String> = Option::deserialize(d)?;
+    Ok(s.and_then(|s| s.trim().parse().ok()))
+}
+
+/// The page's query, or an empty one when it cannot be read at all.
+fn page_query(req: &HttpRequest) -> PageQuery {
+    web::Query::<PageQuery>::from_query(req.query_string())
+        .map(|q| q.into_inner())
+        .unwrap_or_default()
+}
+
+/// Milliseconds since the epoch (for page grants; the store keeps its own clock).
+fn wall_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
 }
 
 /// What `static/queue.js` is told, as a `data-config` attribute.
@@ -53,6 +78,12 @@ struct ScriptConfig<'a> {
     queue_length: u64,
     eta_seconds: u64,
     start: u64,
+    /// Whether the visitor holds a place (a newcomer on a closed or sold-out room does
+    /// not: the page then joins by itself when the room opens again).
+    has_place: bool,
+    support_code: String,
+    /// The "Join the line" address, keeping `lang` and `return`.
+    rejoin_url: String,
     keep_open: String,
     /// The sentence for `eta_reason: "you_were_away"`, with the room's timeout in it.
     away_note: String,
@@ -63,7 +94,6 @@ struct ScriptConfig<'a> {
 #[template(path = "queue.html")]
 struct QueuePage {
     t: &'static Strings,
-    room: String,
     room_name: String,
     state: &'static str,
     title: &'static str,
@@ -79,7 +109,9 @@ struct QueuePage {
     eta_note: String,
     refresh_secs: u64,
     refresh_url: String,
+    rejoin_url: String,
     other_lang_url: String,
+    support_code: String,
     config: String,
 }
 
@@ -96,8 +128,11 @@ struct EmbedPage {
 struct MessagePage {
     t: &'static Strings,
     title: &'static str,
-    lead: &'static str,
-    retry_url: String,
+    lead: String,
+    /// No "Try again" when trying again cannot help (an unknown room).
+    retry_url: Option<String>,
+    /// Set on the rate-limit page: it counts down and reloads by itself.
+    retry_after_secs: Option<u64>,
 }
 
 #[derive(Template)]
@@ -108,13 +143,27 @@ struct DemoHostPage {
 }
 
 /// An error as a page in the visitor's language.
-fn error_page(lang: Lang, e: &ApiError, retry_url: String) -> HttpResponse {
+pub(super) fn error_page(lang: Lang, e: &ApiError, retry_url: String) -> HttpResponse {
     let t = lang.strings();
-    let (title, lead) = match e {
-        ApiError::UnknownRoom(_) => (t.err_unknown_room, t.err_unknown_room_lead),
-        ApiError::RateLimited { .. } => (t.err_rate_limited, t.err_rate_limited_lead),
-        ApiError::Forbidden(_) => (t.err_not_embeddable, t.err_not_embeddable_lead),
-        _ => (t.err_unavailable, t.err_unavailable_lead),
+    let retry_after_secs = match e {
+        ApiError::RateLimited { retry_after_secs } => Some(*retry_after_secs),
+        _ => None,
+    };
+    let (title, lead, retry) = match e {
+        ApiError::UnknownRoom(_) => (t.err_unknown_room, t.err_unknown_room_lead.into(), None),
+        ApiError::NotFound(_) => (t.err_not_found, t.err_not_found_lead.into(), None),
+        ApiError::RateLimited { retry_after_secs } => (
+            t.err_rate_limited,
+            t.err_rate_limited_lead
+                .replace("{n}", &retry_after_secs.to_string()),
+            Some(retry_url),
+        ),
+        ApiError::Forbidden(_) => (t.err_not_embeddable, t.err_not_embeddable_lead.into(), None),
+        _ => (
+            t.err_unavailable,
+            t.err_unavailable_lead.into(),
+            Some(retry_url),
+        ),
     };
     let mut res = html(
         actix_web::ResponseError::status_code(e),
@@ -122,7 +171,8 @@ fn error_page(lang: Lang, e: &ApiError, retry_url: String) -> HttpResponse {
             t,
             title,
             lead,
-            retry_url,
+            retry_url: retry,
+            retry_after_secs,
         }),
         PAGE_CSP,
     );
@@ -148,15 +198,23 @@ fn progress(start: u64, position: u64) -> u64 {
     if position == 0 {
         return 100;
     }
+    // Counted to the front *and through the door*: place 1 of 1 is half-way, not at 0.
     let start = start.max(position);
-    ((start - position) * 100 / start).min(99)
+    ((start + 1 - position) * 100 / (start + 1)).min(99)
 }
 
-fn texts(t: &'static Strings, state: VisitorState) -> (&'static str, &'static str) {
+/// Title and lead for a state; closed and sold out say whether the place is kept.
+fn texts(
+    t: &'static Strings,
+    state: VisitorState,
+    has_place: bool,
+) -> (&'static str, &'static str) {
     match state {
         VisitorState::Queued => (t.title_queued, t.lead_queued),
         VisitorState::Paused => (t.title_paused, t.lead_paused),
+        VisitorState::SoldOut if has_place => (t.title_sold_out, t.lead_sold_out_kept),
         VisitorState::SoldOut => (t.title_sold_out, t.lead_sold_out),
+        VisitorState::Closed if has_place => (t.title_closed, t.lead_closed_kept),
         VisitorState::Closed => (t.title_closed, t.lead_closed),
         VisitorState::NotQueued => (t.title_not_queued, t.lead_not_queued),
         VisitorState::Admitted => (t.title_admitted, t.lead_admitted),
@@ -177,9 +235,9 @@ fn query_string(pairs: &[(&str, String)]) -> String {
 async fn queue_page(
     req: HttpRequest,
     room: web::Path<String>,
-    q: web::Query<PageQuery>,
     engine: web::Data<Engine>,
 ) -> HttpResponse {
+    let q = page_query(&req);
     let lang = lang_of(&req, q.lang.as_deref());
     let retry = req.uri().to_string();
     match queue_page_inner(&req, &room, &q, &engine, lang).await {
@@ -230,12 +288,24 @@ async fn queue_page_inner(
             .finish());
     }
 
-    let page = queue_page_body(&room, &cfg, &view, q, lang, false);
+    let grant = engine.visitors.page_grant(&room, &visitor, wall_ms());
+    let page = queue_page_body(&room, &cfg, &view, q, lang, Some(&grant));
     let mut res = html(StatusCode::OK, render(page), PAGE_CSP);
     let _ = res.add_cookie(&vid_cookie);
     Ok(res)
 }
 
+/// The "Join the line" address: the room's page with the visitor's language and return
+/// address kept.
+fn rejoin_url(room: &str, q: &PageQuery, lang: Lang) -> String {
+    let mut pairs = vec![("lang", lang.code().to_string())];
+    if let Some(r) = &q.ret {
+        pairs.push(("return", r.clone()));
+    }
+    format!("/r/{room}?{}", query_string(&pairs))
+}
+
+#[allow(clippy::too_many_arguments)]
 fn script_config(
     room: &str,
     cfg: &RoomConfig,
@@ -244,10 +314,14 @@ fn script_config(
     lang: Lang,
     embed: bool,
     parent_origin: Option<String>,
+    grant: Option<&str>,
 ) -> String {
     let mut ws_query = Vec::new();
     if let Some(r) = &q.ret {
         ws_query.push(("return", r.clone()));
+    }
+    if let Some(g) = grant {
+        ws_query.push(("grant", g.to_string()));
     }
     let ws_qs = query_string(&ws_query);
     let position = view.map(|v| v.position).unwrap_or(0);
@@ -269,6 +343,9 @@ fn script_config(
         queue_length: view.map(|v| v.queue_length).unwrap_or(0),
         eta_seconds: view.map(|v| v.eta_seconds).unwrap_or(0),
         start: q.start.unwrap_or(0).max(position),
+        has_place: position > 0,
+        support_code: view.map(|v| v.support_code.clone()).unwrap_or_default(),
+        rejoin_url: rejoin_url(room, q, lang),
         keep_open: lang
             .strings()
             .keep_open
@@ -289,10 +366,10 @@ fn queue_page_body(
     view: &VisitorView,
     q: &PageQuery,
     lang: Lang,
-    embed: bool,
+    grant: Option<&str>,
 ) -> QueuePage {
     let t = lang.strings();
-    let (title, lead) = texts(t, view.state);
+    let (title, lead) = texts(t, view.state, view.position > 0);
     let start = q.start.unwrap_or(0).max(view.position);
     let mut refresh = vec![
         ("start", start.to_string()),
@@ -310,7 +387,6 @@ fn queue_page_body(
     }
     QueuePage {
         t,
-        room: room.to_string(),
         room_name: cfg.display_name().to_string(),
         state: view.state.as_str(),
         title,
@@ -349,8 +425,10 @@ fn queue_page_body(
         },
         refresh_secs: NOSCRIPT_REFRESH_SECS,
         refresh_url: format!("/r/{room}?{}", query_string(&refresh)),
+        rejoin_url: rejoin_url(room, q, lang),
         other_lang_url: format!("/r/{room}?{}", query_string(&other)),
-        config: script_config(room, cfg, Some(view), q, lang, embed, None),
+        support_code: view.support_code.clone(),
+        config: script_config(room, cfg, Some(view), q, lang, false, None, grant),
     }
 }
 
@@ -361,9 +439,9 @@ fn queue_page_body(
 async fn embed_page(
     req: HttpRequest,
     room: web::Path<String>,
-    q: web::Query<PageQuery>,
     engine: web::Data<Engine>,
 ) -> HttpResponse {
+    let q = page_query(&req);
     let lang = lang_of(&req, q.lang.as_deref());
     let retry = req.uri().to_string();
     let result = async {
@@ -378,7 +456,7 @@ async fn embed_page(
         let Some(parent) = parent.filter(allowed) else {
             return Err(ApiError::Forbidden("this room may not be embedded here".into()));
         };
-        let config = script_config(&room, &cfg, None, &q, lang, true, Some(parent));
+        let config = script_config(&room, &cfg, None, &q, lang, true, Some(parent), None);
         let csp = format!(
             "default-src 'self'; style-src 'self'; script-src 'self'; connect-src 'self'; frame-ancestors {}; base-uri 'none'",
             cfg.embed_origins.join(" ")
@@ -395,6 +473,29 @@ async fn embed_page(
     }
     .await;
     result.unwrap_or_else(|e| error_page(lang, &e, retry))
+}
+
+/// `GET /`: the demo room in demo mode; otherwise a small page saying this is not a
+/// waiting room.
+#[get("/")]
+async fn home(req: HttpRequest, engine: web::Data<Engine>) -> HttpResponse {
+    if engine.settings.demo {
+        return HttpResponse::SeeOther()
+            .insert_header(("Location", "/r/demo"))
+            .finish();
+    }
+    not_found(req).await
+}
+
+/// Every path no route answers: a JSON error under `/api/`, a small page in the
+/// visitor's language elsewhere (never a blank 404).
+pub(super) async fn not_found(req: HttpRequest) -> HttpResponse {
+    let e = ApiError::NotFound(format!("nothing at {}", req.path()));
+    if req.path().starts_with("/api/") {
+        return actix_web::ResponseError::error_response(&e);
+    }
+    let q = page_query(&req);
+    error_page(lang_of(&req, q.lang.as_deref()), &e, String::new())
 }
 
 #[derive(Deserialize)]
@@ -426,10 +527,11 @@ mod tests {
 
     #[test]
     fn progress_runs_from_start_to_front() {
-        assert_eq!(progress(10, 10), 0);
-        assert_eq!(progress(10, 5), 50);
+        assert_eq!(progress(10, 10), 9);
+        assert_eq!(progress(10, 5), 54);
         assert_eq!(progress(10, 1), 90);
-        assert_eq!(progress(0, 3), 0);
+        assert_eq!(progress(1, 1), 50);
+        assert_eq!(progress(0, 3), 25);
         assert_eq!(progress(10, 0), 100);
     }
 }

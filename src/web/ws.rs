@@ -2,7 +2,8 @@
 //!
 //! Upgrade checks, in order: room id, `Origin` (a cross-site page gets 403 before any
 //! upgrade — WebSocket hijacking), per-IP limiter, visitor identity (`?token=` or the
-//! cookie), per-visitor limiter, then an idempotent join (so a reconnect never loses or
+//! cookie), per-visitor limiter (skipped for the socket a queue page opens within 15 s
+//! of being served, with the page's `?grant=`: one page load costs one request), then an idempotent join (so a reconnect never loses or
 //! duplicates the place). The 101 is returned at once; the session runs as a plain
 //! `async fn` selecting over incoming frames, hub pushes and a heartbeat tick.
 //!
@@ -57,6 +58,8 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
 #[derive(Deserialize)]
 struct WsQuery {
     token: Option<String>,
+    /// The queue page's grant: the socket a page load opens is not counted again.
+    grant: Option<String>,
     #[serde(rename = "return")]
     ret: Option<String>,
 }
@@ -88,9 +91,19 @@ async fn ws(
                 ApiError::unauthorized("no_visitor", "join first: no visitor cookie or token")
             })?,
     };
-    engine
-        .check_visitor_limit(&visitor, LimitedAction::WsUpgrade)
-        .await?;
+    let now_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0);
+    let granted = q
+        .grant
+        .as_deref()
+        .is_some_and(|g| engine.visitors.check_page_grant(g, &room, &visitor, now_ms));
+    if !granted {
+        engine
+            .check_visitor_limit(&visitor, LimitedAction::WsUpgrade)
+            .await?;
+    }
     let cfg_target = engine.room_config(&room).await?.target_url;
     let redirect_base = resolve_return(&cfg_target, q.ret.as_deref());
     // Check the handshake before joining, so a plain GET changes nothing. The client's

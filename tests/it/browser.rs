@@ -61,17 +61,40 @@ async fn a_visitor_watches_the_line_move_and_is_sent_in_with_a_valid_pass() {
     wait_text(&c, "#ahead", "You're next!").await;
     app.release("r", &q2).await;
 
-    let url = wait_until(DEADLINE, "the redirect to the demo origin", || async {
+    wait_until(DEADLINE, "the redirect to the demo origin", || async {
         let url = c.current_url().await.unwrap();
         (url.path() == "/demo/origin").then_some(url)
     })
     .await;
-    assert!(url.query().unwrap().contains("anteroom_pass="), "{url}");
     // The demo origin verified the pass against the store: signature, room, live session.
     wait_text(&c, "h1", "You're in.").await;
     assert_eq!(text(&c, ".badge").await, "Pass verified");
+    // A 60 s pass never reads "61 s".
+    let left: u64 = text(&c, ".lead strong:nth-of-type(2)")
+        .await
+        .parse()
+        .unwrap();
+    assert!((55..=60).contains(&left), "{left}");
+    // The pass left the address bar (it is kept in a cookie): a reload still lets in.
+    let url = wait_until(DEADLINE, "the pass to leave the address bar", || async {
+        let url = c.current_url().await.unwrap();
+        (!url.as_str().contains("anteroom_pass")).then_some(url)
+    })
+    .await;
+    assert_eq!(url.query(), Some("room=r"), "{url}");
     screenshot(&c, "origin-admitted").await;
     assert_accessible(&c, "the demo origin").await;
+    c.refresh().await.unwrap();
+    wait_text(&c, "h1", "You're in.").await;
+    // Giving the place back says so, not "no pass yet".
+    c.find(Locator::Css("#release button"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    wait_text(&c, "h1", "This page is behind a waiting room.").await;
+    wait_text_contains(&c, ".lead", "You gave your place back").await;
     c.close().await.unwrap();
 }
 

@@ -16,6 +16,7 @@ mod fuzz;
 mod hostile;
 mod hostile_table;
 mod nginx;
+mod pages;
 mod reaper;
 mod recovery;
 mod ws;
