@@ -2,7 +2,7 @@
 //! support code (`K7QX-M2PD`, the first 40 bits of their id: [`VisitorId::support_code`]);
 //! an admin may also paste the full id (from a pass's `sub`, or `verify`'s
 //! `X-Anteroom-Visitor`). A code names an id *prefix*, so in a big crowd it can match
-//! more than one visitor (two ids share 40 bits with odds of about n²/2⁴¹: 1 in 2,000
+//! more than one visitor (two ids share 40 bits with odds of about n²/2⁴¹: 1 in 2,400
 //! for a crowd of 30,000). Removing by a code that matches several removes nobody and
 //! answers the matches, so the admin picks the right one by its full id.
 
