@@ -1,6 +1,11 @@
 // Anteroom admin dashboard. Live figures arrive once a second over Server-Sent Events
 // (/admin/live); controls call the admin JSON API with the session's CSRF token.
 // Everything is written with textContent: room names and URLs are never parsed as HTML.
+//
+// The settings form never writes over a colleague's change. It remembers the values it
+// was filled with and the room's configuration version; Save sends only the fields the
+// admin changed, with that version, and the API answers 409 with the current values if
+// the room has moved on since. Fields the admin has not touched follow the live feed.
 (function () {
   'use strict';
   var root = document.getElementById('admin');
@@ -10,9 +15,21 @@
   var tpl = document.getElementById('room-tpl');
   var cards = {};
   var SVGNS = 'http://www.w3.org/2000/svg';
+  var FIELDS = ['capacity', 'max_admissions_per_minute', 'session_ttl_secs', 'heartbeat_timeout_secs', 'target_url'];
+  var LABELS = {
+    capacity: 'Capacity', max_admissions_per_minute: 'Arrivals / min', session_ttl_secs: 'Session TTL (s)',
+    heartbeat_timeout_secs: 'Heartbeat timeout (s)', target_url: 'Target URL'
+  };
+  var CROCKFORD = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
 
   function $(id) { return document.getElementById(id); }
   function set(el, text) { if (el && el.textContent !== String(text)) el.textContent = text; }
+  function el(tag, cls, text) {
+    var e = document.createElement(tag);
+    if (cls) e.className = cls;
+    if (text !== undefined) e.textContent = text;
+    return e;
+  }
   function secs(s) {
     if (s === null || s === undefined) return '–';
     if (s < 60) return s + ' s';
@@ -27,7 +44,17 @@
     clearTimeout(flash.t);
     flash.t = setTimeout(function () { f.hidden = true; }, 5000);
   }
+  // The code a visitor reads out (the id's first 40 bits in Crockford base32), as
+  // VisitorId::support_code writes it.
+  function supportCode(id) {
+    if (!/^[0-9a-f]{32}$/.test(id)) return String(id);
+    var n = parseInt(id.slice(0, 10), 16), s = '';
+    for (var i = 7; i >= 0; i--) s += CROCKFORD.charAt(Math.floor(n / Math.pow(32, i)) % 32);
+    return s.slice(0, 4) + '-' + s.slice(4);
+  }
 
+  // Rejects with an Error carrying the status and the JSON body (a 409 carries what the
+  // dashboard needs to show the conflict).
   function api(method, path, body) {
     var opts = { method: method, credentials: 'same-origin', headers: { 'X-CSRF-Token': csrf } };
     if (body !== undefined) {
@@ -37,40 +64,67 @@
     return fetch(path, opts).then(function (r) {
       if (r.status === 204) return {};
       return r.json().then(function (j) {
-        if (!r.ok) throw new Error((j.error && j.error.message) || ('HTTP ' + r.status));
+        if (!r.ok) {
+          var err = new Error((j.error && j.error.message) || ('HTTP ' + r.status));
+          err.status = r.status;
+          err.body = j;
+          throw err;
+        }
         return j;
       });
     });
   }
 
-  function chart(svg, series) {
+  // 1, 2, 5, 10, 20, 50…: the smallest such step at or above n.
+  function niceMax(n) {
+    var p = 1;
+    while (p * 10 <= n) p *= 10;
+    return [1, 2, 5, 10].map(function (m) { return m * p; }).filter(function (m) { return m >= n; })[0];
+  }
+
+  // Waiting (line and dots) and admissions per minute (bars) on one scale from 0 to a
+  // round maximum, labelled on the y axis; the x axis is the last 30 minutes.
+  function chart(c, room) {
+    var svg = c.f.chart, series = room.series;
     while (svg.firstChild) svg.removeChild(svg.firstChild);
     var W = 600, H = 120, n = series.length;
-    var maxQ = 1, maxA = 1;
+    var maxQ = 0, maxA = 0;
     series.forEach(function (p) {
       if (p.queue_length !== null && p.queue_length > maxQ) maxQ = p.queue_length;
       if (p.admissions > maxA) maxA = p.admissions;
     });
+    var top = niceMax(Math.max(maxQ, maxA, room.queue_length, 1));
+    set(c.f.y_max, top);
+    set(c.f.y_mid, top % 2 === 0 ? top / 2 : '');
+    var y = function (v) { return H - (v / top) * (H - 4); };
+    (top % 2 === 0 ? [top, top / 2] : [top]).forEach(function (v) {
+      var g = document.createElementNS(SVGNS, 'line');
+      g.setAttribute('x1', '0');
+      g.setAttribute('x2', String(W));
+      g.setAttribute('y1', y(v).toFixed(1));
+      g.setAttribute('y2', y(v).toFixed(1));
+      g.setAttribute('class', 'grid');
+      svg.appendChild(g);
+    });
     var bw = W / n;
     series.forEach(function (p, i) {
       if (!p.admissions) return;
-      var h = (p.admissions / maxA) * (H - 10);
       var r = document.createElementNS(SVGNS, 'rect');
       r.setAttribute('x', (i * bw + 1).toFixed(1));
-      r.setAttribute('y', (H - h).toFixed(1));
+      r.setAttribute('y', y(p.admissions).toFixed(1));
       r.setAttribute('width', Math.max(1, bw - 2).toFixed(1));
-      r.setAttribute('height', h.toFixed(1));
+      r.setAttribute('height', (H - y(p.admissions)).toFixed(1));
       r.setAttribute('class', 'bar-a');
       svg.appendChild(r);
     });
     var pts = [];
     series.forEach(function (p, i) {
       if (p.queue_length === null) return;
-      var x = ((i + 0.5) * bw).toFixed(1), y = (H - 4 - (p.queue_length / maxQ) * (H - 14)).toFixed(1);
-      pts.push(x + ',' + y);
+      var px = ((i + 0.5) * bw).toFixed(1), py = y(p.queue_length).toFixed(1);
+      pts.push(px + ',' + py);
       var dot = document.createElementNS(SVGNS, 'circle');
-      dot.setAttribute('cx', x);
-      dot.setAttribute('cy', y);
+      dot.setAttribute('cx', px);
+      dot.setAttribute('cy', py);
       dot.setAttribute('r', '3');
       dot.setAttribute('class', 'dot-q');
       svg.appendChild(dot);
@@ -81,9 +135,12 @@
       line.setAttribute('class', 'line-q');
       svg.appendChild(line);
     }
-    var label = document.createElementNS(SVGNS, 'title');
-    label.textContent = 'Peak waiting ' + maxQ + ', peak admissions ' + maxA + ' per minute';
-    svg.appendChild(label);
+    var now = 'Now: ' + room.queue_length + ' waiting, ' + room.admissions_per_minute + ' admissions / min.';
+    set(c.f.chart_now, now);
+    var label = 'Chart of the last 30 minutes, scale 0 to ' + top + '. Waiting: ' + room.queue_length +
+      ' now, at most ' + maxQ + '. Admissions: ' + room.admissions_per_minute +
+      ' a minute now, at most ' + maxA + ' in a minute.';
+    if (svg.getAttribute('aria-label') !== label) svg.setAttribute('aria-label', label);
   }
 
   function card(room) {
@@ -92,16 +149,44 @@
     var node = tpl.content.firstElementChild.cloneNode(true);
     node.id = 'room-' + room.id;
     node.setAttribute('data-room', room.id);
-    c = { node: node, f: {}, filled: false };
-    node.querySelectorAll('[data-f]').forEach(function (el) { c.f[el.getAttribute('data-f')] = el; });
-    wire(node, room.id);
+    c = { id: room.id, node: node, f: {}, btn: {}, filled: false, base: {}, version: null, room: room, conflict: null };
+    node.querySelectorAll('[data-f]').forEach(function (e) { c.f[e.getAttribute('data-f')] = e; });
+    node.querySelectorAll('button[data-act]').forEach(function (b) { c.btn[b.getAttribute('data-act')] = b; });
+    c.form = node.querySelector('form[data-act="settings"]');
+    c.stock = node.querySelector('form[data-act="stock"]');
+    // The stock error is tied to its input for screen readers.
+    c.f.stock_error.id = 'stock-error-' + room.id;
+    c.stock.elements.n.setAttribute('aria-describedby', c.f.stock_error.id);
+    wire(c);
     roomsEl.appendChild(node);
     cards[room.id] = c;
     return c;
   }
 
+  function rateHint(c) {
+    set(c.f.rate_hint, c.form.elements.max_admissions_per_minute.value === '0' ? '(off)' : '(0 = off)');
+  }
+
+  // Takes the room's values into the inputs the admin is not working on; the version
+  // moves on only when every changed field could be taken, so a field the admin is
+  // editing that a colleague changed makes Save come back 409 instead of overwriting.
+  function follow(c, room) {
+    var f = c.form.elements, blocked = false;
+    FIELDS.forEach(function (k) {
+      var now = String(room[k]), input = f[k];
+      if (now === c.base[k]) return;
+      if (input.value === now) { c.base[k] = now; return; }
+      if (input.value !== c.base[k] || input === document.activeElement) { blocked = true; return; }
+      input.value = now;
+      c.base[k] = now;
+    });
+    if (!blocked) c.version = room.version;
+    rateHint(c);
+  }
+
   function fill(room) {
     var c = card(room);
+    c.room = room;
     set(c.f.name, room.name);
     set(c.f.id, room.id);
     set(c.f.state, room.state.replace('_', ' '));
@@ -123,14 +208,43 @@
     set(c.f.sockets, room.sockets.length
       ? room.sockets.map(function (s) { return s.instance + ': ' + s.sockets; }).join(', ')
       : 'none');
-    chart(c.f.chart, room.series);
+    chart(c, room);
+    switches(c, room);
     if (!c.filled) {
-      // Fill the settings form once; later updates must not overwrite what is typed.
-      var form = c.node.querySelector('form[data-act="settings"]');
-      ['capacity', 'max_admissions_per_minute', 'session_ttl_secs', 'heartbeat_timeout_secs', 'target_url']
-        .forEach(function (k) { form.elements[k].value = room[k]; });
+      FIELDS.forEach(function (k) { c.base[k] = String(room[k]); c.form.elements[k].value = c.base[k]; });
+      c.version = room.version;
       c.filled = true;
+      rateHint(c);
+    } else if (room.version > c.version) {
+      // (A feed snapshot taken before this dashboard's own save can arrive after it:
+      // versions only grow, so an older one is not followed back.)
+      follow(c, room);
     }
+  }
+
+  // Only the switches that would change something are enabled.
+  function switches(c, flags) {
+    c.btn.pause.disabled = flags.closed || flags.paused;
+    c.btn.resume.disabled = !flags.paused;
+    c.btn.close.disabled = flags.closed;
+    c.btn.open.disabled = !flags.closed;
+  }
+
+  // How an audit value reads: unlimited stock and an arrival cap of 0 in words, a visitor
+  // by the code they would read out, a whole config summed up.
+  function auditValue(e, v) {
+    switch (e.action) {
+      case 'set stock': return v === null ? 'unlimited' : String(v);
+      case 'set max_admissions_per_minute': return v === 0 ? 'off' : v + ' / min';
+      case 'set paused': case 'set closed': return v ? 'yes' : 'no';
+      case 'set embed_origins': return v && v.length ? v.join(', ') : 'none';
+      case 'remove visitor': return v === null ? 'removed' : supportCode(v);
+      case 'flush queue': return v + ' waiting';
+      case 'create room': case 'delete room':
+        return v === null ? (e.action === 'create room' ? 'none' : 'deleted') : 'capacity ' + v.capacity;
+    }
+    if (v === null || v === undefined) return 'none';
+    return typeof v === 'object' ? JSON.stringify(v) : String(v);
   }
 
   function render(o) {
@@ -155,12 +269,13 @@
     }
     var tbody = $('audit');
     while (tbody.firstChild) tbody.removeChild(tbody.firstChild);
+    var heads = ['When', 'Who', 'Room', 'What', 'Old → new'];
     o.audit.forEach(function (e) {
       var tr = document.createElement('tr');
       [new Date(e.at).toLocaleTimeString(), e.who, e.room, e.action,
-        JSON.stringify(e.old) + ' → ' + JSON.stringify(e.new)].forEach(function (t) {
-        var td = document.createElement('td');
-        td.textContent = t;
+        auditValue(e, e.old) + ' → ' + auditValue(e, e.new)].forEach(function (t, i) {
+        var td = el('td', null, t);
+        td.setAttribute('data-label', heads[i]);
         tr.appendChild(td);
       });
       tbody.appendChild(tr);
@@ -169,40 +284,165 @@
 
   function base(id) { return '/api/admin/rooms/' + encodeURIComponent(id); }
 
-  function wire(node, id) {
-    node.querySelector('form[data-act="settings"]').addEventListener('submit', function (e) {
-      e.preventDefault();
-      var f = e.target.elements, body = {};
-      ['capacity', 'max_admissions_per_minute', 'session_ttl_secs', 'heartbeat_timeout_secs'].forEach(function (k) {
-        if (f[k].value !== '') body[k] = Number(f[k].value);
-      });
-      if (f.target_url.value) body.target_url = f.target_url.value;
-      api('PUT', base(id), body).then(function () { flash('Saved ' + id + '.'); },
-        function (err) { flash(err.message, true); });
+  function showConflict(c, body) {
+    c.conflict = body;
+    var cur = body.config;
+    var theirs = FIELDS.filter(function (k) { return String(cur[k]) !== c.base[k]; });
+    set(c.f.conflict_text, theirs.length
+      ? 'someone else changed ' + (theirs.length === 1 ? 'this setting' : 'these settings') + ' while you were editing.'
+      : 'someone else changed this room while you were editing.');
+    var ul = c.f.conflict_fields;
+    while (ul.firstChild) ul.removeChild(ul.firstChild);
+    theirs.forEach(function (k) {
+      var mine = c.form.elements[k].value;
+      ul.appendChild(el('li', null, LABELS[k] + ': now ' + cur[k] + ' (was ' + c.base[k] + ' when you started' +
+        (mine !== c.base[k] ? '; you entered ' + mine : '') + ')'));
     });
+    c.f.conflict.hidden = false;
+  }
+
+  function loadCurrent(c) {
+    var cur = c.conflict.config, f = c.form.elements;
+    FIELDS.forEach(function (k) {
+      var now = String(cur[k]);
+      if (f[k].value === c.base[k] || now !== c.base[k]) f[k].value = now;
+      c.base[k] = now;
+    });
+    c.version = c.conflict.version;
+    c.conflict = null;
+    c.f.conflict.hidden = true;
+    rateHint(c);
+    f.capacity.focus();
+    flash('Loaded the current settings of ' + c.id + '.');
+  }
+
+  function save(c) {
+    var f = c.form.elements, body = {}, changed = [];
+    FIELDS.forEach(function (k) {
+      if (f[k].value === c.base[k]) return;
+      body[k] = k === 'target_url' ? f[k].value : Number(f[k].value);
+      changed.push(LABELS[k]);
+    });
+    if (!changed.length) { flash('Nothing to save for ' + c.id + ': no setting was changed.'); return; }
+    body.version = c.version;
+    api('PUT', base(c.id), body).then(function (res) {
+      FIELDS.forEach(function (k) { c.base[k] = String(res.config[k]); f[k].value = c.base[k]; });
+      c.version = res.version;
+      c.conflict = null;
+      c.f.conflict.hidden = true;
+      switches(c, res.config);
+      flash('Saved ' + changed.join(', ') + ' for ' + c.id + '.');
+    }, function (err) {
+      if (err.status === 409 && err.body && err.body.config) {
+        showConflict(c, err.body);
+        flash('Not saved: ' + c.id + ' was changed by someone else.', true);
+      } else {
+        flash(err.message, true);
+      }
+    });
+  }
+
+  function stockError(c, text) {
+    var input = c.stock.elements.n;
+    c.f.stock_error.textContent = text;
+    c.f.stock_error.hidden = !text;
+    if (text) { input.setAttribute('aria-invalid', 'true'); input.focus(); } else input.removeAttribute('aria-invalid');
+  }
+
+  function stock(c, mode) {
+    var raw = c.stock.elements.n.value.trim(), body;
+    if (mode === 'unlimited') {
+      body = { unlimited: true };
+    } else {
+      // An empty or non-numeric box is an error here, never "0".
+      if (!/^\d+$/.test(raw)) return stockError(c, 'Enter a whole number of units first.');
+      var n = Number(raw);
+      if (mode === 'add' && n === 0) return stockError(c, 'Top up by at least 1 unit.');
+      var waiting = c.room.queue_length;
+      if (mode === 'set' && n === 0 && waiting > 0 &&
+        !confirm('Set the stock of ' + c.id + ' to 0? The room becomes sold out, and the ' + waiting +
+          (waiting === 1 ? ' person' : ' people') + ' waiting will be told so.')) return;
+      body = mode === 'add' ? { add: n } : { set: n };
+    }
+    stockError(c, '');
+    api('POST', base(c.id) + '/stock', body).then(function (res) {
+      flash('Stock of ' + c.id + ' is now ' + (res.new === null ? 'unlimited' : res.new) + '.');
+      c.stock.reset();
+    }, function (err) { flash(err.message, true); });
+  }
+
+  // Shows visitors (a search's result, or the matches of an ambiguous code), each with
+  // a Remove button that names them by full id.
+  function showFound(c, text, visitors) {
+    set(c.f.found_text, text);
+    var ul = c.f.found_list;
+    while (ul.firstChild) ul.removeChild(ul.firstChild);
+    visitors.forEach(function (v) {
+      var li = el('li');
+      li.appendChild(el('strong', null, v.support_code));
+      li.appendChild(document.createTextNode(' ' + (v.state === 'queued' ? 'queued, position ' + v.position : 'admitted') + ' '));
+      li.appendChild(el('code', 'id', v.id));
+      var b = el('button', 'button secondary', 'Remove');
+      b.type = 'button';
+      b.setAttribute('aria-label', 'Remove visitor ' + v.support_code);
+      b.addEventListener('click', function () {
+        api('DELETE', base(c.id) + '/visitors/' + v.id).then(function () {
+          li.remove();
+          flash('Removed ' + v.support_code + ' from ' + c.id + '.');
+        }, function (err) { flash(err.message, true); });
+      });
+      li.appendChild(b);
+      ul.appendChild(li);
+    });
+    c.f.found.hidden = false;
+  }
+
+  function wire(c) {
+    var node = c.node, id = c.id;
+    c.form.addEventListener('submit', function (e) { e.preventDefault(); save(c); });
+    c.form.elements.max_admissions_per_minute.addEventListener('input', function () { rateHint(c); });
+    node.querySelector('[data-do="load-current"]').addEventListener('click', function () { loadCurrent(c); });
     node.querySelectorAll('button[data-act]').forEach(function (b) {
       b.addEventListener('click', function () {
         var act = b.getAttribute('data-act');
         if (act === 'delete' && !confirm('Delete room ' + id + ' and everyone in it?')) return;
         if (act === 'flush' && !confirm('Remove everyone waiting in ' + id + '?')) return;
         var p = act === 'delete' ? api('DELETE', base(id)) : api('POST', base(id) + '/' + act);
-        p.then(function () { flash(act + ': done for ' + id + '.'); }, function (err) { flash(err.message, true); });
+        p.then(function (res) {
+          if (res.config) switches(c, res.config);
+          flash(act + ': done for ' + id + '.');
+        }, function (err) { flash(err.message, true); });
       });
     });
-    node.querySelector('form[data-act="stock"]').addEventListener('submit', function (e) {
+    c.stock.addEventListener('submit', function (e) {
       e.preventDefault();
-      var mode = (e.submitter && e.submitter.value) || 'set';
-      var n = Number(e.target.elements.n.value || 0);
-      var body = mode === 'unlimited' ? { unlimited: true } : (mode === 'add' ? { add: n } : { set: n });
-      api('POST', base(id) + '/stock', body).then(function () { flash('Stock updated for ' + id + '.'); },
-        function (err) { flash(err.message, true); });
+      stock(c, (e.submitter && e.submitter.value) || 'set');
+    });
+    c.stock.elements.n.addEventListener('input', function () { stockError(c, ''); });
+    node.querySelector('form[data-act="find"]').addEventListener('submit', function (e) {
+      e.preventDefault();
+      var q = e.target.elements.q.value.trim();
+      if (!q) return;
+      var param = /^[0-9a-fA-F]{32}$/.test(q) ? 'id=' : 'code=';
+      api('GET', base(id) + '/visitors?' + param + encodeURIComponent(q)).then(function (res) {
+        showFound(c, res.visitors.length
+          ? (res.visitors.length === 1 ? '1 visitor matches ' : res.visitors.length + ' visitors match ') + q + ':'
+          : 'Nobody queued or admitted in ' + id + ' matches ' + q + '.', res.visitors);
+      }, function (err) { flash(err.message, true); });
     });
     node.querySelector('form[data-act="remove"]').addEventListener('submit', function (e) {
       e.preventDefault();
       var v = e.target.elements.visitor.value.trim();
+      if (!v) return;
       api('DELETE', base(id) + '/visitors/' + encodeURIComponent(v)).then(function () {
-        flash('Removed ' + v + '.'); e.target.reset();
-      }, function (err) { flash(err.message, true); });
+        flash('Removed ' + v + ' from ' + id + '.'); e.target.reset();
+      }, function (err) {
+        if (err.status === 409 && err.body && err.body.visitors) {
+          showFound(c, v + ' matches ' + err.body.visitors.length + ' visitors; nobody was removed. Remove one by its id:',
+            err.body.visitors);
+        }
+        flash(err.message, true);
+      });
     });
   }
 

@@ -4,33 +4,44 @@
 //!
 //! Every change takes effect at once on every instance: the configuration lives in the
 //! store, and the promotions a change causes are published like any other.
+//!
+//! Two admins (or an admin and a script) may change the same room at once. Each room
+//! configuration has a version ([`crate::store`]'s rules); a change that names the
+//! version it was based on is refused with the current values when the room has moved
+//! on ([`PutOutcome::Stale`]), instead of silently writing over a colleague's change.
+//! A change without a version is applied as before.
 
-use serde::{Deserialize, Serialize};
+pub mod audit;
+pub mod visitors;
+
+pub use audit::{read_audit, AuditEntry};
+
+use serde::Serialize;
 use serde_json::{json, Value};
 
+use self::audit::{audit, now_ms};
 use crate::config::{valid_room_id, RoomConfig};
 use crate::domain::admission::Engine;
-use crate::domain::identity::VisitorId;
 use crate::domain::live::{room_live, totals, RoomLive, Totals, SERIES_MINUTES};
 use crate::error::DomainError;
-use crate::store::{RoomPatch, StockChange};
+use crate::store::{PatchOutcome, RoomPatch, StockChange};
 
-/// One audit log entry.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
-pub struct AuditEntry {
-    /// Milliseconds since the epoch.
-    pub at: u64,
-    pub who: String,
-    pub room: String,
-    pub action: String,
-    pub old: Value,
-    pub new: Value,
+/// One room on the dashboard: its live figures, plus what the controls need — the
+/// configuration's version (the settings form's base) and the raw `paused` and `closed`
+/// flags (`state` shows only the one that wins).
+#[derive(Serialize)]
+pub struct DashboardRoom {
+    #[serde(flatten)]
+    pub live: RoomLive,
+    pub version: u64,
+    pub paused: bool,
+    pub closed: bool,
 }
 
 /// The live figures of every room (the dashboard's payload).
 #[derive(Serialize)]
 pub struct Overview {
-    pub rooms: Vec<RoomLive>,
+    pub rooms: Vec<DashboardRoom>,
     pub totals: Totals,
     pub audit: Vec<AuditEntry>,
     pub at: u64,
@@ -70,39 +81,22 @@ impl Switch {
     }
 }
 
-/// Whether `put_room` created the room or changed it.
+/// What `put_room` did.
 pub enum PutOutcome {
-    Created(RoomConfig),
-    Changed(RoomConfig),
-}
-
-fn now_ms() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as u64)
-        .unwrap_or(0)
-}
-
-/// Writes an audit entry. A failure is logged, not returned: the change itself is done.
-async fn audit(engine: &Engine, who: &str, room: &str, action: &str, old: Value, new: Value) {
-    let e = AuditEntry {
-        at: now_ms(),
-        who: who.into(),
-        room: room.into(),
-        action: action.into(),
-        old,
-        new,
-    };
-    tracing::info!(who, room, action, old = %e.old, new = %e.new, "admin change");
-    // unwrap: the entry always serialises.
-    let line = serde_json::to_string(&e).unwrap();
-    if let Err(err) = engine
-        .store
-        .audit_push(&line, engine.settings.admin.audit_keep)
-        .await
-    {
-        tracing::error!(error = %err, "could not write the audit log");
-    }
+    Created {
+        config: RoomConfig,
+        version: u64,
+    },
+    Changed {
+        config: RoomConfig,
+        version: u64,
+    },
+    /// The change named a version the room is no longer at: nothing was written. The
+    /// room's current configuration and version, read together.
+    Stale {
+        config: RoomConfig,
+        version: u64,
+    },
 }
 
 /// Every room with its live figures, the totals and the newest `audit_entries` entries.
@@ -113,16 +107,21 @@ pub async fn overview(engine: &Engine, audit_entries: u32) -> Result<Overview, D
         .await
         .map_err(|e| engine.store_failed("admin", "*", e))?;
     let sockets = store.sockets().await.unwrap_or_default();
-    let mut rooms = Vec::with_capacity(ids.len());
+    let mut lives = Vec::with_capacity(ids.len());
+    let mut controls = Vec::with_capacity(ids.len());
     for id in ids {
-        let (Ok(Some(cfg)), Ok(report)) = (
-            store.room(&id).await,
+        // The version is read with the config and before the report, so the figures are
+        // never older than the version they are shown with: a form filled from them can
+        // be refused as stale, but never write over a change it did not see.
+        let (Ok(Some((cfg, version))), Ok(report)) = (
+            store.room_versioned(&id).await,
             store.report(&id, SERIES_MINUTES).await,
         ) else {
             continue; // deleted meanwhile
         };
         let forecast = engine.forecast(&id).await;
-        rooms.push(room_live(&cfg, &report, &sockets, forecast.as_deref()));
+        lives.push(room_live(&cfg, &report, &sockets, forecast.as_deref()));
+        controls.push((version, report.view.paused, report.view.closed));
     }
     let audit = if audit_entries > 0 {
         read_audit(engine, audit_entries, None).await?
@@ -130,8 +129,17 @@ pub async fn overview(engine: &Engine, audit_entries: u32) -> Result<Overview, D
         Vec::new()
     };
     Ok(Overview {
-        totals: totals(&rooms),
-        rooms,
+        totals: totals(&lives),
+        rooms: lives
+            .into_iter()
+            .zip(controls)
+            .map(|(live, (version, paused, closed))| DashboardRoom {
+                live,
+                version,
+                paused,
+                closed,
+            })
+            .collect(),
         audit,
         at: now_ms(),
         // unwrap: never poisoned.
@@ -139,33 +147,19 @@ pub async fn overview(engine: &Engine, audit_entries: u32) -> Result<Overview, D
     })
 }
 
-/// The newest `limit` audit entries, of one room or of all.
-pub async fn read_audit(
-    engine: &Engine,
-    limit: u32,
-    room: Option<&str>,
-) -> Result<Vec<AuditEntry>, DomainError> {
-    let fetch = if room.is_some() {
-        engine.settings.admin.audit_keep
-    } else {
-        limit
-    };
-    let lines = engine
+/// A room's configuration and its version, read together.
+async fn versioned(engine: &Engine, room: &str) -> Result<(RoomConfig, u64), DomainError> {
+    engine
         .store
-        .audit(fetch)
+        .room_versioned(room)
         .await
-        .map_err(|e| engine.store_failed("audit", "*", e))?;
-    Ok(lines
-        .iter()
-        .filter_map(|l| serde_json::from_str::<AuditEntry>(l).ok())
-        .filter(|e| room.is_none_or(|r| e.room == r))
-        .take(limit as usize)
-        .collect())
+        .map_err(|e| engine.store_failed("admin", room, e))?
+        .ok_or_else(|| DomainError::UnknownRoom(room.to_string()))
 }
 
-/// One room's configuration and live figures.
-pub async fn room(engine: &Engine, room: &str) -> Result<(RoomConfig, RoomLive), DomainError> {
-    let cfg = engine.room_config(room).await?;
+/// One room's configuration, its version and its live figures.
+pub async fn room(engine: &Engine, room: &str) -> Result<(RoomConfig, u64, RoomLive), DomainError> {
+    let (cfg, version) = versioned(engine, room).await?;
     let report = engine
         .store
         .report(&cfg.id, SERIES_MINUTES)
@@ -174,7 +168,7 @@ pub async fn room(engine: &Engine, room: &str) -> Result<(RoomConfig, RoomLive),
     let sockets = engine.store.sockets().await.unwrap_or_default();
     let forecast = engine.forecast(&cfg.id).await;
     let live = room_live(&cfg, &report, &sockets, forecast.as_deref());
-    Ok((cfg, live))
+    Ok((cfg, version, live))
 }
 
 /// Checks a configuration, naming the first bad field.
@@ -183,21 +177,37 @@ fn validate(cfg: &RoomConfig) -> Result<(), DomainError> {
         .map_err(|(field, message)| DomainError::invalid_field(field, message))
 }
 
-/// Applies a patch, audits each changed field, answers with the new config.
+/// Applies a patch (if the room is still at `expected`, when given), audits each changed
+/// field, answers with the new config and version.
 async fn apply(
     engine: &Engine,
     who: &str,
     room: &str,
     patch: &RoomPatch,
-) -> Result<RoomConfig, DomainError> {
-    let old = engine.room_config(room).await?;
+    expected: Option<u64>,
+) -> Result<PutOutcome, DomainError> {
+    let (old, version) = versioned(engine, room).await?;
+    if expected.is_some_and(|v| v != version) {
+        return Ok(PutOutcome::Stale {
+            config: old,
+            version,
+        });
+    }
     let new = patch.applied_to(&old);
     validate(&new)?;
-    engine
+    let version = match engine
         .store
-        .patch_room(room, patch)
+        .patch_room_if(room, patch, expected)
         .await
-        .map_err(|e| engine.store_failed("admin", room, e))?;
+        .map_err(|e| engine.store_failed("admin", room, e))?
+    {
+        PatchOutcome::Applied { version, .. } => version,
+        // Changed between the read above and the script's check.
+        PatchOutcome::Stale { .. } => {
+            let (config, version) = versioned(engine, room).await?;
+            return Ok(PutOutcome::Stale { config, version });
+        }
+    };
     let (o, n) = (json!(old), json!(new));
     for (k, v) in n.as_object().into_iter().flatten() {
         if o.get(k) != Some(v) && k != "stock" {
@@ -212,18 +222,23 @@ async fn apply(
             .await;
         }
     }
-    Ok(RoomConfig {
-        stock: old.stock,
-        ..new
+    Ok(PutOutcome::Changed {
+        config: RoomConfig {
+            stock: old.stock,
+            ..new
+        },
+        version,
     })
 }
 
-/// Creates a room (`target_url` required) or changes the given fields of an existing one.
+/// Creates a room (`target_url` required) or changes the given fields of an existing one;
+/// with `expected`, only if the room exists and is still at that version.
 pub async fn put_room(
     engine: &Engine,
     who: &str,
     room: &str,
     patch: &RoomPatch,
+    expected: Option<u64>,
 ) -> Result<PutOutcome, DomainError> {
     if !valid_room_id(room) {
         return Err(DomainError::invalid_field(
@@ -238,9 +253,12 @@ pub async fn put_room(
         .map_err(|e| engine.store_failed("admin", room, e))?
         .is_some();
     if exists {
-        return apply(engine, who, room, patch)
-            .await
-            .map(PutOutcome::Changed);
+        return apply(engine, who, room, patch, expected).await;
+    }
+    if expected.is_some() {
+        // A change based on a version is for the room that had it: a deleted room is not
+        // brought back by a form left open.
+        return Err(DomainError::UnknownRoom(room.to_string()));
     }
     let base = RoomConfig {
         id: room.to_string(),
@@ -259,7 +277,11 @@ pub async fn put_room(
         )));
     }
     audit(engine, who, room, "create room", Value::Null, json!(cfg)).await;
-    Ok(PutOutcome::Created(cfg))
+    // Every store creates a room at version 1.
+    Ok(PutOutcome::Created {
+        config: cfg,
+        version: 1,
+    })
 }
 
 pub async fn delete_room(engine: &Engine, who: &str, room: &str) -> Result<(), DomainError> {
@@ -281,14 +303,19 @@ pub async fn delete_room(engine: &Engine, who: &str, room: &str) -> Result<(), D
     Ok(())
 }
 
-/// Pause, resume, close or open.
+/// Pause, resume, close or open; answers the new config and version.
 pub async fn switch(
     engine: &Engine,
     who: &str,
     room: &str,
     action: Switch,
-) -> Result<RoomConfig, DomainError> {
-    apply(engine, who, room, &action.patch()).await
+) -> Result<(RoomConfig, u64), DomainError> {
+    match apply(engine, who, room, &action.patch(), None).await? {
+        PutOutcome::Changed { config, version } => Ok((config, version)),
+        _ => Err(DomainError::Internal(
+            "a switch, applied without a version, did not change the room".into(),
+        )),
+    }
 }
 
 /// Changes the stock atomically; answers the old and new values (`None` = unlimited).
@@ -305,29 +332,6 @@ pub async fn change_stock(
         .map_err(|e| engine.store_failed("admin", room, e))?;
     audit(engine, who, room, "set stock", json!(old), json!(new)).await;
     Ok((old, new))
-}
-
-/// Ends one visitor's place or session.
-pub async fn remove_visitor(
-    engine: &Engine,
-    who: &str,
-    room: &str,
-    id: &str,
-) -> Result<(), DomainError> {
-    let visitor = VisitorId::parse(id)
-        .ok_or_else(|| DomainError::invalid_field("id", "must be a visitor id (32 hex digits)"))?;
-    let (removed, _) = engine
-        .store
-        .release(room, visitor.as_str())
-        .await
-        .map_err(|e| engine.store_failed("admin", room, e))?;
-    if !removed {
-        return Err(DomainError::NotFound(format!(
-            "visitor {id} is neither queued nor admitted in `{room}`"
-        )));
-    }
-    audit(engine, who, room, "remove visitor", json!(id), Value::Null).await;
-    Ok(())
 }
 
 /// Empties the queue; answers how many places were removed.

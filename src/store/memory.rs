@@ -15,9 +15,9 @@ use futures_util::stream::{BoxStream, StreamExt};
 use tokio::sync::broadcast;
 
 use super::{
-    wait_bucket, Admission, AdmittedEvent, MinuteStats, RateState, ReapBatch, RoomPatch,
-    RoomReport, RoomStats, RoomView, Snapshot, SocketCount, StockChange, Store, StoreError,
-    StoreResult, VisitorState, WatchEntry, WindowDecision,
+    sort_found, wait_bucket, Admission, AdmittedEvent, FoundVisitor, MinuteStats, PatchOutcome,
+    RateState, ReapBatch, RoomPatch, RoomReport, RoomStats, RoomView, Snapshot, SocketCount,
+    StockChange, Store, StoreError, StoreResult, VisitorState, WatchEntry, WindowDecision,
 };
 use crate::config::RoomConfig;
 
@@ -115,6 +115,8 @@ impl RankIndex {
 #[derive(Default)]
 struct Room {
     cfg: RoomConfig,
+    /// The configuration's version (see the parent module's rules).
+    version: u64,
     /// ticket → visitor, in queue order.
     queue: BTreeMap<u64, String>,
     /// visitor → ticket.
@@ -409,6 +411,7 @@ impl Store for MemoryStore {
             Some(_) if create_only => Ok(false),
             Some(r) => {
                 r.cfg = cfg.clone();
+                r.version += 1;
                 Ok(true)
             }
             None => {
@@ -416,6 +419,7 @@ impl Store for MemoryStore {
                     cfg.id.clone(),
                     Room {
                         cfg: cfg.clone(),
+                        version: 1,
                         ..Room::default()
                     },
                 );
@@ -424,8 +428,13 @@ impl Store for MemoryStore {
         }
     }
 
-    async fn room(&self, room: &str) -> StoreResult<Option<RoomConfig>> {
-        Ok(self.rooms.lock().unwrap().get(room).map(|r| r.cfg.clone()))
+    async fn room_versioned(&self, room: &str) -> StoreResult<Option<(RoomConfig, u64)>> {
+        Ok(self
+            .rooms
+            .lock()
+            .unwrap()
+            .get(room)
+            .map(|r| (r.cfg.clone(), r.version)))
     }
 
     async fn rooms(&self) -> StoreResult<Vec<String>> {
@@ -651,13 +660,29 @@ impl Store for MemoryStore {
         .boxed())
     }
 
-    async fn patch_room(&self, room: &str, patch: &RoomPatch) -> StoreResult<Vec<String>> {
+    async fn patch_room_if(
+        &self,
+        room: &str,
+        patch: &RoomPatch,
+        expected: Option<u64>,
+    ) -> StoreResult<PatchOutcome> {
         self.with_room(room, |r, now| {
+            if expected.is_some_and(|v| v != r.version) {
+                return PatchOutcome::Stale { version: r.version };
+            }
             // Stock is not part of a patch; keep the live value.
-            let stock = r.cfg.stock;
-            r.cfg = patch.applied_to(&r.cfg);
-            r.cfg.stock = stock;
-            r.promote(now, 1000)
+            let cfg = RoomConfig {
+                stock: r.cfg.stock,
+                ..patch.applied_to(&r.cfg)
+            };
+            if cfg != r.cfg {
+                r.cfg = cfg;
+                r.version += 1;
+            }
+            PatchOutcome::Applied {
+                version: r.version,
+                admitted: r.promote(now, 1000),
+            }
         })
     }
 
@@ -673,7 +698,42 @@ impl Store for MemoryStore {
                 StockChange::Add(n) => old.map(|o| o.saturating_add(n).min(super::MAX_STOCK)),
                 StockChange::Unlimited => None,
             };
+            if r.cfg.stock != old {
+                r.version += 1;
+            }
             (old, r.cfg.stock, r.promote(now, 1000))
+        })
+    }
+
+    async fn find_visitors(
+        &self,
+        room: &str,
+        id_prefix: &str,
+        limit: usize,
+    ) -> StoreResult<Vec<FoundVisitor>> {
+        self.with_room(room, |r, now| {
+            let admitted = r
+                .sessions
+                .iter()
+                .filter(|(v, a)| v.starts_with(id_prefix) && a.expires_at_ms > now)
+                .map(|(v, a)| FoundVisitor {
+                    visitor: v.clone(),
+                    place: WatchEntry::Admitted(a.clone()),
+                });
+            let queued = r
+                .tickets
+                .iter()
+                .filter(|(v, _)| v.starts_with(id_prefix))
+                .map(|(v, t)| FoundVisitor {
+                    visitor: v.clone(),
+                    place: WatchEntry::Queued {
+                        position: r.ranks.rank(*t),
+                    },
+                });
+            let mut found: Vec<FoundVisitor> = admitted.chain(queued).collect();
+            sort_found(&mut found);
+            found.truncate(limit);
+            found
         })
     }
 

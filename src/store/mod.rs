@@ -19,6 +19,12 @@
 //!   room is paused or closed.
 //! - Stock: each admission of a visitor who has not had a unit consumes one; stock 0 means
 //!   sold out (no new joins, no admissions).
+//! - Configuration version: a room is created at version 1. A patch or a stock change
+//!   that changes a value adds one, and so does every overwrite by `put_room`, in the same
+//!   atomic step as the write. A patch that changes nothing leaves it, and so do
+//!   admissions consuming stock (they are not configuration changes). A
+//!   patch may name the version it was based on ([`Store::patch_room_if`]): if the room
+//!   has moved on, nothing is written (optimistic concurrency for the admin API).
 
 pub mod memory;
 pub mod redis;
@@ -351,6 +357,27 @@ impl RoomPatch {
     }
 }
 
+/// What a patch based on a version did ([`Store::patch_room_if`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PatchOutcome {
+    /// Written (the version moves only if a value changed), then promoted.
+    Applied {
+        version: u64,
+        /// Who the promotion admitted.
+        admitted: Vec<String>,
+    },
+    /// The room was not at the expected version: nothing was written.
+    Stale { version: u64 },
+}
+
+/// A visitor an admin looked up by id prefix ([`Store::find_visitors`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FoundVisitor {
+    pub visitor: String,
+    /// [`WatchEntry::Queued`] or [`WatchEntry::Admitted`], never `Gone`.
+    pub place: WatchEntry,
+}
+
 /// A stock change (admin).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum StockChange {
@@ -462,8 +489,12 @@ pub trait Store: Send + Sync + 'static {
     /// Writes a room's live configuration. With `create_only`, an existing room is left
     /// untouched and `false` is returned.
     async fn put_room(&self, cfg: &RoomConfig, create_only: bool) -> StoreResult<bool>;
+    /// The live configuration of a room and its version, read together.
+    async fn room_versioned(&self, room: &str) -> StoreResult<Option<(RoomConfig, u64)>>;
     /// The live configuration of a room.
-    async fn room(&self, room: &str) -> StoreResult<Option<RoomConfig>>;
+    async fn room(&self, room: &str) -> StoreResult<Option<RoomConfig>> {
+        Ok(self.room_versioned(room).await?.map(|(cfg, _)| cfg))
+    }
     /// All room ids, sorted.
     async fn rooms(&self) -> StoreResult<Vec<String>>;
     /// Removes a room and everything in it. Returns whether it existed.
@@ -511,8 +542,23 @@ pub trait Store: Send + Sync + 'static {
     /// subscription breaks (the caller subscribes again).
     async fn subscribe(&self) -> StoreResult<BoxStream<'static, AdmittedEvent>>;
 
+    /// Changes the given config fields atomically, then promotes. With `expected`, only
+    /// if the room is at that version (checked in the same atomic step as the write).
+    async fn patch_room_if(
+        &self,
+        room: &str,
+        patch: &RoomPatch,
+        expected: Option<u64>,
+    ) -> StoreResult<PatchOutcome>;
     /// Changes the given config fields atomically, then promotes; returns who was admitted.
-    async fn patch_room(&self, room: &str, patch: &RoomPatch) -> StoreResult<Vec<String>>;
+    async fn patch_room(&self, room: &str, patch: &RoomPatch) -> StoreResult<Vec<String>> {
+        match self.patch_room_if(room, patch, None).await? {
+            PatchOutcome::Applied { admitted, .. } => Ok(admitted),
+            PatchOutcome::Stale { .. } => Err(StoreError::Protocol(
+                "a patch without a version came back stale".into(),
+            )),
+        }
+    }
     /// Sets or tops up stock atomically with admissions, then promotes.
     /// Returns (old, new, admitted).
     async fn change_stock(
@@ -520,6 +566,16 @@ pub trait Store: Send + Sync + 'static {
         room: &str,
         change: StockChange,
     ) -> StoreResult<(Option<u64>, Option<u64>, Vec<String>)>;
+    /// The queued and admitted visitors whose id starts with `id_prefix` (lowercase hex),
+    /// at most `limit`: admitted ones first (by id), then queued ones by position. Reads
+    /// only; a queued visitor's heartbeat is not refreshed. Scans the queue and the
+    /// sessions in steps, so a long queue never blocks the store.
+    async fn find_visitors(
+        &self,
+        room: &str,
+        id_prefix: &str,
+        limit: usize,
+    ) -> StoreResult<Vec<FoundVisitor>>;
     /// Empties the queue (sessions stay). Returns how many were waiting.
     async fn flush(&self, room: &str) -> StoreResult<u64>;
     /// Figures and the last `minutes` minutes of history.
@@ -544,6 +600,16 @@ pub trait Store: Send + Sync + 'static {
     /// value it holds. A store that lost its data (restarted empty, failed over to an
     /// empty replica, FLUSHALL) answers with a value this instance has not seen before.
     async fn epoch(&self, candidate: &str) -> StoreResult<String>;
+}
+
+/// Admitted visitors first (by id), then queued ones by position: the order
+/// [`Store::find_visitors`] answers in, whichever backend.
+pub fn sort_found(found: &mut [FoundVisitor]) {
+    found.sort_by_key(|f| match &f.place {
+        WatchEntry::Admitted(_) => (0, 0, f.visitor.clone()),
+        WatchEntry::Queued { position } => (1, *position, String::new()),
+        WatchEntry::Gone => (2, 0, f.visitor.clone()),
+    });
 }
 
 #[cfg(test)]

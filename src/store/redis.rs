@@ -23,9 +23,9 @@ use redis::{Cmd, Pipeline, RedisFuture, Script, Value};
 use futures_util::stream::{BoxStream, StreamExt};
 
 use super::{
-    Admission, AdmittedEvent, EtaBasis, MinuteStats, RateState, ReapBatch, RoomPatch, RoomReport,
-    RoomStats, RoomView, Snapshot, SocketCount, StockChange, Store, StoreError, StoreResult,
-    VisitorState, WatchEntry, WindowDecision,
+    sort_found, Admission, AdmittedEvent, EtaBasis, FoundVisitor, MinuteStats, PatchOutcome,
+    RateState, ReapBatch, RoomPatch, RoomReport, RoomStats, RoomView, Snapshot, SocketCount,
+    StockChange, Store, StoreError, StoreResult, VisitorState, WatchEntry, WindowDecision,
 };
 use crate::config::{RoomConfig, StoreSettings};
 
@@ -64,6 +64,7 @@ static WATCH: LazyLock<Script> = room_script!("watch.lua");
 static PATCH_ROOM: LazyLock<Script> = room_script!("patch_room.lua");
 static STOCK: LazyLock<Script> = room_script!("stock.lua");
 static FLUSH: LazyLock<Script> = room_script!("flush.lua");
+static FIND: LazyLock<Script> = room_script!("find.lua");
 static REPORT: LazyLock<Script> = room_script!("report.lua");
 static ETA_BASIS: LazyLock<Script> = room_script!("eta_basis.lua");
 static SOCKETS_REPORT: LazyLock<Script> =
@@ -330,6 +331,41 @@ fn parse_room_view(v: Value) -> StoreResult<RoomView> {
     })
 }
 
+/// Parses the 4 integers per visitor that `place()` in `common.lua` gives (watch, find).
+fn parse_places(flat: &[Value]) -> StoreResult<Vec<WatchEntry>> {
+    flat.chunks(4)
+        .map(|c| {
+            if c.len() != 4 {
+                return Err(protocol("place arity"));
+            }
+            Ok(match as_int(&c[0])? {
+                1 => WatchEntry::Admitted(Admission {
+                    serial: u(&c[1])?,
+                    issued_at_ms: u(&c[2])?,
+                    expires_at_ms: u(&c[3])?,
+                }),
+                0 => WatchEntry::Queued {
+                    position: u(&c[1])?,
+                },
+                _ => WatchEntry::Gone,
+            })
+        })
+        .collect()
+}
+
+/// A `MATCH` pattern for ids starting with `prefix`, glob characters escaped.
+fn prefix_pattern(prefix: &str) -> String {
+    let mut p = String::with_capacity(prefix.len() + 1);
+    for c in prefix.chars() {
+        if matches!(c, '*' | '?' | '[' | ']' | '\\') {
+            p.push('\\');
+        }
+        p.push(c);
+    }
+    p.push('*');
+    p
+}
+
 /// Parses an admission message: channel `P:room:{R}:events`, payload
 /// `v:serial:issued:expires ...`.
 fn parse_events(channel: &str, payload: &[u8]) -> Vec<AdmittedEvent> {
@@ -501,13 +537,15 @@ impl Store for RedisStore {
         Ok(written)
     }
 
-    async fn room(&self, room: &str) -> StoreResult<Option<RoomConfig>> {
+    async fn room_versioned(&self, room: &str) -> StoreResult<Option<(RoomConfig, u64)>> {
         let mut conn = self.conn.clone();
+        // One HGETALL: the values and the version that counts them are read together.
         let h: std::collections::HashMap<String, String> = redis::cmd("HGETALL")
             .arg(self.room_key(room, "cfg"))
             .query_async(&mut conn)
             .await?;
-        Ok((!h.is_empty()).then(|| cfg_from_hash(room, &h)))
+        let version = h.get("version").and_then(|v| v.parse().ok()).unwrap_or(0);
+        Ok((!h.is_empty()).then(|| (cfg_from_hash(room, &h), version)))
     }
 
     async fn rooms(&self) -> StoreResult<Vec<String>> {
@@ -668,23 +706,7 @@ impl Store for RedisStore {
         if flat.len() != visitors.len() * 4 {
             return Err(protocol("watch entries"));
         }
-        let entries = flat
-            .chunks(4)
-            .map(|c| {
-                Ok(match as_int(&c[0])? {
-                    1 => WatchEntry::Admitted(Admission {
-                        serial: u(&c[1])?,
-                        issued_at_ms: u(&c[2])?,
-                        expires_at_ms: u(&c[3])?,
-                    }),
-                    0 => WatchEntry::Queued {
-                        position: u(&c[1])?,
-                    },
-                    _ => WatchEntry::Gone,
-                })
-            })
-            .collect::<StoreResult<Vec<_>>>()?;
-        Ok((view, entries))
+        Ok((view, parse_places(&flat)?))
     }
 
     async fn subscribe(&self) -> StoreResult<BoxStream<'static, AdmittedEvent>> {
@@ -705,12 +727,25 @@ impl Store for RedisStore {
         Ok(stream.boxed())
     }
 
-    async fn patch_room(&self, room: &str, patch: &RoomPatch) -> StoreResult<Vec<String>> {
-        let a = as_array(
-            self.run_room(&PATCH_ROOM, room, &patch_fields(patch))
-                .await?,
-        )?;
-        as_strings(a.first().ok_or_else(|| protocol("patch arity"))?)
+    async fn patch_room_if(
+        &self,
+        room: &str,
+        patch: &RoomPatch,
+        expected: Option<u64>,
+    ) -> StoreResult<PatchOutcome> {
+        let mut args = vec![expected.map(|v| v.to_string()).unwrap_or_default()];
+        args.extend(patch_fields(patch));
+        let a = as_array(self.run_room(&PATCH_ROOM, room, &args).await?)?;
+        if a.len() != 2 {
+            return Err(protocol("patch arity"));
+        }
+        if matches!(&a[0], Value::BulkString(b) if b.as_slice() == b"stale") {
+            return Ok(PatchOutcome::Stale { version: u(&a[1])? });
+        }
+        Ok(PatchOutcome::Applied {
+            version: u(&a[1])?,
+            admitted: as_strings(&a[0])?,
+        })
     }
 
     async fn change_stock(
@@ -737,6 +772,58 @@ impl Store for RedisStore {
             stock_of(as_int(&a[1])?),
             as_strings(&a[2])?,
         ))
+    }
+
+    async fn find_visitors(
+        &self,
+        room: &str,
+        id_prefix: &str,
+        limit: usize,
+    ) -> StoreResult<Vec<FoundVisitor>> {
+        // Candidates by ZSCAN over the queue and the sessions, a bounded step per call, so
+        // a queue of a million never blocks Redis the way one script scanning it would.
+        // Where each stands is then read in one script, consistently.
+        let mut conn = self.conn.clone();
+        let pattern = prefix_pattern(id_prefix);
+        let mut ids: Vec<String> = Vec::new();
+        for part in ["act", "q"] {
+            let key = self.room_key(room, part);
+            let mut cursor: u64 = 0;
+            loop {
+                let (next, pairs): (u64, Vec<String>) = redis::cmd("ZSCAN")
+                    .arg(&key)
+                    .arg(cursor)
+                    .arg("MATCH")
+                    .arg(&pattern)
+                    .arg("COUNT")
+                    .arg(1000)
+                    .query_async(&mut conn)
+                    .await?;
+                // Member, score, member, score…
+                for member in pairs.into_iter().step_by(2) {
+                    if !ids.contains(&member) {
+                        ids.push(member);
+                    }
+                }
+                if next == 0 || ids.len() >= limit {
+                    break;
+                }
+                cursor = next;
+            }
+        }
+        let flat = as_array(self.run_room(&FIND, room, &ids).await?)?;
+        if flat.len() != ids.len() * 4 {
+            return Err(protocol("find entries"));
+        }
+        let mut found: Vec<FoundVisitor> = ids
+            .into_iter()
+            .zip(parse_places(&flat)?)
+            .filter(|(_, place)| *place != WatchEntry::Gone)
+            .map(|(visitor, place)| FoundVisitor { visitor, place })
+            .collect();
+        sort_found(&mut found);
+        found.truncate(limit);
+        Ok(found)
     }
 
     async fn flush(&self, room: &str) -> StoreResult<u64> {

@@ -1,5 +1,9 @@
 //! The admin API and dashboard auth, on a real Redis, across two instances.
 
+mod stock;
+mod versions;
+mod visitors;
+
 use std::time::{Duration, Instant};
 
 use crate::helpers::admin::{admin, admin_app, admin_settings, login, session_cookie, TOKEN};

@@ -6,7 +6,9 @@ use std::time::Duration;
 
 use crate::helpers::{redis_store, room, wait_until, RedisCluster, RedisServer};
 use anteroom::config::RoomConfig;
-use anteroom::store::{RoomPatch, StockChange, Store, StoreError, VisitorState, WatchEntry};
+use anteroom::store::{
+    PatchOutcome, RoomPatch, StockChange, Store, StoreError, VisitorState, WatchEntry,
+};
 use futures_util::future::join_all;
 use futures_util::StreamExt;
 
@@ -800,6 +802,132 @@ async fn socket_counts_and_audit_are_kept(b: Backend) {
     );
 }
 
+/// The configuration version: 1 at creation, one more per change of value (patch, stock,
+/// overwrite), checked and bumped atomically with the write; admissions and patches that
+/// change nothing leave it.
+async fn config_versions_count_changes_and_refuse_stale_patches(b: Backend) {
+    let b = b
+        .with_room(RoomConfig {
+            stock: Some(5),
+            ..room("r", 1)
+        })
+        .await;
+    let s = &b.store;
+    let version = || async { s.room_versioned("r").await.unwrap().unwrap().1 };
+    assert_eq!(version().await, 1, "a new room is at version 1");
+    let cap = |n| RoomPatch {
+        capacity: Some(n),
+        ..RoomPatch::default()
+    };
+    let applied = s.patch_room_if("r", &cap(3), Some(1)).await.unwrap();
+    assert_eq!(
+        applied,
+        PatchOutcome::Applied {
+            version: 2,
+            admitted: vec![]
+        }
+    );
+    assert_eq!(
+        s.patch_room_if("r", &cap(3), None).await.unwrap(),
+        PatchOutcome::Applied {
+            version: 2,
+            admitted: vec![]
+        },
+        "a patch that changes nothing keeps the version"
+    );
+    // A change based on version 1 comes too late: nothing is written.
+    assert_eq!(
+        s.patch_room_if("r", &cap(9), Some(1)).await.unwrap(),
+        PatchOutcome::Stale { version: 2 }
+    );
+    let (cfg, ver) = s.room_versioned("r").await.unwrap().unwrap();
+    assert_eq!((cfg.capacity, ver), (3, 2));
+    // Admissions consume stock without changing the version.
+    s.join("r", &v(0)).await.unwrap();
+    let (cfg, ver) = s.room_versioned("r").await.unwrap().unwrap();
+    assert_eq!((cfg.stock, ver), (Some(4), 2));
+    s.change_stock("r", StockChange::Set(10)).await.unwrap();
+    assert_eq!(version().await, 3, "a stock change is a change");
+    s.change_stock("r", StockChange::Set(10)).await.unwrap();
+    assert_eq!(version().await, 3, "setting the same stock is not");
+    let paused = RoomPatch {
+        paused: Some(true),
+        ..RoomPatch::default()
+    };
+    assert_eq!(
+        s.patch_room_if("r", &paused, Some(3)).await.unwrap(),
+        PatchOutcome::Applied {
+            version: 4,
+            admitted: vec![]
+        }
+    );
+    s.put_room(&cfg, false).await.unwrap();
+    assert_eq!(version().await, 5, "an overwrite is a change");
+    assert!(matches!(
+        s.patch_room_if("nope", &paused, Some(1)).await,
+        Err(StoreError::NoSuchRoom)
+    ));
+    assert_eq!(s.room_versioned("nope").await.unwrap(), None);
+}
+
+/// An admin's search by id prefix (a support code's 10 hex digits, or a whole id):
+/// queued visitors with their position, admitted ones with their session; gone ones
+/// (released, expired) are not found, and looking up refreshes no heartbeat.
+async fn visitors_are_found_by_id_prefix(b: Backend) {
+    let b = b
+        .with_room(RoomConfig {
+            session_ttl_secs: 1,
+            ..room("r", 1)
+        })
+        .await;
+    let s = &b.store;
+    let id = |p: &str, i: usize| format!("{p}{i:0>w$x}", w = 32 - p.len());
+    let (held, q1, q2, other) = (
+        id("aaaaaaaaaa", 1),
+        id("bbbbbbbbbb", 2),
+        id("aaaaaaaaaa", 3),
+        id("cccccccccc", 4),
+    );
+    for x in [&held, &q1, &q2, &other] {
+        s.join("r", x).await.unwrap();
+    }
+    let found = s.find_visitors("r", "aaaaaaaaaa", 20).await.unwrap();
+    assert_eq!(found.len(), 2, "{found:?}");
+    assert_eq!(found[0].visitor, held, "admitted first");
+    assert!(matches!(found[0].place, WatchEntry::Admitted(ref a) if a.serial == 1));
+    assert_eq!(
+        (found[1].visitor.as_str(), &found[1].place),
+        (q2.as_str(), &WatchEntry::Queued { position: 2 })
+    );
+    let exact = s.find_visitors("r", &q1, 20).await.unwrap();
+    assert_eq!(exact.len(), 1);
+    assert_eq!(exact[0].place, WatchEntry::Queued { position: 1 });
+    assert_eq!(
+        s.find_visitors("r", "aaaaaaaaaa", 1).await.unwrap().len(),
+        1
+    );
+    assert!(s
+        .find_visitors("r", "dddddddddd", 20)
+        .await
+        .unwrap()
+        .is_empty());
+    s.release("r", &q2).await.unwrap();
+    // The held session expires (not yet pruned): neither is found any more.
+    wait_until(DEADLINE, "the session to expire", || async {
+        (s.stats("r").await.unwrap().active == 0).then_some(())
+    })
+    .await;
+    assert!(s
+        .find_visitors("r", "aaaaaaaaaa", 20)
+        .await
+        .unwrap()
+        .is_empty());
+    assert!(matches!(
+        s.find_visitors("nope", "aaaaaaaaaa", 20).await,
+        Err(StoreError::NoSuchRoom)
+    ));
+}
+
 macro_rules! conformance {
     ($($name:ident),* $(,)?) => {
         mod memory {
@@ -847,4 +975,6 @@ conformance!(
     flush_empties_the_queue_but_keeps_sessions,
     reports_keep_a_per_minute_history,
     socket_counts_and_audit_are_kept,
+    config_versions_count_changes_and_refuse_stale_patches,
+    visitors_are_found_by_id_prefix,
 );

@@ -7,6 +7,7 @@ mod helpers;
 mod admin;
 mod api;
 mod browser;
+mod browser_admin;
 mod cluster;
 mod concurrency;
 mod conformance;

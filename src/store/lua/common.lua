@@ -196,3 +196,17 @@ local function is_admitted(v, now)
   local exp = redis.call('ZSCORE', K_ACT, v)
   return exp and tonumber(exp) > now
 end
+
+-- Where v stands, as 4 integers: kind (0 queued, 1 admitted, -1 neither), position or
+-- serial, issued_ms, expires_ms (watch and find).
+local function place(v, now)
+  local exp = redis.call('ZSCORE', K_ACT, v)
+  if exp and tonumber(exp) > now then
+    local s = redis.call('HGET', K_SESS, v) or '0:0'
+    local sep = string.find(s, ':', 1, true)
+    return 1, tonumber(string.sub(s, 1, sep - 1)), tonumber(string.sub(s, sep + 1)), tonumber(exp)
+  end
+  local r = redis.call('ZRANK', K_Q, v)
+  if r then return 0, r + 1, 0, 0 end
+  return -1, 0, 0, 0
+end

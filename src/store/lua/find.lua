@@ -1,0 +1,17 @@
+-- find(visitor...): where each of the given visitors stands, for an admin's search (the
+-- candidates come from a ZSCAN over `q` and `act` done outside, in steps, so a long queue
+-- never blocks Redis). Read-only: unlike watch, it refreshes no heartbeat, so looking a
+-- visitor up never keeps a silent one in line.
+-- Returns 4 integers per visitor, as watch does.
+local cfg = load_cfg()
+if not cfg then return {'no_room'} end
+local now = now_ms()
+local entries = {}
+for i = 1, #ARGV do
+  local kind, a, b, c = place(ARGV[i], now)
+  entries[#entries + 1] = kind
+  entries[#entries + 1] = a
+  entries[#entries + 1] = b
+  entries[#entries + 1] = c
+end
+return entries

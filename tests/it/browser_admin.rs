@@ -1,0 +1,509 @@
+//! The admin dashboard in real headless Chromium against a real server and Redis: the
+//! settings form never writes over a colleague's change, bad stock input never sells a
+//! room out, the controls offer only what makes sense, and the figures read in words.
+//! Screenshots land in target/screenshots/ (admin-conflict, admin-mobile,
+//! admin-mobile-audit).
+
+use crate::helpers::admin::{admin, admin_settings, TOKEN};
+use crate::helpers::browser::{
+    assert_accessible, screenshot, text, wait_text, wait_text_contains, Driver, DEADLINE,
+};
+use crate::helpers::{room, spawn_app, wait_until, RedisServer, TestApp};
+use anteroom::config::RoomConfig;
+use anteroom::domain::identity::VisitorId;
+use fantoccini::{Client, Locator};
+use reqwest::Method;
+use serde_json::json;
+
+/// A signed-in dashboard on a server with `rooms`, in a browser `width` pixels wide.
+struct Dashboard {
+    app: TestApp,
+    c: Client,
+    _redis: RedisServer,
+    _driver: Driver,
+    _profile: tempfile::TempDir,
+}
+
+async fn dashboard(rooms: Vec<RoomConfig>, width: u32) -> Dashboard {
+    let redis = RedisServer::start();
+    let app = spawn_app(admin_settings(&redis, &crate::helpers::prefix(), rooms)).await;
+    let driver = Driver::start();
+    let size = format!("--window-size={width},1400");
+    let (c, profile) = driver.browser(&[&size], true).await;
+    c.goto(&app.url("/admin")).await.unwrap();
+    typed(&c, "#credential", TOKEN).await;
+    click(&c, "form button[type=submit]").await;
+    wait_text(&c, "#live-status", "Live").await;
+    Dashboard {
+        app,
+        c,
+        _redis: redis,
+        _driver: driver,
+        _profile: profile,
+    }
+}
+
+async fn click(c: &Client, css: &str) {
+    c.find(Locator::Css(css))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+}
+
+/// Replaces an input's text, as a person would (focus, select all, type).
+async fn typed(c: &Client, css: &str, value: &str) {
+    let input = c.find(Locator::Css(css)).await.unwrap();
+    input.clear().await.unwrap();
+    input.send_keys(value).await.unwrap();
+}
+
+async fn value(c: &Client, css: &str) -> String {
+    let input = c.find(Locator::Css(css)).await.unwrap();
+    input.prop("value").await.unwrap().unwrap_or_default()
+}
+
+async fn wait_value(c: &Client, css: &str, want: &str) {
+    wait_until(DEADLINE, &format!("{css} to hold {want:?}"), || async {
+        (value(c, css).await == want).then_some(())
+    })
+    .await;
+}
+
+async fn enabled(c: &Client, css: &str) -> bool {
+    let b = c.find(Locator::Css(css)).await.unwrap();
+    b.is_enabled().await.unwrap()
+}
+
+/// Waits for a confirm() and answers it; returns its text.
+async fn answer_confirm(c: &Client, accept: bool) -> String {
+    let text = wait_until(DEADLINE, "a confirm dialog", || async {
+        c.get_alert_text().await.ok()
+    })
+    .await;
+    if accept {
+        c.accept_alert().await.unwrap();
+    } else {
+        c.dismiss_alert().await.unwrap();
+    }
+    text
+}
+
+async fn put(app: &TestApp, room: &str, body: serde_json::Value) {
+    let r = admin(
+        app,
+        Method::PUT,
+        &format!("/api/admin/rooms/{room}"),
+        Some(body),
+    )
+    .await;
+    assert_eq!(r.status, 200, "{}", r.body);
+}
+
+const SETTINGS: &str = "#room-sale form[data-act=settings]";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn saving_one_setting_keeps_a_colleagues_change_and_untouched_inputs_follow_it() {
+    let d = dashboard(vec![room("sale", 4)], 1280).await;
+    let c = &d.c;
+    wait_value(c, &format!("{SETTINGS} input[name=capacity]"), "4").await;
+
+    // A colleague raises the capacity through the API while the dashboard is open.
+    put(&d.app, "sale", json!({"capacity": 10})).await;
+    wait_text(c, "#room-sale [data-f=active_capacity]", "0 / 10").await;
+
+    // The admin changes only the heartbeat and saves.
+    typed(
+        c,
+        &format!("{SETTINGS} input[name=heartbeat_timeout_secs]"),
+        "45",
+    )
+    .await;
+    click(c, &format!("{SETTINGS} button[type=submit]")).await;
+    let cfg = wait_until(DEADLINE, "the heartbeat change to land", || async {
+        let cfg = d.app.engine.store.room("sale").await.unwrap().unwrap();
+        (cfg.heartbeat_timeout_secs == 45).then_some(cfg)
+    })
+    .await;
+    assert_eq!(cfg.capacity, 10, "the colleague's capacity stands");
+    wait_text_contains(c, "#flash", "Saved Heartbeat timeout (s) for sale").await;
+    // The untouched input followed the feed.
+    assert_eq!(
+        value(c, &format!("{SETTINGS} input[name=capacity]")).await,
+        "10"
+    );
+    let audit = admin(&d.app, Method::GET, "/api/admin/rooms/sale/audit", None).await;
+    let actions: Vec<&str> = audit.body["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["action"].as_str().unwrap())
+        .collect();
+    assert_eq!(actions, ["set heartbeat_timeout_secs", "set capacity"]);
+    d.c.clone().close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_colleagues_change_to_a_field_being_edited_is_shown_as_a_conflict() {
+    let d = dashboard(vec![room("sale", 4)], 1280).await;
+    let c = &d.c;
+    let capacity = format!("{SETTINGS} input[name=capacity]");
+    let ttl = format!("{SETTINGS} input[name=session_ttl_secs]");
+    wait_value(c, &capacity, "4").await;
+    typed(c, &capacity, "7").await;
+
+    put(
+        &d.app,
+        "sale",
+        json!({"capacity": 10, "session_ttl_secs": 120}),
+    )
+    .await;
+    // The field nobody is editing follows; the one being typed in is left alone.
+    wait_value(c, &ttl, "120").await;
+    assert_eq!(value(c, &capacity).await, "7", "never overwrite typing");
+
+    click(c, &format!("{SETTINGS} button[type=submit]")).await;
+    wait_text_contains(
+        c,
+        "#room-sale [data-f=conflict_fields]",
+        "Capacity: now 10 (was 4 when you started; you entered 7)",
+    )
+    .await;
+    wait_text_contains(c, "#flash", "Not saved").await;
+    assert_eq!(
+        d.app
+            .engine
+            .store
+            .room("sale")
+            .await
+            .unwrap()
+            .unwrap()
+            .capacity,
+        10,
+        "nothing overwritten"
+    );
+    screenshot(c, "admin-conflict").await;
+    assert_accessible(c, "the dashboard showing a conflict").await;
+
+    // Load the current values, then save a new decision.
+    click(c, "#room-sale [data-do=load-current]").await;
+    assert_eq!(value(c, &capacity).await, "10");
+    assert!(!c
+        .find(Locator::Css("#room-sale [data-f=conflict]"))
+        .await
+        .unwrap()
+        .is_displayed()
+        .await
+        .unwrap());
+    typed(c, &capacity, "12").await;
+    click(c, &format!("{SETTINGS} button[type=submit]")).await;
+    wait_text_contains(c, "#flash", "Saved Capacity for sale").await;
+    let cfg = d.app.engine.store.room("sale").await.unwrap().unwrap();
+    assert_eq!((cfg.capacity, cfg.session_ttl_secs), (12, 120));
+    d.c.clone().close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_empty_stock_box_is_an_error_and_zero_while_people_wait_asks_first() {
+    let d = dashboard(
+        vec![RoomConfig {
+            stock: Some(50),
+            ..room("sale", 1)
+        }],
+        1280,
+    )
+    .await;
+    let c = &d.c;
+    d.app.join("sale").await;
+    d.app.join("sale").await;
+    wait_text(c, "#room-sale [data-f=queue_length]", "1").await;
+    let stock = || async {
+        d.app
+            .engine
+            .store
+            .room("sale")
+            .await
+            .unwrap()
+            .unwrap()
+            .stock
+    };
+    let set = "#room-sale form[data-act=stock] button[value=set]";
+
+    click(c, set).await;
+    wait_text(
+        c,
+        "#room-sale [data-f=stock_error]",
+        "Enter a whole number of units first.",
+    )
+    .await;
+    let input = c
+        .find(Locator::Css(
+            "#room-sale form[data-act=stock] input[name=n]",
+        ))
+        .await
+        .unwrap();
+    assert_eq!(
+        input.attr("aria-invalid").await.unwrap().as_deref(),
+        Some("true")
+    );
+    click(c, "#room-sale form[data-act=stock] button[value=add]").await;
+    assert_eq!(stock().await, Some(49), "nothing sent");
+
+    typed(c, "#room-sale form[data-act=stock] input[name=n]", "0").await;
+    click(c, set).await;
+    let asked = answer_confirm(c, false).await;
+    assert!(
+        asked.contains("stock of sale to 0") && asked.contains("1 person waiting"),
+        "{asked}"
+    );
+    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    assert_eq!(stock().await, Some(49), "cancelling sends nothing");
+
+    click(c, set).await;
+    answer_confirm(c, true).await;
+    wait_text_contains(c, "#flash", "Stock of sale is now 0.").await;
+    assert_eq!(stock().await, Some(0));
+    d.c.clone().close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn only_the_switches_that_change_something_are_enabled_and_they_follow_the_feed() {
+    let d = dashboard(vec![room("sale", 4)], 1280).await;
+    let c = &d.c;
+    let b = |act: &str| format!("#room-sale button[data-act={act}]");
+    let states = || async {
+        let mut on = Vec::new();
+        for act in ["pause", "resume", "close", "open"] {
+            if enabled(c, &b(act)).await {
+                on.push(act);
+            }
+        }
+        on
+    };
+    let wait_states = |want: &'static [&'static str]| async move {
+        wait_until(DEADLINE, &format!("only {want:?} enabled"), || async {
+            (states().await == want).then_some(())
+        })
+        .await
+    };
+    wait_states(&["pause", "close"]).await;
+    click(c, &b("pause")).await;
+    wait_states(&["resume", "close"]).await;
+    // A change made elsewhere reaches the buttons through the feed.
+    admin(&d.app, Method::POST, "/api/admin/rooms/sale/close", None).await;
+    wait_states(&["resume", "open"]).await;
+    admin(&d.app, Method::POST, "/api/admin/rooms/sale/resume", None).await;
+    wait_states(&["open"]).await;
+    click(c, &b("open")).await;
+    wait_states(&["pause", "close"]).await;
+    d.c.clone().close().await.unwrap();
+}
+
+/// Words in the audit table that the browser broke across lines (a word whose
+/// characters do not all sit on one line box).
+const BROKEN_WORDS: &str = "
+    var broken = [];
+    document.querySelectorAll('#audit td').forEach(function (td) {
+      var node = td.firstChild, text = node ? node.textContent : '', re = /\\S+/g, m;
+      while ((m = re.exec(text))) {
+        var r = document.createRange();
+        r.setStart(node, m.index);
+        r.setEnd(node, m.index + m[0].length);
+        var tops = {};
+        Array.prototype.forEach.call(r.getClientRects(), function (b) { tops[Math.round(b.top)] = 1; });
+        if (Object.keys(tops).length > 1) broken.push(m[0]);
+      }
+    });
+    return broken;";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_chart_has_axes_and_values_and_the_audit_reads_in_words_even_on_a_phone() {
+    let d = dashboard(vec![room("sale", 2)], 1280).await;
+    let (c, app) = (&d.c, &d.app);
+    let mut tokens = Vec::new();
+    for _ in 0..6 {
+        tokens.push(app.join("sale").await.token());
+    }
+    wait_text(c, "#room-sale [data-f=queue_length]", "4").await;
+    for (path, body) in [
+        ("/api/admin/rooms/sale/stock", json!({"set": 5})),
+        ("/api/admin/rooms/sale/stock", json!({"unlimited": true})),
+    ] {
+        admin(app, Method::POST, path, Some(body)).await;
+    }
+    put(app, "sale", json!({"max_admissions_per_minute": 10})).await;
+    put(app, "sale", json!({"max_admissions_per_minute": 0})).await;
+    let last = VisitorId::parse(tokens[5].split('.').next().unwrap()).unwrap();
+    admin(
+        app,
+        Method::DELETE,
+        &format!("/api/admin/rooms/sale/visitors/{}", last.as_str()),
+        None,
+    )
+    .await;
+
+    // The chart: a y axis up to a round number, a time axis, the values now.
+    wait_text_contains(c, "#room-sale [data-f=chart_now]", "Now: 3 waiting").await;
+    let y_max: u64 = text(c, "#room-sale [data-f=y_max]").await.parse().unwrap();
+    assert!(y_max >= 3, "{y_max}");
+    let x_axis = text(c, "#room-sale .x-axis").await;
+    assert!(
+        x_axis.contains("−30 min") && x_axis.ends_with("now"),
+        "{x_axis}"
+    );
+    let svg = c
+        .find(Locator::Css("#room-sale svg[data-f=chart]"))
+        .await
+        .unwrap();
+    assert_eq!(svg.attr("role").await.unwrap().as_deref(), Some("img"));
+    let label = svg.attr("aria-label").await.unwrap().unwrap();
+    assert!(
+        label.contains(&format!("scale 0 to {y_max}")) && label.contains("Waiting: 3 now"),
+        "{label}"
+    );
+
+    // The audit log: unlimited and off in words, the removed visitor by support code.
+    let audit = wait_until(DEADLINE, "the audit entries", || async {
+        let t = text(c, "#audit").await;
+        t.contains("set max_admissions_per_minute").then_some(t)
+    })
+    .await;
+    assert!(!audit.contains("null"), "{audit}");
+    assert!(audit.contains("5 → unlimited"), "{audit}");
+    assert!(audit.contains("10 / min → off"), "{audit}");
+    assert!(
+        audit.contains(&format!("{} → removed", last.support_code())),
+        "{audit}"
+    );
+
+    // At 390 px: no word broken mid-word, nothing wider than the screen.
+    c.set_window_size(390, 844).await.unwrap();
+    let width = c
+        .execute("return window.innerWidth;", vec![])
+        .await
+        .unwrap();
+    assert!(width.as_u64().unwrap() <= 400, "{width}");
+    let broken = c.execute(BROKEN_WORDS, vec![]).await.unwrap();
+    assert_eq!(broken, json!([]), "words broken mid-word in the audit log");
+    let overflow = c
+        .execute(
+            "return document.documentElement.scrollWidth - window.innerWidth;",
+            vec![],
+        )
+        .await
+        .unwrap();
+    assert!(
+        overflow.as_i64().unwrap() <= 0,
+        "page overflows by {overflow}"
+    );
+    c.execute("window.scrollTo(0, 0);", vec![]).await.unwrap();
+    screenshot(c, "admin-mobile").await;
+    c.execute(
+        "document.querySelector('table.audit').scrollIntoView();",
+        vec![],
+    )
+    .await
+    .unwrap();
+    screenshot(c, "admin-mobile-audit").await;
+    assert_accessible(c, "the dashboard at 390 px").await;
+    d.c.clone().close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_admin_finds_a_visitor_by_support_code_and_removes_them() {
+    let d = dashboard(vec![room("sale", 1)], 1280).await;
+    let (c, app) = (&d.c, &d.app);
+    let ids: Vec<VisitorId> = {
+        let mut v = Vec::new();
+        for _ in 0..3 {
+            let t = app.join("sale").await.token();
+            v.push(VisitorId::parse(t.split('.').next().unwrap()).unwrap());
+        }
+        v
+    };
+    wait_text(c, "#room-sale [data-f=queue_length]", "2").await;
+
+    // Found by the code the visitor reads out, typed loosely.
+    let code = ids[2].support_code();
+    typed(
+        c,
+        "#room-sale form[data-act=find] input[name=q]",
+        &code.to_lowercase(),
+    )
+    .await;
+    click(c, "#room-sale form[data-act=find] button").await;
+    wait_text_contains(c, "#room-sale [data-f=found_list]", "queued, position 2").await;
+    let found = text(c, "#room-sale [data-f=found_list]").await;
+    assert!(
+        found.contains(&code) && found.contains(ids[2].as_str()),
+        "{found}"
+    );
+    assert_accessible(c, "the dashboard with a visitor found").await;
+    click(c, "#room-sale [data-f=found_list] button").await;
+    wait_text_contains(c, "#flash", &format!("Removed {code} from sale.")).await;
+    assert_eq!(
+        app.engine.store.stats("sale").await.unwrap().queue_length,
+        1
+    );
+
+    // The remove box takes a code too.
+    let holder = ids[0].support_code();
+    typed(
+        c,
+        "#room-sale form[data-act=remove] input[name=visitor]",
+        &holder,
+    )
+    .await;
+    click(c, "#room-sale form[data-act=remove] button").await;
+    wait_text_contains(c, "#flash", &format!("Removed {holder} from sale.")).await;
+    wait_until(DEADLINE, "the next in line to be admitted", || async {
+        let st = app.engine.store.stats("sale").await.unwrap();
+        (st.queue_length == 0 && st.active == 1).then_some(())
+    })
+    .await;
+
+    // A code two visitors share removes nobody; both are offered by full id.
+    let (a, b) = (
+        "abcdef0123000000000000000000000a",
+        "abcdef0123ffffffffffffffffffffff",
+    );
+    app.engine.store.join("sale", a).await.unwrap();
+    app.engine.store.join("sale", b).await.unwrap();
+    let shared = VisitorId::parse(a).unwrap().support_code();
+    typed(
+        c,
+        "#room-sale form[data-act=remove] input[name=visitor]",
+        &shared,
+    )
+    .await;
+    click(c, "#room-sale form[data-act=remove] button").await;
+    wait_text_contains(
+        c,
+        "#room-sale [data-f=found_text]",
+        "matches 2 visitors; nobody was removed",
+    )
+    .await;
+    let offered = text(c, "#room-sale [data-f=found_list]").await;
+    assert!(offered.contains(a) && offered.contains(b), "{offered}");
+    assert_eq!(
+        app.engine.store.stats("sale").await.unwrap().queue_length,
+        2
+    );
+    d.c.clone().close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_admin_login_page_is_accessible_with_and_without_an_error() {
+    let redis = RedisServer::start();
+    let app = spawn_app(admin_settings(&redis, &crate::helpers::prefix(), vec![])).await;
+    let driver = Driver::start();
+    let (c, _profile) = driver.browser(&[], true).await;
+    c.goto(&app.url("/admin")).await.unwrap();
+    assert_accessible(&c, "the admin login page").await;
+    typed(&c, "#credential", "not-the-token").await;
+    click(&c, "form button[type=submit]").await;
+    wait_text_contains(&c, ".alert", "not right").await;
+    assert_accessible(&c, "the admin login page with an error").await;
+    c.close().await.unwrap();
+}
