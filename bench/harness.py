@@ -168,6 +168,30 @@ def resp(port, *args):
         return read()
 
 
+def commandstats(port):
+    """`INFO commandstats` as {command: (calls, usec)}."""
+    out = {}
+    for m in re.finditer(r"cmdstat_([\w|]+):calls=(\d+),usec=(\d+)", resp(port, "INFO", "commandstats")):
+        out[m.group(1)] = (int(m.group(2)), int(m.group(3)))
+    return out
+
+
+def redis_cost(port, decisions):
+    """Redis time per decision from `INFO commandstats` (reset before the run): the
+    scripts' own time (EVALSHA usec, which includes the commands they call) per decision,
+    and the commands the scripts called per script run."""
+    st = commandstats(port)
+    ev_calls, ev_usec = st.get("evalsha", (0, 0))
+    inner = sum(c for k, (c, _) in st.items() if k not in ("evalsha", "info", "config|resetstat", "ping"))
+    return {
+        "decisions": decisions,
+        "evalsha_calls": ev_calls,
+        "usec_per_decision": ev_usec / decisions if decisions else 0.0,
+        "usec_per_script": ev_usec / ev_calls if ev_calls else 0.0,
+        "calls_per_script": inner / ev_calls if ev_calls else 0.0,
+    }
+
+
 def used_memory(port):
     return int(re.search(r"used_memory:(\d+)", resp(port, "INFO", "memory")).group(1))
 

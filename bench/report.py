@@ -144,6 +144,18 @@ def write_report(r, path):
         f"Join+status at full speed is **{js['requests_per_s'] / ceil_r:.2f} ×** the Redis EVALSHA ceiling "
         f"and **{js['requests_per_s'] / ceil_h:.2f} ×** the trivial-HTTP ceiling of this run.",
         "",
+    ]
+    rc = r.get("join_status_redis")
+    if rc:
+        lines += [
+            f"Redis time per decision in the closed loop (`INFO commandstats`, reset before it; "
+            f"script time, which includes the commands a script calls): "
+            f"**{rc['usec_per_decision']:.1f} µs** per join or status, "
+            f"{rc['calls_per_script']:.1f} `redis.call`s per script run "
+            f"({fmt(rc['evalsha_calls'])} script runs for {fmt(rc['decisions'])} decisions).",
+            "",
+        ]
+    lines += [
         "## Memory store",
         "",
         f"- join + status without HTTP: **{fmt(r['memstore']['decisions_per_s'])} decisions/s** "

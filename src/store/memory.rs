@@ -16,8 +16,8 @@ use tokio::sync::broadcast;
 
 use super::{
     sort_found, wait_bucket, Admission, AdmittedEvent, FoundVisitor, MinuteStats, PatchOutcome,
-    RateState, ReapBatch, RoomPatch, RoomReport, RoomStats, RoomView, Snapshot, SocketCount,
-    StockChange, Store, StoreError, StoreResult, VisitorState, WatchEntry, WindowDecision,
+    ReapBatch, RoomPatch, RoomReport, RoomStats, RoomView, Snapshot, SocketCount, StockChange,
+    Store, StoreError, StoreResult, VisitorState, WatchEntry, WindowDecision,
 };
 use crate::config::RoomConfig;
 
@@ -134,7 +134,6 @@ struct Room {
     seq: u64,
     admits: u64,
     reaped: u64,
-    rate: RateState,
     /// Admission times in the last 60 s (rate cap).
     window: VecDeque<u64>,
     units: HashSet<String>,
@@ -174,7 +173,6 @@ impl Room {
             session_ttl_ms: self.cfg.session_ttl_secs * 1000,
             stock: self.cfg.stock,
             now_ms: now,
-            rate: self.rate,
             rate_cap_per_minute: self.cfg.max_admissions_per_minute,
             target_url: self.cfg.target_url.clone(),
             paused: self.cfg.paused,
@@ -287,8 +285,6 @@ impl Room {
     }
 
     fn promote(&mut self, now: u64, limit: u64) -> Vec<String> {
-        let qlen = self.queue.len() as u64;
-        self.minute(now).queue_length = Some(qlen);
         if self.cfg.paused || self.cfg.closed {
             return Vec::new();
         }
@@ -297,9 +293,6 @@ impl Room {
         for v in &heads {
             self.dequeue(v);
             self.admit(v, now);
-        }
-        if !heads.is_empty() {
-            self.rate.add(now, heads.len() as u64);
         }
         heads
     }
@@ -339,7 +332,6 @@ impl Room {
             stock: self.cfg.stock,
             admission,
             now_ms: now,
-            rate: self.rate,
             promoted,
             rate_cap_per_minute: self.cfg.max_admissions_per_minute,
             rejoined_after_absence: false,
@@ -468,7 +460,6 @@ impl Store for MemoryStore {
                 return r.snapshot(VisitorState::SoldOut, v, now, promoted);
             }
             if !r.cfg.paused && r.queue.is_empty() && r.free_slots(now) > 0 {
-                // Walk-ins are not counted in the queue's drain rate (see join.lua).
                 r.admit(v, now);
                 return r.snapshot(VisitorState::Admitted, v, now, promoted);
             }
@@ -512,7 +503,12 @@ impl Store for MemoryStore {
     }
 
     async fn promote(&self, room: &str, limit: u32) -> StoreResult<Vec<String>> {
-        self.with_room(room, |r, now| r.promote(now, limit as u64))
+        self.with_room(room, |r, now| {
+            // The chart's queue-length sample: the promoter's job alone (as in Lua).
+            let qlen = r.queue.len() as u64;
+            r.minute(now).queue_length = Some(qlen);
+            r.promote(now, limit as u64)
+        })
     }
 
     async fn session_live(&self, room: &str, v: &str, serial: u64) -> StoreResult<bool> {

@@ -83,18 +83,6 @@ pub struct Admission {
     pub expires_at_ms: u64,
 }
 
-/// The admission-rate estimate the ETA is computed from: an exponentially decaying
-/// count of admissions (the model is described in `domain::eta`).
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct RateState {
-    /// Decayed admissions per second as of `last_ms`.
-    pub raw: f64,
-    /// When `raw` was last updated (ms), 0 = never.
-    pub last_ms: u64,
-    /// First admission ever observed (ms), 0 = never.
-    pub first_ms: u64,
-}
-
 /// How long a visitor dropped for silence is remembered, so that coming back they are
 /// told they lost their place (`Snapshot::rejoined_after_absence`).
 pub const AWAY_KEEP_MS: u64 = 3_600_000;
@@ -142,24 +130,6 @@ pub struct EtaBasis {
 /// 2^53; this bound keeps every stock exact (a top-up past it stops at it).
 pub const MAX_STOCK: u64 = 1_000_000_000_000_000;
 
-/// Time constant of the admission-rate average, in ms (`TAU_MS` in `lua/common.lua`
-/// is the same; the model is in `domain::eta`).
-pub const TAU_MS: f64 = 120_000.0;
-
-impl RateState {
-    /// Adds `k` admissions at `now_ms` (the memory store's twin of `rate_add` in Lua).
-    pub fn add(&mut self, now_ms: u64, k: u64) {
-        if self.last_ms > 0 && now_ms > self.last_ms {
-            self.raw *= (-((now_ms - self.last_ms) as f64) / TAU_MS).exp();
-        }
-        self.raw += k as f64 * 1000.0 / TAU_MS;
-        self.last_ms = now_ms;
-        if self.first_ms == 0 {
-            self.first_ms = now_ms;
-        }
-    }
-}
-
 /// A visitor's view of a room, as returned by `join` and `status`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Snapshot {
@@ -176,7 +146,6 @@ pub struct Snapshot {
     pub admission: Option<Admission>,
     /// The store's clock when the snapshot was taken.
     pub now_ms: u64,
-    pub rate: RateState,
     /// Visitors this call admitted from the head of the queue (join promotes first).
     pub promoted: Vec<String>,
     /// The room's arrival-rate cap (admissions per minute, 0 = off).
@@ -200,7 +169,6 @@ pub struct RoomView {
     pub session_ttl_ms: u64,
     pub stock: Option<u64>,
     pub now_ms: u64,
-    pub rate: RateState,
     pub rate_cap_per_minute: u64,
     pub target_url: String,
     pub paused: bool,
@@ -284,7 +252,6 @@ impl RoomView {
             stock: self.stock,
             admission,
             now_ms: self.now_ms,
-            rate: self.rate,
             promoted: Vec::new(),
             rate_cap_per_minute: self.rate_cap_per_minute,
             rejoined_after_absence: false,

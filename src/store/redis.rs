@@ -24,16 +24,15 @@ use futures_util::stream::{BoxStream, StreamExt};
 
 use super::{
     sort_found, Admission, AdmittedEvent, EtaBasis, FoundVisitor, MinuteStats, PatchOutcome,
-    RateState, ReapBatch, RoomPatch, RoomReport, RoomStats, RoomView, Snapshot, SocketCount,
-    StockChange, Store, StoreError, StoreResult, VisitorState, WatchEntry, WindowDecision,
+    ReapBatch, RoomPatch, RoomReport, RoomStats, RoomView, Snapshot, SocketCount, StockChange,
+    Store, StoreError, StoreResult, VisitorState, WatchEntry, WindowDecision,
 };
 use crate::config::{RoomConfig, StoreSettings};
 
 /// The constants the scripts share with Rust, defined from the Rust ones: one source.
 fn lua_prelude() -> String {
     format!(
-        "local TAU_MS = {}\nlocal WINDOW_MS = {}\nlocal ENDS_KEEP = {}\nlocal BASIS_SESSIONS = {}\n",
-        super::TAU_MS as u64,
+        "local WINDOW_MS = {}\nlocal ENDS_KEEP = {}\nlocal BASIS_SESSIONS = {}\n",
         super::WINDOW_MS,
         super::ENDS_KEEP,
         super::BASIS_SESSIONS
@@ -270,7 +269,7 @@ fn stock_of(v: i64) -> Option<u64> {
 /// Parses the reply built by `reply()` in `common.lua`.
 fn parse_snapshot(v: Value) -> StoreResult<Snapshot> {
     let a = as_array(v)?;
-    if a.len() != 19 {
+    if a.len() != 16 {
         return Err(protocol("snapshot arity"));
     }
     let state_s = as_string(&a[0])?;
@@ -292,23 +291,18 @@ fn parse_snapshot(v: Value) -> StoreResult<Snapshot> {
         stock: stock_of(as_int(&a[6])?),
         admission: admission.transpose()?,
         now_ms: u(&a[10])?,
-        rate: RateState {
-            raw: as_string(&a[11])?.parse().unwrap_or(0.0),
-            last_ms: u(&a[12])?,
-            first_ms: u(&a[13])?,
-        },
-        promoted: as_strings(&a[14])?,
-        rate_cap_per_minute: u(&a[15])?,
-        target_url: as_string(&a[16])?,
-        rejoined_after_absence: u(&a[17])? == 1,
-        admits: u(&a[18])?,
+        promoted: as_strings(&a[11])?,
+        rate_cap_per_minute: u(&a[12])?,
+        target_url: as_string(&a[13])?,
+        rejoined_after_absence: u(&a[14])? == 1,
+        admits: u(&a[15])?,
     })
 }
 
 /// Parses `room_view()` from `common.lua`.
 fn parse_room_view(v: Value) -> StoreResult<RoomView> {
     let a = as_array(v)?;
-    if a.len() != 14 {
+    if a.len() != 11 {
         return Err(protocol("room view arity"));
     }
     Ok(RoomView {
@@ -318,16 +312,11 @@ fn parse_room_view(v: Value) -> StoreResult<RoomView> {
         session_ttl_ms: u(&a[3])?,
         stock: stock_of(as_int(&a[4])?),
         now_ms: u(&a[5])?,
-        rate: RateState {
-            raw: as_string(&a[6])?.parse().unwrap_or(0.0),
-            last_ms: u(&a[7])?,
-            first_ms: u(&a[8])?,
-        },
-        rate_cap_per_minute: u(&a[9])?,
-        target_url: as_string(&a[10])?,
-        paused: as_int(&a[11])? == 1,
-        closed: as_int(&a[12])? == 1,
-        admits: u(&a[13])?,
+        rate_cap_per_minute: u(&a[6])?,
+        target_url: as_string(&a[7])?,
+        paused: as_int(&a[8])? == 1,
+        closed: as_int(&a[9])? == 1,
+        admits: u(&a[10])?,
     })
 }
 

@@ -19,9 +19,9 @@ local K_ENDS = K_ST .. ':ends'
 -- Upper bounds (ms) of the wait histogram buckets h0..h13; h14 is everything longer.
 local WAIT_BOUNDS = {1000, 2000, 5000, 10000, 20000, 30000, 60000, 120000, 300000, 600000,
   1200000, 1800000, 3600000, 7200000}
--- TAU_MS (admission-rate average), WINDOW_MS (rate-cap window), ENDS_KEEP and
--- BASIS_SESSIONS (ETA basis) are defined before this file from the Rust constants
--- (`lua_prelude` in store/redis.rs): one source for both.
+-- WINDOW_MS (rate-cap window), ENDS_KEEP and BASIS_SESSIONS (ETA basis) are defined
+-- before this file from the Rust constants (`lua_prelude` in store/redis.rs): one source
+-- for both.
 
 local function now_ms()
   local t = redis.call('TIME')
@@ -39,10 +39,15 @@ local function load_cfg()
 end
 
 -- Sessions whose expiry is still ahead. Expired ones are pruned by the reaper in
--- bounded batches; counting with ZCOUNT keeps this O(log n) on the hot path.
+-- bounded batches; counting with ZCOUNT keeps this O(log n) on the hot path. Counted once
+-- per script run: admit() keeps the count, and a script that ends sessions after
+-- counting calls forget_active().
+local ACTIVE = nil
 local function active_count(now)
-  return redis.call('ZCOUNT', K_ACT, '(' .. now, '+inf')
+  if ACTIVE == nil then ACTIVE = redis.call('ZCOUNT', K_ACT, '(' .. now, '+inf') end
+  return ACTIVE
 end
+local function forget_active() ACTIVE = nil end
 
 -- How many admissions may happen right now.
 local function free_slots(cfg, now)
@@ -54,16 +59,6 @@ local function free_slots(cfg, now)
     if left < free then free = left end
   end
   return free
-end
-
--- Exponentially decaying admission count: raw = raw * e^(-dt/tau) + k/tau.
-local function rate_add(now, k)
-  local s = redis.call('HMGET', K_ST, 'ewma', 'ewma_t', 'ewma_t0')
-  local raw, t = tonumber(s[1]) or 0, tonumber(s[2]) or 0
-  if t > 0 and now > t then raw = raw * math.exp(-(now - t) / TAU_MS) end
-  raw = raw + k * 1000 / TAU_MS
-  redis.call('HSET', K_ST, 'ewma', tostring(raw), 'ewma_t', now)
-  if not s[3] then redis.call('HSET', K_ST, 'ewma_t0', now) end
 end
 
 local function minute_key(now)
@@ -101,6 +96,7 @@ local function admit(cfg, v, now)
   end
   record(now, 'a', 1, 'h' .. wait_bucket(wait), 1)
   redis.call('ZADD', K_ACT, now + cfg.ttl_ms, v)
+  if ACTIVE ~= nil then ACTIVE = ACTIVE + 1 end
   redis.call('HSET', K_SESS, v, serial .. ':' .. now)
   if cfg.stock >= 0 and redis.call('SADD', K_UNITS, v) == 1 then
     cfg.stock = cfg.stock - 1
@@ -110,13 +106,17 @@ local function admit(cfg, v, now)
   return v .. ':' .. serial .. ':' .. now .. ':' .. (now + cfg.ttl_ms)
 end
 
--- Admits queue heads in ticket order; returns the admitted visitor ids.
-local function promote(cfg, now, limit)
-  local out = {}
-  -- A queue-length sample for this minute's chart (the promoter runs every ~0.5 s).
+-- A queue-length sample for this minute's chart; only the promoter takes it (it runs
+-- every ~0.5 s), not every join.
+local function sample_queue(now)
   local mk = minute_key(now)
   redis.call('HSET', mk, 'q', redis.call('ZCARD', K_Q))
   redis.call('PEXPIRE', mk, MINUTE_TTL_MS)
+end
+
+-- Admits queue heads in ticket order; returns the admitted visitor ids.
+local function promote(cfg, now, limit)
+  local out = {}
   if cfg.paused or cfg.closed then return out end
   local free = free_slots(cfg, now)
   if free > limit then free = limit end
@@ -130,31 +130,30 @@ local function promote(cfg, now, limit)
     events[#events + 1] = admit(cfg, v, now)
     out[#out + 1] = v
   end
-  if #out > 0 then rate_add(now, #out) end
   publish(events)
   return out
 end
 
 -- The reply shared by join and status:
 -- {state, position, queue_length, active, capacity, ttl_ms, stock, serial, issued_ms,
---  expires_ms, now, ewma, ewma_t, ewma_t0, promoted, rate_cap, target, away, admits}
-local function reply(state, v, cfg, now, promoted, away)
-  local pos, serial, issued, expires = 0, 0, 0, 0
+--  expires_ms, now, promoted, rate_cap, target, away, admits}
+-- `pos`: the caller's ZRANK + 1 when it has one (0: not queued), else read here.
+local function reply(state, v, cfg, now, promoted, away, pos)
+  local serial, issued, expires = 0, 0, 0
   if state == 'admitted' then
     local s = redis.call('HGET', K_SESS, v)
     local sep = string.find(s, ':', 1, true)
     serial = tonumber(string.sub(s, 1, sep - 1))
     issued = tonumber(string.sub(s, sep + 1))
     expires = tonumber(redis.call('ZSCORE', K_ACT, v))
-  else
+    pos = 0
+  elseif pos == nil then
     local r = redis.call('ZRANK', K_Q, v)
-    if r then pos = r + 1 end
+    pos = r and r + 1 or 0
   end
-  local st = redis.call('HMGET', K_ST, 'ewma', 'ewma_t', 'ewma_t0', 'admits')
   return {state, pos, redis.call('ZCARD', K_Q), active_count(now), cfg.capacity, cfg.ttl_ms,
-    cfg.stock, serial, issued, expires, now, st[1] or '0', tonumber(st[2]) or 0,
-    tonumber(st[3]) or 0, promoted, cfg.rate_cap, cfg.target, away and 1 or 0,
-    tonumber(st[4]) or 0}
+    cfg.stock, serial, issued, expires, now, promoted, cfg.rate_cap, cfg.target,
+    away and 1 or 0, tonumber(redis.call('HGET', K_ST, 'admits')) or 0}
 end
 
 -- State of a visitor who holds no live session.
@@ -166,13 +165,12 @@ local function waiting_state(cfg, queued)
   return 'queued'
 end
 
--- Room-wide figures: {queue_length, active, capacity, ttl_ms, stock, now, ewma, ewma_t,
--- ewma_t0, rate_cap, target, paused, closed, admits}
+-- Room-wide figures: {queue_length, active, capacity, ttl_ms, stock, now, rate_cap,
+-- target, paused, closed, admits}
 local function room_view(cfg, now)
-  local st = redis.call('HMGET', K_ST, 'ewma', 'ewma_t', 'ewma_t0', 'admits')
   return {redis.call('ZCARD', K_Q), active_count(now), cfg.capacity, cfg.ttl_ms, cfg.stock,
-    now, st[1] or '0', tonumber(st[2]) or 0, tonumber(st[3]) or 0, cfg.rate_cap, cfg.target,
-    cfg.paused and 1 or 0, cfg.closed and 1 or 0, tonumber(st[4]) or 0}
+    now, cfg.rate_cap, cfg.target, cfg.paused and 1 or 0, cfg.closed and 1 or 0,
+    tonumber(redis.call('HGET', K_ST, 'admits')) or 0}
 end
 
 -- When v's session was issued (ms), or nil without one (`sess` holds `serial:issued`).

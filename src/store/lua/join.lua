@@ -7,17 +7,18 @@ if is_admitted(v, now) then return reply('admitted', v, cfg, now, {}) end
 if cfg.closed then return reply('closed', v, cfg, now, {}) end
 -- Fill freed slots from the head first, so a newcomer never overtakes the queue.
 local promoted = promote(cfg, now, 1000)
-if is_admitted(v, now) then return reply('admitted', v, cfg, now, promoted) end
-if redis.call('ZSCORE', K_Q, v) then
+for i = 1, #promoted do
+  if promoted[i] == v then return reply('admitted', v, cfg, now, promoted) end
+end
+local r = redis.call('ZRANK', K_Q, v)
+if r then
   redis.call('ZADD', K_HB, now, v)
-  return reply(waiting_state(cfg, true), v, cfg, now, promoted)
+  return reply(waiting_state(cfg, true), v, cfg, now, promoted, false, r + 1)
 end
 -- Dropped for silence earlier? Then this join puts them at the back, and says so.
 local away = redis.call('ZREM', K_AWAY, v) == 1
 if cfg.stock == 0 then return reply('sold_out', v, cfg, now, promoted) end
 if not cfg.paused and redis.call('ZCARD', K_Q) == 0 and free_slots(cfg, now) > 0 then
-  -- Not counted in the admission rate: the ETA is about how fast the *queue* drains,
-  -- and a walk-in to an empty queue says nothing about that.
   publish({admit(cfg, v, now)})
   return reply('admitted', v, cfg, now, promoted)
 end

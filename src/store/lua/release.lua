@@ -10,6 +10,7 @@ if exp then
   session_ended(v, exp < now and exp or now)
 end
 local n = redis.call('ZREM', K_ACT, v) + redis.call('ZREM', K_Q, v)
+forget_active()
 redis.call('HDEL', K_SESS, v)
 redis.call('ZREM', K_HB, v)
 redis.call('HDEL', K_JT, v)
