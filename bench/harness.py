@@ -178,11 +178,14 @@ def commandstats(port):
 
 def redis_cost(port, decisions):
     """Redis time per decision from `INFO commandstats` (reset before the run): the
-    scripts' own time (EVALSHA usec, which includes the commands they call) per decision,
+    scripts' own time (FCALL and EVALSHA usec, which include the commands they call) per decision,
     and the commands the scripts called per script run."""
     st = commandstats(port)
-    ev_calls, ev_usec = st.get("evalsha", (0, 0))
-    inner = sum(c for k, (c, _) in st.items() if k not in ("evalsha", "info", "config|resetstat", "ping"))
+    scripts = ("evalsha", "fcall")
+    ev_calls = sum(st.get(k, (0, 0))[0] for k in scripts)
+    ev_usec = sum(st.get(k, (0, 0))[1] for k in scripts)
+    inner = sum(c for k, (c, _) in st.items()
+                if k not in scripts + ("info", "config|resetstat", "ping", "function|load"))
     return {
         "decisions": decisions,
         "evalsha_calls": ev_calls,

@@ -207,7 +207,7 @@ def million(bin_dir, lt, tmp, n=1_000_000):
     entries = resp(port, "SLOWLOG", "GET", "200000") or []
     durations = [e[2] for e in entries if isinstance(e, list) and len(e) > 2]
     reaps = [e[2] for e in entries if isinstance(e, list) and len(e) > 3 and isinstance(e[3], list)
-             and e[3] and str(e[3][0]).upper() == "EVALSHA"]
+             and e[3] and str(e[3][0]).upper() in ("EVALSHA", "FCALL")]
     s.close()
     return {"queued": qlen, "mem_per_visitor_bytes": mem_per, "latency_2k": lat,
             "reaper": {"seconds": round(took, 2), "left": left,

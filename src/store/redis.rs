@@ -9,8 +9,11 @@
 //!
 //! ## Scripts
 //! Each operation is one Lua file under `src/store/lua/`, embedded at compile time. The
-//! room scripts are prefixed with `common.lua`. [`redis::Script`] invokes them by SHA and
-//! reloads them on `NOSCRIPT` (after `SCRIPT FLUSH` or a Redis restart).
+//! room operations and `common.lua` form one Redis Functions library ([`RoomLibrary`]),
+//! called with `FCALL` and loaded with `FUNCTION LOAD` when a node lacks it (after
+//! `FUNCTION FLUSH`, a restart, or on a new node). The few scripts outside a room (rate
+//! window, leases, socket counts) are plain scripts: [`redis::Script`] invokes them by SHA
+//! and reloads them on `NOSCRIPT`.
 
 use std::sync::LazyLock;
 use std::time::Duration;
@@ -39,38 +42,101 @@ fn lua_prelude() -> String {
     )
 }
 
-macro_rules! room_script {
-    ($file:literal) => {
-        LazyLock::new(|| {
-            Script::new(&format!(
-                "{}{}\n{}",
-                lua_prelude(),
-                include_str!("lua/common.lua"),
-                include_str!(concat!("lua/", $file))
-            ))
-        })
+/// A room operation: one function of the room library (its file under `lua/`).
+pub struct RoomFn {
+    name: &'static str,
+    body: &'static str,
+}
+
+macro_rules! room_fn {
+    ($name:ident, $file:literal) => {
+        static $name: RoomFn = RoomFn {
+            name: $file,
+            body: include_str!(concat!("lua/", $file)),
+        };
     };
 }
 
-static JOIN: LazyLock<Script> = room_script!("join.lua");
-static STATUS: LazyLock<Script> = room_script!("status.lua");
-static RELEASE: LazyLock<Script> = room_script!("release.lua");
-static PROMOTE: LazyLock<Script> = room_script!("promote.lua");
-static SESSION: LazyLock<Script> = room_script!("session.lua");
-static REAP: LazyLock<Script> = room_script!("reap.lua");
-static STATS: LazyLock<Script> = room_script!("stats.lua");
-static WATCH: LazyLock<Script> = room_script!("watch.lua");
-static PATCH_ROOM: LazyLock<Script> = room_script!("patch_room.lua");
-static STOCK: LazyLock<Script> = room_script!("stock.lua");
-static FLUSH: LazyLock<Script> = room_script!("flush.lua");
-static FIND: LazyLock<Script> = room_script!("find.lua");
-static REPORT: LazyLock<Script> = room_script!("report.lua");
-static ETA_BASIS: LazyLock<Script> = room_script!("eta_basis.lua");
+room_fn!(JOIN, "join.lua");
+room_fn!(STATUS, "status.lua");
+room_fn!(RELEASE, "release.lua");
+room_fn!(PROMOTE, "promote.lua");
+room_fn!(SESSION, "session.lua");
+room_fn!(REAP, "reap.lua");
+room_fn!(STATS, "stats.lua");
+room_fn!(WATCH, "watch.lua");
+room_fn!(PATCH_ROOM, "patch_room.lua");
+room_fn!(STOCK, "stock.lua");
+room_fn!(FLUSH, "flush.lua");
+room_fn!(FIND, "find.lua");
+room_fn!(REPORT, "report.lua");
+room_fn!(ETA_BASIS, "eta_basis.lua");
+room_fn!(PUT_ROOM, "put_room.lua");
+
+const ROOM_FNS: [&RoomFn; 15] = [
+    &JOIN,
+    &STATUS,
+    &RELEASE,
+    &PROMOTE,
+    &SESSION,
+    &REAP,
+    &STATS,
+    &WATCH,
+    &PATCH_ROOM,
+    &STOCK,
+    &FLUSH,
+    &FIND,
+    &REPORT,
+    &ETA_BASIS,
+    &PUT_ROOM,
+];
+
+/// The room library: `common.lua` and every room operation as a Redis Function, loaded
+/// once per node (`FUNCTION LOAD`), so a call runs only its own function, not the shared
+/// part as well (with `EVALSHA` every call re-ran the ~200-line prelude). Its name
+/// carries a hash of its source (`anteroom_<12 hex>`), and so do its functions' names: a
+/// rolling upgrade never runs old code against new keys, and instances of two versions
+/// each call their own.
+pub struct RoomLibrary {
+    pub name: String,
+    pub source: String,
+}
+
+impl RoomLibrary {
+    fn build() -> Self {
+        use sha2::{Digest, Sha256};
+        let mut body = format!("{}{}\n", lua_prelude(), include_str!("lua/common.lua"));
+        for f in ROOM_FNS {
+            body.push_str(&format!(
+                "redis.register_function('@LIB@_{}', function(KEYS, ARGV)\nbind(KEYS)\n{}\nend)\n",
+                f.name.trim_end_matches(".lua"),
+                f.body
+            ));
+        }
+        let hash: String = Sha256::digest(body.as_bytes())[..6]
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        let name = format!("anteroom_{hash}");
+        let source = format!("#!lua name={name}\n{}", body.replace("@LIB@", &name));
+        Self { name, source }
+    }
+
+    /// The library every instance of this build uses.
+    pub fn get() -> &'static Self {
+        static LIB: LazyLock<RoomLibrary> = LazyLock::new(RoomLibrary::build);
+        &LIB
+    }
+
+    fn function(&self, f: &RoomFn) -> String {
+        format!("{}_{}", self.name, f.name.trim_end_matches(".lua"))
+    }
+}
+
 static SOCKETS_REPORT: LazyLock<Script> =
     LazyLock::new(|| Script::new(include_str!("lua/sockets_report.lua")));
 static SOCKETS_READ: LazyLock<Script> =
     LazyLock::new(|| Script::new(include_str!("lua/sockets_read.lua")));
-static PUT_ROOM: LazyLock<Script> = room_script!("put_room.lua");
 static WINDOW: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("lua/window.lua")));
 static LEASE_ACQUIRE: LazyLock<Script> =
     LazyLock::new(|| Script::new(include_str!("lua/lease_acquire.lua")));
@@ -195,16 +261,26 @@ impl RedisStore {
         format!("{}:rl:{{{}}}", self.prefix, key)
     }
 
-    async fn run_room(&self, script: &Script, room: &str, args: &[String]) -> StoreResult<Value> {
-        let mut inv = script.prepare_invoke();
+    /// Calls a room function (`FCALL`); on a node without the library (a restart, a
+    /// `FUNCTION FLUSH`, a new node) loads it and calls again, once.
+    async fn run_room(&self, f: &RoomFn, room: &str, args: &[String]) -> StoreResult<Value> {
+        let lib = RoomLibrary::get();
+        let mut call = redis::cmd("FCALL");
+        call.arg(lib.function(f)).arg(10);
         for k in self.room_keys(room) {
-            inv.key(k);
+            call.arg(k);
         }
         for a in args {
-            inv.arg(a);
+            call.arg(a);
         }
         let mut conn = self.conn.clone();
-        let v: Value = inv.invoke_async(&mut conn).await?;
+        let v: Value = match call.query_async(&mut conn).await {
+            Err(e) if is_missing_function(&e) => {
+                self.load_library().await?;
+                call.query_async(&mut conn).await?
+            }
+            r => r?,
+        };
         if let Value::Array(items) = &v {
             if let Some(Value::BulkString(b)) = items.first() {
                 if b.as_slice() == b"no_room" {
@@ -213,6 +289,18 @@ impl RedisStore {
             }
         }
         Ok(v)
+    }
+
+    /// `FUNCTION LOAD REPLACE` of the room library (on every primary of a Cluster).
+    pub async fn load_library(&self) -> StoreResult<()> {
+        let mut conn = self.conn.clone();
+        let _: Value = redis::cmd("FUNCTION")
+            .arg("LOAD")
+            .arg("REPLACE")
+            .arg(&RoomLibrary::get().source)
+            .query_async(&mut conn)
+            .await?;
+        Ok(())
     }
 }
 
@@ -264,6 +352,13 @@ fn u(v: &Value) -> StoreResult<u64> {
 
 fn stock_of(v: i64) -> Option<u64> {
     (v >= 0).then_some(v as u64)
+}
+
+/// Whether a call failed because the node has no such function (the library is not
+/// loaded there).
+fn is_missing_function(e: &redis::RedisError) -> bool {
+    let text = e.to_string();
+    text.contains("Function not found") || text.contains("function not found")
 }
 
 /// Parses the reply built by `reply()` in `common.lua`.

@@ -105,7 +105,7 @@ async fn a_frozen_redis_times_out_and_a_retried_join_is_never_admitted_twice() {
 }
 
 #[tokio::test]
-async fn scripts_are_reloaded_after_script_flush() {
+async fn scripts_and_the_room_library_are_reloaded_after_a_flush() {
     let redis = RedisServer::start();
     let app = spawn_app(test_settings(
         Some(redis.url()),
@@ -114,12 +114,39 @@ async fn scripts_are_reloaded_after_script_flush() {
     ))
     .await;
     assert_eq!(app.join("r").await.status, 200);
+    let lib = anteroom::store::redis::RoomLibrary::get().name.clone();
+    let listed = |redis: &RedisServer| -> bool {
+        let v: redis::Value = redis::cmd("FUNCTION")
+            .arg("LIST")
+            .arg("LIBRARYNAME")
+            .arg(&lib)
+            .query(&mut redis.conn())
+            .unwrap();
+        matches!(v, redis::Value::Array(ref a) if !a.is_empty())
+    };
+    assert!(listed(&redis), "{lib} is loaded");
+    for what in ["SCRIPT", "FUNCTION"] {
+        let _: () = redis::cmd(what)
+            .arg("FLUSH")
+            .query(&mut redis.conn())
+            .unwrap();
+    }
+    assert!(!listed(&redis));
+    // The next call finds no function, loads the library and succeeds.
+    assert_eq!(app.join("r").await.status, 200);
+    assert!(listed(&redis), "{lib} is loaded again");
+    assert_eq!(app.engine.store.stats("r").await.unwrap().active, 2);
+    // The per-visitor limiter is a plain script: reloaded on NOSCRIPT.
+    let v = anteroom::domain::identity::VisitorId::random();
     let _: () = redis::cmd("SCRIPT")
         .arg("FLUSH")
         .query(&mut redis.conn())
         .unwrap();
-    assert_eq!(app.join("r").await.status, 200);
-    assert_eq!(app.engine.store.stats("r").await.unwrap().active, 2);
+    assert!(app
+        .engine
+        .check_visitor_limit(&v, anteroom::domain::ratelimit::LimitedAction::Status)
+        .await
+        .is_ok());
 }
 
 #[tokio::test]

@@ -1,5 +1,7 @@
--- Shared prelude for the room scripts; prepended to each of them when they are loaded
--- (Redis has no script includes). Every room script gets the same KEYS, in this order
+-- The shared part of the room library: loaded once per Redis node as a Redis Functions
+-- library (store/redis.rs builds it: this file, then each room script wrapped in a
+-- registered function that first calls bind(KEYS)). Every room function gets the same
+-- KEYS, in this order
 -- (what each key holds: docs/design.md#redis-key-layout), all sharing the room's hash
 -- tag so the scripts run unchanged on Redis Cluster:
 --   KEYS[1] cfg, KEYS[2] q, KEYS[3] hb, KEYS[4] act, KEYS[5] sess, KEYS[6] st,
@@ -7,15 +9,16 @@
 --   key), KEYS[10] jt. Per-minute statistics live in `<st>:m:<epoch minute>`, derived
 --   here rather than passed.
 -- The only clock is Redis TIME, so instances with skewed clocks still agree.
-local K_CFG, K_Q, K_HB, K_ACT, K_SESS, K_ST, K_WIN, K_UNITS, C_EVENTS, K_JT =
-  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10]
-local MINUTE_TTL_MS = 1860000
+-- The keys of the room the running function serves, set by bind() at the start of each
+-- call (Redis runs one function at a time, so these are that call's alone).
+local K_CFG, K_Q, K_HB, K_ACT, K_SESS, K_ST, K_WIN, K_UNITS, C_EVENTS, K_JT
 -- Visitors the reaper dropped for silence (visitor -> when), so a returning visitor can be
 -- told they lost their place; derived from `st` like the minute keys (same hash tag).
-local K_AWAY = K_ST .. ':away'
+local K_AWAY
 -- The last ENDS_KEEP session ends, newest first, as `end_ms:duration_ms` (the ETA's
 -- basis: how long sessions really last).
-local K_ENDS = K_ST .. ':ends'
+local K_ENDS
+local MINUTE_TTL_MS = 1860000
 -- Upper bounds (ms) of the wait histogram buckets h0..h13; h14 is everything longer.
 local WAIT_BOUNDS = {1000, 2000, 5000, 10000, 20000, 30000, 60000, 120000, 300000, 600000,
   1200000, 1800000, 3600000, 7200000}
@@ -43,6 +46,16 @@ end
 -- per script run: admit() keeps the count, and a script that ends sessions after
 -- counting calls forget_active().
 local ACTIVE = nil
+
+-- Starts a call: the room's keys, and nothing remembered from an earlier call.
+local function bind(keys)
+  K_CFG, K_Q, K_HB, K_ACT, K_SESS, K_ST, K_WIN, K_UNITS, C_EVENTS, K_JT =
+    keys[1], keys[2], keys[3], keys[4], keys[5], keys[6], keys[7], keys[8], keys[9], keys[10]
+  K_AWAY = K_ST .. ':away'
+  K_ENDS = K_ST .. ':ends'
+  ACTIVE = nil
+end
+
 local function active_count(now)
   if ACTIVE == nil then ACTIVE = redis.call('ZCOUNT', K_ACT, '(' .. now, '+inf') end
   return ACTIVE

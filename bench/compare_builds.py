@@ -1,0 +1,49 @@
+#!/usr/bin/env python3
+"""Compares builds on the join+status scenario, in alternating rounds so that a noisy
+machine hurts every build alike. Each argument is a folder holding an `anteroom` and an
+`anteroom-loadtest` binary (e.g. copies of target/release from two commits).
+
+    python3 bench/compare_builds.py /tmp/before /tmp/after --rounds 3
+
+Prints one Markdown row per run: the same-run EVALSHA ceiling, join+status requests/s and
+p99 at full speed, and Redis script time and `redis.call`s per decision from
+`INFO commandstats` (see harness.redis_cost).
+"""
+
+import argparse
+import os
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import harness  # noqa: E402
+import scenarios  # noqa: E402
+
+
+def one(bin_dir):
+    lt = os.path.join(bin_dir, "anteroom-loadtest")
+    tmp = tempfile.mkdtemp(prefix="anteroom-compare-")
+    try:
+        ceiling = scenarios.redis_ceiling(lt, 300000)
+        out = scenarios.join_status(bin_dir, lt, tmp, 10, False)
+    finally:
+        harness.stop_all()
+    js, rc = out["join_status_max"], out["join_status_redis"]
+    return (f"| {os.path.basename(bin_dir.rstrip('/'))} | {ceiling:,.0f} | {js['requests_per_s']:,.0f} | "
+            f"{js['latency']['p99_ms']:.1f} | {rc['usec_per_decision']:.1f} | {rc['calls_per_script']:.1f} |")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("builds", nargs="+")
+    ap.add_argument("--rounds", type=int, default=3)
+    a = ap.parse_args()
+    print("| build | EVALSHA ceiling /s | join+status /s | p99 ms | Redis µs per decision | redis.calls per script |")
+    print("|---|---|---|---|---|---|")
+    for _ in range(a.rounds):
+        for b in a.builds:
+            print(one(b), flush=True)
+
+
+if __name__ == "__main__":
+    main()
