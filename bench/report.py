@@ -82,7 +82,7 @@ def targets_section(r):
 
 
 # Sections written by other runs (not by this suite), carried over from the old report.
-KEPT = ("## Estimated wait (ETA)",)
+KEPT = ("## Estimated wait (ETA)", "## Redis time per decision, builds compared")
 
 
 def kept_sections(path):
