@@ -21,7 +21,7 @@ use super::{
 };
 use crate::config::RoomConfig;
 
-use super::WINDOW_MS;
+use super::{HISTORY_MINUTES, PROMOTE_LIMIT, WINDOW_MS};
 
 /// A source of "now" in milliseconds since the epoch.
 pub trait Clock: Send + Sync + 'static {
@@ -145,7 +145,7 @@ struct Room {
     away: HashMap<String, u64>,
     /// (end_ms, duration_ms) of the last `ENDS_KEEP` session ends, newest first.
     ends: VecDeque<(u64, u64)>,
-    /// Per-minute history, the last 31 minutes.
+    /// Per-minute history, the last [`HISTORY_MINUTES`].
     minutes: BTreeMap<u64, MinuteStats>,
 }
 
@@ -155,7 +155,7 @@ impl Room {
         while self
             .minutes
             .first_key_value()
-            .is_some_and(|(k, _)| *k + 31 <= m)
+            .is_some_and(|(k, _)| *k + HISTORY_MINUTES <= m)
         {
             self.minutes.pop_first();
         }
@@ -447,7 +447,7 @@ impl Store for MemoryStore {
             if r.cfg.closed {
                 return r.snapshot(VisitorState::Closed, v, now, Vec::new());
             }
-            let promoted = r.promote(now, 1000);
+            let promoted = r.promote(now, PROMOTE_LIMIT);
             if r.is_admitted(v, now) {
                 return r.snapshot(VisitorState::Admitted, v, now, promoted);
             }
@@ -498,7 +498,7 @@ impl Store for MemoryStore {
             let ended = r.end_session(v);
             let left = r.dequeue(v);
             r.join_times.remove(v);
-            (ended || left, r.promote(now, 1000))
+            (ended || left, r.promote(now, PROMOTE_LIMIT))
         })
     }
 
@@ -677,7 +677,7 @@ impl Store for MemoryStore {
             }
             PatchOutcome::Applied {
                 version: r.version,
-                admitted: r.promote(now, 1000),
+                admitted: r.promote(now, PROMOTE_LIMIT),
             }
         })
     }
@@ -697,7 +697,7 @@ impl Store for MemoryStore {
             if r.cfg.stock != old {
                 r.version += 1;
             }
-            (old, r.cfg.stock, r.promote(now, 1000))
+            (old, r.cfg.stock, r.promote(now, PROMOTE_LIMIT))
         })
     }
 
@@ -765,7 +765,7 @@ impl Store for MemoryStore {
 
     async fn eta_basis(&self, room: &str) -> StoreResult<super::EtaBasis> {
         self.with_room(room, |r, now| {
-            r.promote(now, 1000);
+            r.promote(now, PROMOTE_LIMIT);
             let half = now.saturating_sub(r.cfg.heartbeat_timeout_secs * 500);
             let silent = r.hb_order.range(..(half, String::new())).count() as u64;
             let sessions: Vec<(u64, u64)> = r

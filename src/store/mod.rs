@@ -353,7 +353,15 @@ pub enum StockChange {
     Unlimited,
 }
 
-/// Upper bounds (ms) of the wait histogram buckets; one more bucket holds the rest.
+/// Most admissions one join, release, stock change, patch or ETA read makes (`PROMOTE_LIMIT`
+/// in Lua comes from here).
+pub const PROMOTE_LIMIT: u64 = 1000;
+/// Minutes of per-minute history a room keeps (the chart shows 30; Lua's minute hashes
+/// live `MINUTE_TTL_MS`, derived from this).
+pub const HISTORY_MINUTES: u64 = 31;
+
+/// Upper bounds (ms) of the wait histogram buckets; one more bucket holds the rest
+/// (`WAIT_BOUNDS` in Lua comes from here).
 pub const WAIT_BOUNDS_MS: [u64; 14] = [
     1_000, 2_000, 5_000, 10_000, 20_000, 30_000, 60_000, 120_000, 300_000, 600_000, 1_200_000,
     1_800_000, 3_600_000, 7_200_000,

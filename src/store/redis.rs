@@ -34,11 +34,16 @@ use crate::config::{RoomConfig, StoreSettings};
 
 /// The constants the scripts share with Rust, defined from the Rust ones: one source.
 fn lua_prelude() -> String {
+    let bounds: Vec<String> = super::WAIT_BOUNDS_MS.iter().map(u64::to_string).collect();
     format!(
-        "local WINDOW_MS = {}\nlocal ENDS_KEEP = {}\nlocal BASIS_SESSIONS = {}\n",
+        "local WINDOW_MS = {}\nlocal ENDS_KEEP = {}\nlocal BASIS_SESSIONS = {}\n\
+         local PROMOTE_LIMIT = {}\nlocal MINUTE_TTL_MS = {}\nlocal WAIT_BOUNDS = {{{}}}\n",
         super::WINDOW_MS,
         super::ENDS_KEEP,
-        super::BASIS_SESSIONS
+        super::BASIS_SESSIONS,
+        super::PROMOTE_LIMIT,
+        super::HISTORY_MINUTES * 60_000,
+        bounds.join(", ")
     )
 }
 
@@ -679,8 +684,12 @@ impl Store for RedisStore {
 
     async fn release(&self, room: &str, visitor: &str) -> StoreResult<(bool, Vec<String>)> {
         let a = as_array(
-            self.run_room(&RELEASE, room, &[visitor.to_string(), "1000".into()])
-                .await?,
+            self.run_room(
+                &RELEASE,
+                room,
+                &[visitor.to_string(), super::PROMOTE_LIMIT.to_string()],
+            )
+            .await?,
         )?;
         if a.len() != 2 {
             return Err(protocol("release arity"));
@@ -1105,5 +1114,149 @@ impl RedisStore {
             Some((room, n)) => self.room_key(room, &format!("lease:{n}")),
             None => format!("{}:lease:{}", self.prefix, name),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn b(s: &str) -> Value {
+        Value::BulkString(s.as_bytes().to_vec())
+    }
+
+    #[test]
+    fn the_library_registers_every_room_function_with_the_rust_constants() {
+        let lib = RoomLibrary::get();
+        assert!(lib.name.starts_with("anteroom_") && lib.name.len() == "anteroom_".len() + 12);
+        assert!(lib
+            .source
+            .starts_with(&format!("#!lua name={}\n", lib.name)));
+        for f in ROOM_FNS {
+            let name = lib.function(f);
+            assert!(
+                lib.source.contains(&format!(
+                    "redis.register_function('{name}', function(KEYS, ARGV)"
+                )),
+                "{name}"
+            );
+        }
+        assert!(lib.source.contains(&format!(
+            "local PROMOTE_LIMIT = {}\n",
+            super::super::PROMOTE_LIMIT
+        )));
+        assert!(lib
+            .source
+            .contains("local WAIT_BOUNDS = {1000, 2000, 5000,"));
+        assert!(lib.source.contains("local MINUTE_TTL_MS = 1860000\n"));
+        // No number the Rust side owns is written again in the Lua files.
+        for f in ROOM_FNS
+            .iter()
+            .map(|f| f.body)
+            .chain([include_str!("lua/common.lua")])
+        {
+            assert!(!f.contains("1860000") && !f.contains(", 1000)"), "{f}");
+        }
+    }
+
+    #[test]
+    fn a_snapshot_reply_is_decoded_and_a_wrong_shape_refused() {
+        let reply = Value::Array(vec![
+            b("queued"),
+            Value::Int(3),
+            Value::Int(10),
+            Value::Int(2),
+            Value::Int(2),
+            Value::Int(60_000),
+            Value::Int(-1),
+            Value::Int(0),
+            Value::Int(0),
+            Value::Int(0),
+            Value::Int(1_700_000_000_000),
+            Value::Array(vec![b("aa"), b("bb")]),
+            Value::Int(20),
+            b("https://shop.example/"),
+            Value::Int(1),
+            Value::Int(42),
+        ]);
+        let s = parse_snapshot(reply).unwrap();
+        assert_eq!(s.state, VisitorState::Queued);
+        assert_eq!(
+            (s.position, s.queue_length, s.active, s.capacity),
+            (3, 10, 2, 2)
+        );
+        assert_eq!(
+            (s.session_ttl_ms, s.stock, s.admission),
+            (60_000, None, None)
+        );
+        assert_eq!(s.now_ms, 1_700_000_000_000);
+        assert_eq!(s.promoted, ["aa", "bb"]);
+        assert_eq!((s.rate_cap_per_minute, s.admits), (20, 42));
+        assert_eq!(s.target_url, "https://shop.example/");
+        assert!(s.rejoined_after_absence);
+
+        let admitted = Value::Array(vec![
+            b("admitted"),
+            Value::Int(0),
+            Value::Int(0),
+            Value::Int(1),
+            Value::Int(1),
+            Value::Int(60_000),
+            Value::Int(7),
+            Value::Int(5),
+            Value::Int(1_000),
+            Value::Int(61_000),
+            Value::Int(2_000),
+            Value::Array(vec![]),
+            Value::Int(0),
+            b(""),
+            Value::Int(0),
+            Value::Int(5),
+        ]);
+        let a = parse_snapshot(admitted).unwrap();
+        assert_eq!(a.stock, Some(7));
+        let adm = a.admission.unwrap();
+        assert_eq!(
+            (adm.serial, adm.issued_at_ms, adm.expires_at_ms),
+            (5, 1_000, 61_000)
+        );
+
+        assert!(matches!(
+            parse_snapshot(Value::Array(vec![b("queued")])),
+            Err(StoreError::Protocol(_))
+        ));
+        let mut bad_state = vec![b("dancing")];
+        bad_state.extend((0..15).map(|_| Value::Int(0)));
+        assert!(matches!(
+            parse_snapshot(Value::Array(bad_state)),
+            Err(StoreError::Protocol(_))
+        ));
+    }
+
+    #[test]
+    fn a_room_view_is_decoded_and_a_wrong_shape_refused() {
+        let v = parse_room_view(Value::Array(vec![
+            Value::Int(4),
+            Value::Int(2),
+            Value::Int(3),
+            Value::Int(30_000),
+            Value::Int(9),
+            Value::Int(5_000),
+            Value::Int(0),
+            b("https://t/"),
+            Value::Int(1),
+            Value::Int(0),
+            Value::Int(11),
+        ]))
+        .unwrap();
+        assert_eq!(
+            (v.queue_length, v.active, v.capacity, v.stock),
+            (4, 2, 3, Some(9))
+        );
+        assert_eq!((v.paused, v.closed, v.admits), (true, false, 11));
+        assert!(matches!(
+            parse_room_view(Value::Array(vec![Value::Int(4)])),
+            Err(StoreError::Protocol(_))
+        ));
     }
 }

@@ -18,13 +18,11 @@ local K_AWAY
 -- The last ENDS_KEEP session ends, newest first, as `end_ms:duration_ms` (the ETA's
 -- basis: how long sessions really last).
 local K_ENDS
-local MINUTE_TTL_MS = 1860000
--- Upper bounds (ms) of the wait histogram buckets h0..h13; h14 is everything longer.
-local WAIT_BOUNDS = {1000, 2000, 5000, 10000, 20000, 30000, 60000, 120000, 300000, 600000,
-  1200000, 1800000, 3600000, 7200000}
--- WINDOW_MS (rate-cap window), ENDS_KEEP and BASIS_SESSIONS (ETA basis) are defined
--- before this file from the Rust constants (`lua_prelude` in store/redis.rs): one source
--- for both.
+-- Defined before this file from the Rust constants (`lua_prelude` in store/redis.rs), one
+-- source for both: WINDOW_MS (rate-cap window), ENDS_KEEP and BASIS_SESSIONS (ETA basis),
+-- PROMOTE_LIMIT (most admissions per call), MINUTE_TTL_MS (how long a minute's figures
+-- live), WAIT_BOUNDS (upper bounds in ms of the wait histogram buckets h0..h13; h14 is
+-- everything longer).
 
 local function now_ms()
   local t = redis.call('TIME')

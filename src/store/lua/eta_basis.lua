@@ -10,7 +10,7 @@ if not cfg then return {'no_room'} end
 local now = now_ms()
 -- Promote first: slots freed since the last promote are filled now, so the basis is
 -- what every snapshot read after it sees (positions after promotion).
-promote(cfg, now, 1000)
+promote(cfg, now, PROMOTE_LIMIT)
 local act = redis.call('ZRANGEBYSCORE', K_ACT, '(' .. now, '+inf', 'WITHSCORES', 'LIMIT', 0,
   BASIS_SESSIONS)
 local sessions = {}

@@ -6,7 +6,7 @@ local now = now_ms()
 if is_admitted(v, now) then return reply('admitted', v, cfg, now, {}) end
 if cfg.closed then return reply('closed', v, cfg, now, {}) end
 -- Fill freed slots from the head first, so a newcomer never overtakes the queue.
-local promoted = promote(cfg, now, 1000)
+local promoted = promote(cfg, now, PROMOTE_LIMIT)
 for i = 1, #promoted do
   if promoted[i] == v then return reply('admitted', v, cfg, now, promoted) end
 end

@@ -19,4 +19,4 @@ if changed then
   version = redis.call('HINCRBY', K_CFG, 'version', 1)
   cfg = load_cfg()
 end
-return {promote(cfg, now_ms(), 1000), version}
+return {promote(cfg, now_ms(), PROMOTE_LIMIT), version}

@@ -13,4 +13,4 @@ elseif ARGV[1] == 'unlimited' then new = -1 end
 redis.call('HSET', K_CFG, 'stock', string.format('%d', new))
 if new ~= old then redis.call('HINCRBY', K_CFG, 'version', 1) end
 cfg.stock = new
-return {old, new, promote(cfg, now_ms(), 1000)}
+return {old, new, promote(cfg, now_ms(), PROMOTE_LIMIT)}
