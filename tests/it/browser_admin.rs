@@ -251,14 +251,23 @@ async fn an_empty_stock_box_is_an_error_and_zero_while_people_wait_asks_first() 
     assert_eq!(stock().await, Some(49), "nothing sent");
 
     typed(c, "#room-sale form[data-act=stock] input[name=n]", "0").await;
+    // Count the page's requests: the handler calls fetch synchronously once the dialog is
+    // answered, so the count right after it says whether anything was sent.
+    c.execute(
+        "window.__fetches = 0; var f = window.fetch; window.fetch = function () { window.__fetches++; return f.apply(this, arguments); }; return 0",
+        vec![],
+    )
+    .await
+    .unwrap();
     click(c, set).await;
     let asked = answer_confirm(c, false).await;
     assert!(
         asked.contains("stock of sale to 0") && asked.contains("1 person waiting"),
         "{asked}"
     );
-    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
-    assert_eq!(stock().await, Some(49), "cancelling sends nothing");
+    let sent = c.execute("return window.__fetches", vec![]).await.unwrap();
+    assert_eq!(sent, serde_json::json!(0), "cancelling sends nothing");
+    assert_eq!(stock().await, Some(49));
 
     click(c, set).await;
     answer_confirm(c, true).await;
