@@ -115,12 +115,7 @@ pub fn status_message(v: &VisitorView) -> String {
         v.state,
         v.position,
         v.queue_length,
-        Eta {
-            seconds: v.eta_seconds,
-            low: v.eta_low_seconds,
-            high: v.eta_high_seconds,
-            known: v.eta_known,
-        },
+        v.eta(),
         v.eta_reason,
         v.active,
         v.capacity,

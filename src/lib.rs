@@ -9,6 +9,7 @@
 //! - [`store`]: the `Store` trait and its `memory` and `redis` backends.
 //! - [`config`], [`error`], [`metrics`], [`telemetry`], [`startup`]: the rest.
 
+pub mod clock;
 pub mod config;
 pub mod domain;
 pub mod error;

@@ -154,11 +154,7 @@
     rejoining = true;
     setText('lead', t.connecting);
     if (polling || cfg.embed) {
-      fetch(cfg.join_path, {
-        method: 'POST', credentials: 'same-origin', cache: 'no-store',
-        headers: token ? { 'Content-Type': 'application/json' } : {},
-        body: token ? JSON.stringify({ visitor_token: token }) : undefined
-      }).then(function (r) { return r.ok ? r.json() : null; })
+      postJoin().then(function (r) { return r.ok ? r.json() : null; })
         .then(function (j) { rejoining = false; if (j) handleView(j); },
           function () { rejoining = false; });
     } else if (ws) {
@@ -168,6 +164,16 @@
       rejoining = false;
     }
     return true;
+  }
+
+  // POST to the join API, with the token when there is one (the widget's, or one the
+  // server handed back); the page's cookie goes along.
+  function postJoin() {
+    var body = token ? JSON.stringify({ visitor_token: token }) : undefined;
+    return fetch(cfg.join_path, {
+      method: 'POST', credentials: 'same-origin', cache: 'no-store',
+      headers: body ? { 'Content-Type': 'application/json' } : {}, body: body
+    });
   }
 
   function handleView(m) {
@@ -362,11 +368,7 @@
   function embedJoin() {
     var ls = store('localStorage');
     try { token = ls && ls.getItem(tokenKey); } catch (e) { token = null; }
-    var body = token ? JSON.stringify({ visitor_token: token }) : '';
-    fetch(cfg.join_path, {
-      method: 'POST', credentials: 'same-origin', cache: 'no-store',
-      headers: body ? { 'Content-Type': 'application/json' } : {}, body: body || undefined
-    }).then(function (r) {
+    postJoin().then(function (r) {
       if (r.status === 401 && token) {
         // A stale token (keys rotated): start afresh.
         try { ls.removeItem(tokenKey); } catch (e) { /* ignore */ }
@@ -402,8 +404,6 @@
     /* no commands are accepted from the parent yet */
   });
 
-  var rejoinLink = root.querySelector('#rejoin a');
-  if (rejoinLink && cfg.rejoin_url) rejoinLink.href = cfg.rejoin_url;
   var rejoin = $('rejoin-button');
   if (rejoin) rejoin.addEventListener('click', function () { location.reload(); });
 

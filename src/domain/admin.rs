@@ -19,7 +19,7 @@ pub use audit::{read_audit, AuditEntry};
 use serde::Serialize;
 use serde_json::{json, Value};
 
-use self::audit::{audit, now_ms};
+use self::audit::audit;
 use crate::config::{valid_room_id, RoomConfig};
 use crate::domain::admission::Engine;
 use crate::domain::live::{room_live, totals, RoomLive, Totals, SERIES_MINUTES};
@@ -141,7 +141,7 @@ pub async fn overview(engine: &Engine, audit_entries: u32) -> Result<Overview, D
             })
             .collect(),
         audit,
-        at: now_ms(),
+        at: crate::clock::wall_ms(),
         // unwrap: never poisoned.
         store_data_lost_at: *engine.data_lost_at.lock().unwrap(),
     })

@@ -99,6 +99,18 @@ pub struct Engine {
     pub forecasts: Forecasts,
 }
 
+impl VisitorView {
+    /// The estimate this view carries, as one value.
+    pub fn eta(&self) -> Eta {
+        Eta {
+            seconds: self.eta_seconds,
+            low: self.eta_low_seconds,
+            high: self.eta_high_seconds,
+            known: self.eta_known,
+        }
+    }
+}
+
 /// The ETA a visitor in this snapshot is shown, and its reason (see
 /// [`VisitorView::eta_reason`]). Zero unless queued or paused: closed and sold-out rooms
 /// admit nobody, and no estimate is better than a false one; paused has no countdown.
@@ -148,10 +160,7 @@ pub fn redirect_with_pass(target: &str, pass: &str) -> String {
 impl Engine {
     /// Remembers that the store lost its data just now.
     pub fn note_data_loss(&self) {
-        let now = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_millis() as u64)
-            .unwrap_or(0);
+        let now = crate::clock::wall_ms();
         // unwrap: never poisoned (no panics while held).
         *self.data_lost_at.lock().unwrap() = Some(now);
     }
@@ -487,10 +496,7 @@ impl Engine {
                 .find(|r| r.id == room)
                 .map(|r| r.target_url.clone())
         })?;
-        let now_ms = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_millis() as u64)
-            .unwrap_or(0);
+        let now_ms = crate::clock::wall_ms();
         let ttl = self.settings.store.fail_open_pass_secs;
         let pass = self
             .passes

@@ -54,29 +54,29 @@ pub struct RoomFn {
 }
 
 macro_rules! room_fn {
-    ($name:ident, $file:literal) => {
+    ($name:ident, $op:literal) => {
         static $name: RoomFn = RoomFn {
-            name: $file,
-            body: include_str!(concat!("lua/", $file)),
+            name: $op,
+            body: include_str!(concat!("lua/", $op, ".lua")),
         };
     };
 }
 
-room_fn!(JOIN, "join.lua");
-room_fn!(STATUS, "status.lua");
-room_fn!(RELEASE, "release.lua");
-room_fn!(PROMOTE, "promote.lua");
-room_fn!(SESSION, "session.lua");
-room_fn!(REAP, "reap.lua");
-room_fn!(STATS, "stats.lua");
-room_fn!(WATCH, "watch.lua");
-room_fn!(PATCH_ROOM, "patch_room.lua");
-room_fn!(STOCK, "stock.lua");
-room_fn!(FLUSH, "flush.lua");
-room_fn!(FIND, "find.lua");
-room_fn!(REPORT, "report.lua");
-room_fn!(ETA_BASIS, "eta_basis.lua");
-room_fn!(PUT_ROOM, "put_room.lua");
+room_fn!(JOIN, "join");
+room_fn!(STATUS, "status");
+room_fn!(RELEASE, "release");
+room_fn!(PROMOTE, "promote");
+room_fn!(SESSION, "session");
+room_fn!(REAP, "reap");
+room_fn!(STATS, "stats");
+room_fn!(WATCH, "watch");
+room_fn!(PATCH_ROOM, "patch_room");
+room_fn!(STOCK, "stock");
+room_fn!(FLUSH, "flush");
+room_fn!(FIND, "find");
+room_fn!(REPORT, "report");
+room_fn!(ETA_BASIS, "eta_basis");
+room_fn!(PUT_ROOM, "put_room");
 
 const ROOM_FNS: [&RoomFn; 15] = [
     &JOIN,
@@ -114,8 +114,7 @@ impl RoomLibrary {
         for f in ROOM_FNS {
             body.push_str(&format!(
                 "redis.register_function('@LIB@_{}', function(KEYS, ARGV)\nbind(KEYS)\n{}\nend)\n",
-                f.name.trim_end_matches(".lua"),
-                f.body
+                f.name, f.body
             ));
         }
         let hash: String = Sha256::digest(body.as_bytes())[..6]
@@ -134,7 +133,7 @@ impl RoomLibrary {
     }
 
     fn function(&self, f: &RoomFn) -> String {
-        format!("{}_{}", self.name, f.name.trim_end_matches(".lua"))
+        format!("{}_{}", self.name, f.name)
     }
 }
 
@@ -656,10 +655,7 @@ impl Store for RedisStore {
             }
         }
         // This half hour's per-minute statistics (they would expire on their own).
-        let minute = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_secs() / 60)
-            .unwrap_or(0);
+        let minute = crate::clock::wall_ms() / 60_000;
         del.arg(format!("{}:away", self.room_key(room, "st")));
         del.arg(format!("{}:ends", self.room_key(room, "st")));
         for m in minute.saturating_sub(32)..=minute + 1 {

@@ -31,13 +31,6 @@ struct OriginQuery {
     released: Option<String>,
 }
 
-fn now_ms() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as u64)
-        .unwrap_or(0)
-}
-
 /// Whole seconds left until `exp` (seconds, rounded up when issued): never more than
 /// the pass was issued for, so a 60 s pass reads "60 s", not "61 s", when it is new.
 fn seconds_left(exp: u64, now_ms: u64) -> u64 {
@@ -80,7 +73,7 @@ async fn origin(
                 room,
                 admitted: true,
                 visitor: v.claims.sub,
-                expires_in: seconds_left(v.claims.exp, now_ms()),
+                expires_in: seconds_left(v.claims.exp, crate::clock::wall_ms()),
                 reason: String::new(),
             },
             Err(e) => OriginPage {

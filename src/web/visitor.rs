@@ -54,14 +54,6 @@ fn page_query(req: &HttpRequest) -> PageQuery {
         .unwrap_or_default()
 }
 
-/// Milliseconds since the epoch (for page grants; the store keeps its own clock).
-fn wall_ms() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as u64)
-        .unwrap_or(0)
-}
-
 /// What `static/queue.js` is told, as a `data-config` attribute.
 #[derive(Serialize)]
 struct ScriptConfig<'a> {
@@ -82,8 +74,6 @@ struct ScriptConfig<'a> {
     /// not: the page then joins by itself when the room opens again).
     has_place: bool,
     support_code: String,
-    /// The "Join the line" address, keeping `lang` and `return`.
-    rejoin_url: String,
     keep_open: String,
     /// The sentence for `eta_reason: "you_were_away"`, with the room's timeout in it.
     away_note: String,
@@ -176,11 +166,9 @@ pub(super) fn error_page(lang: Lang, e: &ApiError, retry_url: String) -> HttpRes
         }),
         PAGE_CSP,
     );
-    if let ApiError::RateLimited { retry_after_secs } = e {
-        if let Ok(v) = retry_after_secs.to_string().parse() {
-            res.headers_mut()
-                .insert(actix_web::http::header::RETRY_AFTER, v);
-        }
+    if let Some(secs) = retry_after_secs {
+        res.headers_mut()
+            .insert(actix_web::http::header::RETRY_AFTER, secs.into());
     }
     res
 }
@@ -288,7 +276,9 @@ async fn queue_page_inner(
             .finish());
     }
 
-    let grant = engine.visitors.page_grant(&room, &visitor, wall_ms());
+    let grant = engine
+        .visitors
+        .page_grant(&room, &visitor, crate::clock::wall_ms());
     let page = queue_page_body(&room, &cfg, &view, q, lang, Some(&grant));
     let mut res = html(StatusCode::OK, render(page), PAGE_CSP);
     let _ = res.add_cookie(&vid_cookie);
@@ -305,14 +295,19 @@ fn rejoin_url(room: &str, q: &PageQuery, lang: Lang) -> String {
     format!("/r/{room}?{}", query_string(&pairs))
 }
 
-#[allow(clippy::too_many_arguments)]
+/// A sentence with the room's heartbeat timeout put in for `{n}`.
+fn with_timeout(sentence: &str, cfg: &RoomConfig) -> String {
+    sentence.replace("{n}", &cfg.heartbeat_timeout_secs.to_string())
+}
+
+/// The script's configuration. `parent_origin` is set for the widget (`/embed/…`) and
+/// only there; `grant` only for the queue page.
 fn script_config(
     room: &str,
     cfg: &RoomConfig,
     view: Option<&VisitorView>,
     q: &PageQuery,
     lang: Lang,
-    embed: bool,
     parent_origin: Option<String>,
     grant: Option<&str>,
 ) -> String {
@@ -336,7 +331,7 @@ fn script_config(
         },
         status_path: format!("/api/rooms/{room}/status"),
         join_path: format!("/api/rooms/{room}/join"),
-        embed,
+        embed: parent_origin.is_some(),
         parent_origin,
         state: view.map(|v| v.state).unwrap_or(VisitorState::NotQueued),
         position,
@@ -345,15 +340,8 @@ fn script_config(
         start: q.start.unwrap_or(0).max(position),
         has_place: position > 0,
         support_code: view.map(|v| v.support_code.clone()).unwrap_or_default(),
-        rejoin_url: rejoin_url(room, q, lang),
-        keep_open: lang
-            .strings()
-            .keep_open
-            .replace("{n}", &cfg.heartbeat_timeout_secs.to_string()),
-        away_note: lang
-            .strings()
-            .you_were_away
-            .replace("{n}", &cfg.heartbeat_timeout_secs.to_string()),
+        keep_open: with_timeout(lang.strings().keep_open, cfg),
+        away_note: with_timeout(lang.strings().you_were_away, cfg),
         strings: lang.strings(),
     };
     // unwrap: this struct always serialises.
@@ -400,26 +388,14 @@ fn queue_page_body(
         },
         in_line: t.in_line.replace("{n}", &view.queue_length.to_string()),
         eta: if view.position > 0 {
-            t.eta_shown(
-                &crate::domain::eta::Eta {
-                    seconds: view.eta_seconds,
-                    low: view.eta_low_seconds,
-                    high: view.eta_high_seconds,
-                    known: view.eta_known,
-                },
-                view.state == VisitorState::Paused,
-            )
+            t.eta_shown(&view.eta(), view.state == VisitorState::Paused)
         } else {
             String::new()
         },
         progress: progress(start, view.position),
-        keep_open: t
-            .keep_open
-            .replace("{n}", &cfg.heartbeat_timeout_secs.to_string()),
+        keep_open: with_timeout(t.keep_open, cfg),
         eta_note: match view.eta_reason {
-            Some(crate::domain::eta::reason::YOU_WERE_AWAY) => t
-                .you_were_away
-                .replace("{n}", &cfg.heartbeat_timeout_secs.to_string()),
+            Some(crate::domain::eta::reason::YOU_WERE_AWAY) => with_timeout(t.you_were_away, cfg),
             Some(code) => t.reason(code).unwrap_or(t.eta_explain).to_string(),
             None => t.eta_explain.to_string(),
         },
@@ -428,7 +404,7 @@ fn queue_page_body(
         rejoin_url: rejoin_url(room, q, lang),
         other_lang_url: format!("/r/{room}?{}", query_string(&other)),
         support_code: view.support_code.clone(),
-        config: script_config(room, cfg, Some(view), q, lang, false, None, grant),
+        config: script_config(room, cfg, Some(view), q, lang, None, grant),
     }
 }
 
@@ -456,7 +432,7 @@ async fn embed_page(
         let Some(parent) = parent.filter(allowed) else {
             return Err(ApiError::Forbidden("this room may not be embedded here".into()));
         };
-        let config = script_config(&room, &cfg, None, &q, lang, true, Some(parent), None);
+        let config = script_config(&room, &cfg, None, &q, lang, Some(parent), None);
         let csp = format!(
             "default-src 'self'; style-src 'self'; script-src 'self'; connect-src 'self'; frame-ancestors {}; base-uri 'none'",
             cfg.embed_origins.join(" ")

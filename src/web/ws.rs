@@ -3,8 +3,8 @@
 //! Upgrade checks, in order: room id, `Origin` (a cross-site page gets 403 before any
 //! upgrade — WebSocket hijacking), per-IP limiter, visitor identity (`?token=` or the
 //! cookie), per-visitor limiter (skipped for the socket a queue page opens within 15 s
-//! of being served, with the page's `?grant=`: one page load costs one request), then an idempotent join (so a reconnect never loses or
-//! duplicates the place). The 101 is returned at once; the session runs as a plain
+//! of being served, with the page's `?grant=`: one page load costs one request), then
+//! an idempotent join (so a reconnect never loses or duplicates the place). The 101 is returned at once; the session runs as a plain
 //! `async fn` selecting over incoming frames, hub pushes and a heartbeat tick.
 //!
 //! Client → server frames: JSON text `{"type":"ping"}` (answered with
@@ -91,14 +91,11 @@ async fn ws(
                 ApiError::unauthorized("no_visitor", "join first: no visitor cookie or token")
             })?,
     };
-    let now_ms = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as u64)
-        .unwrap_or(0);
-    let granted = q
-        .grant
-        .as_deref()
-        .is_some_and(|g| engine.visitors.check_page_grant(g, &room, &visitor, now_ms));
+    let granted = q.grant.as_deref().is_some_and(|g| {
+        engine
+            .visitors
+            .check_page_grant(g, &room, &visitor, crate::clock::wall_ms())
+    });
     if !granted {
         engine
             .check_visitor_limit(&visitor, LimitedAction::WsUpgrade)

@@ -4,7 +4,9 @@
 use crate::helpers::browser::{
     assert_accessible, screenshot, text, wait_text, wait_text_contains, Driver, DEADLINE,
 };
-use crate::helpers::{free_port, room, spawn_app, test_settings, wait_until, RedisServer, TestApp};
+use crate::helpers::{
+    demo_settings, free_port, room, spawn_app, test_settings, wait_until, RedisServer, TestApp,
+};
 use anteroom::config::RoomConfig;
 use fantoccini::Locator;
 use serde_json::json;
@@ -16,11 +18,7 @@ async fn demo_app(
     rooms: Vec<RoomConfig>,
     public_host: &str,
 ) -> TestApp {
-    let mut s = test_settings(Some(redis.url()), &crate::helpers::prefix(), rooms);
-    s.listen = format!("127.0.0.1:{port}");
-    s.public_url = Some(format!("http://{public_host}:{port}"));
-    s.demo = true;
-    spawn_app(s).await
+    spawn_app(demo_settings(redis, port, rooms, public_host)).await
 }
 
 fn target(port: u16, room: &str) -> String {

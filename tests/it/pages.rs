@@ -6,7 +6,9 @@
 use crate::helpers::browser::{
     assert_accessible, screenshot, text, wait_text, wait_text_contains, Driver, DEADLINE,
 };
-use crate::helpers::{client, free_port, room, spawn_app, test_settings, wait_until, RedisServer};
+use crate::helpers::{
+    client, demo_settings, free_port, room, spawn_app, test_settings, wait_until, RedisServer,
+};
 use anteroom::config::{RoomConfig, Settings};
 use anteroom::domain::identity::VisitorId;
 use anteroom::store::{RoomPatch, StockChange};
@@ -14,11 +16,7 @@ use fantoccini::{Client, Locator};
 use serde_json::json;
 
 fn settings(redis: &RedisServer, port: u16, rooms: Vec<RoomConfig>) -> Settings {
-    let mut s = test_settings(Some(redis.url()), &crate::helpers::prefix(), rooms);
-    s.listen = format!("127.0.0.1:{port}");
-    s.public_url = Some(format!("http://127.0.0.1:{port}"));
-    s.demo = true;
-    s
+    demo_settings(redis, port, rooms, "127.0.0.1")
 }
 
 fn patch(f: impl FnOnce(&mut RoomPatch)) -> RoomPatch {

@@ -19,17 +19,10 @@ pub struct AuditEntry {
     pub new: Value,
 }
 
-pub fn now_ms() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as u64)
-        .unwrap_or(0)
-}
-
 /// Writes an audit entry. A failure is logged, not returned: the change itself is done.
 pub async fn audit(engine: &Engine, who: &str, room: &str, action: &str, old: Value, new: Value) {
     let e = AuditEntry {
-        at: now_ms(),
+        at: crate::clock::wall_ms(),
         who: who.into(),
         room: room.into(),
         action: action.into(),

@@ -93,6 +93,21 @@ pub fn test_settings(redis_url: Option<String>, prefix: &str, rooms: Vec<RoomCon
     s
 }
 
+/// Settings for a demo server on a known port, reached at `http://{public_host}:{port}`
+/// (rooms' targets can point back at its demo origin; browsers open its pages).
+pub fn demo_settings(
+    redis: &RedisServer,
+    port: u16,
+    rooms: Vec<RoomConfig>,
+    public_host: &str,
+) -> Settings {
+    let mut s = test_settings(Some(redis.url()), &prefix(), rooms);
+    s.listen = format!("127.0.0.1:{port}");
+    s.public_url = Some(format!("http://{public_host}:{port}"));
+    s.demo = true;
+    s
+}
+
 /// A running server and a client for it.
 pub struct TestApp {
     pub address: String,
