@@ -385,6 +385,14 @@ impl Hub {
             let _ = c.tx.send(Push::Text(admitted_message(&view)));
             self.stats.pushes.fetch_add(1, Ordering::Relaxed);
         }
+        // The visitor is there to be told: claim the session (an unclaimed one counts as
+        // abandoned for the ETA). Off the hub's loop; a failure only leaves it unclaimed
+        // until the next tick's watch.
+        let store = self.engine.store.clone();
+        let (room, visitor, serial) = (ev.room, ev.visitor, ev.admission.serial);
+        tokio::spawn(async move {
+            let _ = store.session_live(&room, &visitor, serial).await;
+        });
     }
 
     async fn tick(&mut self) {

@@ -58,6 +58,9 @@ struct Seen {
     high: u64,
     known: bool,
     reason: Option<String>,
+    /// Place in line (read in the trace, through `Debug`).
+    #[allow(dead_code)]
+    position: u64,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -246,6 +249,7 @@ fn seen_of(v: &Value) -> Option<Seen> {
         high: v["eta_high_seconds"].as_u64()?,
         known: v["eta_known"].as_bool().unwrap_or(true) && v["state"] == "queued",
         reason: v["eta_reason"].as_str().map(str::to_string),
+        position: v["position"].as_u64().unwrap_or(0),
     })
 }
 
@@ -306,6 +310,9 @@ pub struct Summary {
     pub largest_rise: u64,
     /// Rises past the previous range's high end without a reason.
     pub rises_without_reason: usize,
+    /// Median time (ms) from join to the first known estimate, over the visitors
+    /// measured who were told "not known yet" at join and saw one before admission.
+    pub known_after_ms: Option<u64>,
 }
 
 /// The floor under the real wait when computing relative errors (very short waits
@@ -316,6 +323,7 @@ fn summarise(records: &[Record], measure_from_ms: u64) -> Summary {
     let mut s = Summary::default();
     let mut errors = Vec::new();
     let mut inside = 0usize;
+    let mut known_after = Vec::new();
     for r in records.iter().filter(|r| !r.walked_in && !r.silent) {
         let Some(j) = &r.at_join else { continue };
         s.queued += 1;
@@ -340,6 +348,9 @@ fn summarise(records: &[Record], measure_from_ms: u64) -> Summary {
         }
         if !j.known {
             s.unknown_at_join += 1;
+            if let Some(k) = r.seen.iter().find(|n| n.known) {
+                known_after.push(k.at_ms.saturating_sub(r.join_ms));
+            }
             continue;
         }
         let real = adm.saturating_sub(r.join_ms);
@@ -355,14 +366,21 @@ fn summarise(records: &[Record], measure_from_ms: u64) -> Summary {
         s.median_error = Some(errors[errors.len() / 2]);
         s.inside = Some(inside as f64 / errors.len() as f64);
     }
+    if !known_after.is_empty() {
+        known_after.sort_unstable();
+        s.known_after_ms = Some(known_after[known_after.len() / 2]);
+    }
     s
 }
 
 /// Runs every scenario at once; `scale` multiplies the crowd sizes (1.0 = the table in
-/// BENCHMARKS.md).
-pub async fn run(scale: f64) -> Result<String, String> {
+/// BENCHMARKS.md); `only`, when not empty, is a comma-separated list of the room ids to run.
+pub async fn run(scale: f64, only: &str) -> Result<String, String> {
     let redis = anteroom_testkit::RedisServer::start();
-    let list = scenarios(scale);
+    let mut list = scenarios(scale);
+    if !only.is_empty() {
+        list.retain(|s| only.split(',').any(|id| id == s.room.id));
+    }
     let mut settings = Settings {
         listen: "127.0.0.1:0".into(),
         redis_url: Some(redis.url()),
@@ -432,7 +450,7 @@ pub async fn run(scale: f64) -> Result<String, String> {
         tasks.push(visitors);
     }
     let mut out = String::from(
-        "| scenario | future knowable at join | queued | let in | unknown at join (of those measured) | median error at join | let in inside range | largest upward revision | rises past the range without a reason |\n|---|---|---|---|---|---|---|---|---|\n",
+        "| scenario | future knowable at join | queued | let in | unknown at join (of those measured) | of those, known after (median) | median error at join | let in inside range | largest upward revision | rises past the range without a reason |\n|---|---|---|---|---|---|---|---|---|---|\n",
     );
     for (sc, visitors) in list.iter().zip(tasks) {
         let mut records = Vec::new();
@@ -451,12 +469,14 @@ pub async fn run(scale: f64) -> Result<String, String> {
         }
         let pct = |x: Option<f64>| x.map_or("–".into(), |x| format!("{:.0} %", x * 100.0));
         out.push_str(&format!(
-            "| {} | {} | {} | {} | {} | {} | {} | {} s | {} |\n",
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} s | {} |\n",
             sc.name,
             sc.knowable,
             s.queued,
             s.admitted,
             s.unknown_at_join,
+            s.known_after_ms
+                .map_or("–".into(), |ms| format!("{:.1} s", ms as f64 / 1000.0)),
             pct(s.median_error),
             pct(s.inside),
             s.largest_rise,
@@ -482,6 +502,7 @@ mod tests {
             high,
             known: true,
             reason: reason.map(str::to_string),
+            position: 0,
         }
     }
 
@@ -504,8 +525,21 @@ mod tests {
             admitted_ms: Some(40_000),
             ..Record::default()
         };
-        let s = summarise(&[a, b], 0);
-        assert_eq!((s.queued, s.admitted), (2, 2));
+        // Told "not known yet" at join, a known estimate 3 s later: not in the error.
+        let unknown = Seen {
+            known: false,
+            ..seen(1_000, 60, 0, 60, None)
+        };
+        let c = Record {
+            join_ms: 1_000,
+            at_join: Some(unknown.clone()),
+            seen: vec![unknown, seen(4_000, 20, 15, 25, None)],
+            admitted_ms: Some(20_000),
+            ..Record::default()
+        };
+        let s = summarise(&[a, b, c], 0);
+        assert_eq!((s.queued, s.admitted, s.unknown_at_join), (3, 3, 1));
+        assert_eq!(s.known_after_ms, Some(3_000));
         // |20 − 25| / 25 = 0.2 and |10 − 40| / 40 = 0.75: the median of two is the upper.
         assert_eq!(s.median_error, Some(0.75));
         assert_eq!(s.inside, Some(0.5));

@@ -59,12 +59,14 @@ fn run(cmd: &str, a: &Args) -> Result<(), String> {
     if cmd == "eta" {
         // Every ETA scenario at once on a fresh Redis; prints the Markdown table.
         let scale = a.num("scale", 1.0f64)?;
+        // `--only eta-stock,eta-abandon`: just those rooms' scenarios (for looking into one).
+        let only = a.str("only", "");
         let rt = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .enable_all()
             .build()
             .map_err(|e| e.to_string())?;
-        let table = rt.block_on(anteroom_loadtest::eta::run(scale))?;
+        let table = rt.block_on(anteroom_loadtest::eta::run(scale, &only))?;
         println!("{table}");
         return Ok(());
     }

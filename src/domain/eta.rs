@@ -52,6 +52,11 @@ pub const KNOWN_AFTER_MS: u64 = 5_000;
 /// Slack for the promotion lag: a freed slot is filled by the next promote.
 const LAG_LOW_MS: u64 = 1_000;
 const LAG_HIGH_MS: u64 = 2_000;
+/// The largest share of the mean session length that may come from sessions outliving
+/// every end seen for the estimate to count as known: past the longest end, how long
+/// sessions last is a guess (see [`TAIL`]), and with more than this riding on the guess
+/// the estimate is one too.
+pub const MAX_UNSEEN_SHARE: f64 = 0.25;
 /// The smallest coefficient of variation assumed for the mean's uncertainty.
 const MIN_CV: f64 = 0.3;
 
@@ -159,6 +164,20 @@ impl Durations {
         }
     }
 
+    /// The share of the mean that comes from sessions outliving the longest end seen
+    /// (1 without any end).
+    fn unseen_share(&self) -> f64 {
+        let Some(&(last, f)) = self.steps.last() else {
+            return 1.0;
+        };
+        let mean = self.mean();
+        if mean <= 0.0 {
+            return 0.0;
+        }
+        let tail = self.mean_past(last as f64);
+        ((1.0 - f) * tail / mean).clamp(0.0, 1.0)
+    }
+
     /// F(age): the share of sessions over by `age` (within the observed part).
     fn cdf(&self, age: u64) -> f64 {
         match self.steps.partition_point(|&(d, _)| d <= age) {
@@ -197,12 +216,16 @@ impl Durations {
             prev = f;
         }
         let last = self.steps.last().map_or(0, |s| s.0) as f64;
-        let tail = match (self.tail_mean, self.tail) {
+        m + (1.0 - prev) * self.mean_past(last)
+    }
+
+    /// The mean duration of the sessions outliving `last`, the longest end seen.
+    fn mean_past(&self, last: f64) -> f64 {
+        match (self.tail_mean, self.tail) {
             (Some(t), Tail::Exponential) => (last + t).min(self.ttl as f64),
             (Some(_), Tail::Uniform) => (last + self.ttl as f64) / 2.0,
             (None, _) => self.ttl as f64,
-        };
-        m + (1.0 - prev) * tail
+        }
     }
 
     fn cv(&self) -> f64 {
@@ -249,7 +272,8 @@ impl Schedule {
             .map(|&(issued, _)| b.now_ms.saturating_sub(issued))
             .max()
             .unwrap_or(0);
-        let known = !b.ends.is_empty() || oldest >= KNOWN_AFTER_MS;
+        let dist = Durations::from_basis(b);
+        let known = dist.unseen_share() <= MAX_UNSEEN_SHARE || oldest >= KNOWN_AFTER_MS;
         let mut s = Schedule {
             computed_ms: b.now_ms,
             admits: b.admits,
@@ -263,7 +287,6 @@ impl Schedule {
         if b.capacity == 0 || b.closed {
             return s;
         }
-        let dist = Durations::from_basis(b);
         if !b.ends.is_empty() {
             s.mean_session_ms = Some(dist.mean());
         }
@@ -321,6 +344,17 @@ impl Schedule {
         // Admissions made since the schedule was computed moved the visitor up: count
         // the place from the schedule's start.
         let n = self.admission_index(position, admits);
+        if n < 1 {
+            // The schedule was read after the admission that lets this visitor in (their
+            // place was read a moment before it): they are being let in now.
+            return Eta {
+                seconds: 0,
+                low: 0,
+                high: LAG_HIGH_MS / 1000,
+                known: true,
+            };
+        }
+        let n = n as u64;
         if self.stock.is_some_and(|left| n > left) {
             return Eta::default();
         }
@@ -358,14 +392,15 @@ impl Schedule {
     /// Which admission of this schedule lets in the visitor at `position` when the room
     /// had made `admits` admissions: those made since the schedule moved the visitor up,
     /// and those the schedule's own read made (it promotes first) are already in it.
-    fn admission_index(&self, position: u64, admits: u64) -> u64 {
+    /// Below 1 when the schedule already holds that admission.
+    fn admission_index(&self, position: u64, admits: u64) -> i64 {
         let p = ((position as f64 * (1.0 - self.abandon)).ceil() as i64).max(1);
-        (p + admits as i64 - self.admits as i64).max(1) as u64
+        p + admits as i64 - self.admits as i64
     }
 
     pub fn past_stock(&self, position: u64, admits: u64) -> bool {
         let n = self.admission_index(position, admits);
-        position > 0 && self.stock.is_some_and(|left| n > left)
+        position > 0 && self.stock.is_some_and(|left| n > left as i64)
     }
 
     /// Median ms per admission over the simulated places (the pace of the line).
@@ -403,13 +438,20 @@ fn simulate(
         let end = (issued + d).min(expires).max(now);
         ends.push(std::cmp::Reverse(end - now));
     }
+    // Quiet sessions (their visitor left before being let in) hold the slot until expiry.
+    for &expires in &b.quiet {
+        ends.push(std::cmp::Reverse(expires.saturating_sub(now)));
+    }
     // Live sessions past those read: they expire no sooner than the last one read.
-    let unread = b.active.saturating_sub(b.sessions.len() as u64);
+    let unread = b
+        .active
+        .saturating_sub((b.sessions.len() + b.quiet.len()) as u64);
     let last_expiry = b
         .sessions
         .last()
-        .map(|&(_, e)| e.saturating_sub(now))
-        .unwrap_or(ttl);
+        .map(|&(_, e)| e)
+        .max(b.quiet.last().copied())
+        .map_or(ttl, |e| e.saturating_sub(now));
     for _ in 0..unread {
         ends.push(std::cmp::Reverse(last_expiry));
     }
@@ -600,6 +642,57 @@ mod tests {
         let s = Schedule::compute(&b);
         assert_eq!(s.at(2, NOW, 5), s.at(1, NOW, 6));
         assert_eq!(s.at(2, NOW, 5).seconds, 10);
+    }
+
+    #[test]
+    fn a_place_read_just_before_its_own_admission_is_now() {
+        // The visitor's snapshot said place 1 (serial 5); the schedule's read then
+        // promoted them (serial 6): they are being let in, not waiting for the next slot.
+        let mut b = basis(1, 10, 3);
+        ends(&mut b, &[10_000; 8]);
+        live(&mut b, 1, 0);
+        b.admits = 6;
+        let e = Schedule::compute(&b).at(1, NOW, 5);
+        assert!(e.known);
+        assert_eq!((e.seconds, e.low), (0, 0));
+        assert!(e.high <= 2, "{e:?}");
+    }
+
+    #[test]
+    fn a_guess_carrying_much_of_the_mean_is_not_known() {
+        // Two ends of ~1 s, but three of four live sessions have outlived them: how long
+        // those last (up to the 20 s TTL) is a guess that would carry most of the mean.
+        let mut b = basis(4, 20, 20);
+        live(&mut b, 3, 2);
+        live(&mut b, 1, 0);
+        ends(&mut b, &[1000, 1200]);
+        let e = Schedule::compute(&b).at(10, NOW, 0);
+        assert!(!e.known, "{e:?}");
+        // Once the ends cover how long sessions last, the same room is known.
+        ends(&mut b, &[1000, 1200, 2100, 2300, 2500, 2600, 2800, 2900]);
+        let mut fresh = basis(4, 20, 20);
+        live(&mut fresh, 4, 1);
+        fresh.ends = b.ends.clone();
+        let e = Schedule::compute(&fresh).at(10, NOW, 0);
+        assert!(e.known, "{e:?}");
+        // ~2.2 s a session over four slots: place 10 in about 5–6 s, nowhere near the TTL.
+        assert!((3..=9).contains(&e.seconds), "{e:?}");
+    }
+
+    #[test]
+    fn quiet_sessions_hold_their_slot_to_expiry_and_are_not_stays() {
+        // One slot held by a visitor who left before their turn (expires in 15 s), one
+        // by a 1 s stayer: place 2 waits for the stayer twice, not for the quiet one.
+        let mut b = basis(2, 20, 5);
+        ends(&mut b, &[1000; 8]);
+        live(&mut b, 1, 0);
+        b.quiet = vec![NOW + 15_000];
+        b.active = 2;
+        let s = Schedule::compute(&b);
+        assert!(s.at(1, NOW, 0).seconds <= 2, "{:?}", s.at(1, NOW, 0));
+        assert!(s.at(2, NOW, 0).seconds <= 3, "{:?}", s.at(2, NOW, 0));
+        // The quiet session is no evidence of how long visitors stay.
+        assert_eq!(s.mean_session_ms.map(|m| m.round()), Some(1000.0));
     }
 
     #[test]

@@ -139,6 +139,9 @@ struct Room {
     join_times: HashMap<String, u64>,
     /// Visitors dropped for silence → when (kept for `AWAY_KEEP_MS`).
     away: HashMap<String, u64>,
+    /// Visitors let in from the line and not seen since (as `:u` in the Lua session
+    /// record; see `EtaBasis::quiet`).
+    unclaimed: HashSet<String>,
     /// (end_ms, duration_ms) of the last `ENDS_KEEP` session ends, newest first.
     ends: VecDeque<(u64, u64)>,
     /// Per-minute history, the last [`HISTORY_MINUTES`].
@@ -209,7 +212,11 @@ impl Room {
     }
 
     /// Records the end of v's session at `end_ms` (release or expiry), for the ETA.
+    /// Unclaimed sessions are not stays: they are left out.
     fn session_ended(&mut self, v: &str, end_ms: u64) {
+        if self.unclaimed.contains(v) {
+            return;
+        }
         if let Some(a) = self.sessions.get(v) {
             let end = end_ms.min(a.expires_at_ms);
             self.ends
@@ -219,6 +226,7 @@ impl Room {
     }
 
     fn end_session(&mut self, v: &str) -> bool {
+        self.unclaimed.remove(v);
         match self.sessions.remove(v) {
             Some(a) => {
                 self.expiries.remove(&(a.expires_at_ms, v.to_string()));
@@ -289,6 +297,7 @@ impl Room {
         for v in &heads {
             self.dequeue(v);
             self.admit(v, now);
+            self.unclaimed.insert(v.clone());
         }
         heads
     }
@@ -478,6 +487,7 @@ impl Store for MemoryStore {
     async fn status(&self, room: &str, v: &str) -> StoreResult<Snapshot> {
         self.with_room(room, |r, now| {
             if r.is_admitted(v, now) {
+                r.unclaimed.remove(v);
                 return r.snapshot(VisitorState::Admitted, v, now, Vec::new());
             }
             let queued = r.tickets.contains_key(v);
@@ -490,6 +500,10 @@ impl Store for MemoryStore {
 
     async fn release(&self, room: &str, v: &str) -> StoreResult<(bool, Vec<String>)> {
         self.with_room(room, |r, now| {
+            // Releasing is being there: the session was a stay.
+            if r.is_admitted(v, now) {
+                r.unclaimed.remove(v);
+            }
             r.session_ended(v, now);
             let ended = r.end_session(v);
             let left = r.dequeue(v);
@@ -509,7 +523,12 @@ impl Store for MemoryStore {
 
     async fn session_live(&self, room: &str, v: &str, serial: u64) -> StoreResult<bool> {
         self.with_room(room, |r, now| {
-            r.is_admitted(v, now) && r.sessions.get(v).is_some_and(|a| a.serial == serial)
+            let live =
+                r.is_admitted(v, now) && r.sessions.get(v).is_some_and(|a| a.serial == serial);
+            if live {
+                r.unclaimed.remove(v);
+            }
+            live
         })
     }
 
@@ -621,6 +640,7 @@ impl Store for MemoryStore {
                 .iter()
                 .map(|v| {
                     if r.is_admitted(v, now) {
+                        r.unclaimed.remove(v);
                         // unwrap: is_admitted checked the session exists.
                         WatchEntry::Admitted(r.sessions.get(v).unwrap().clone())
                     } else if let Some(t) = r.tickets.get(v).copied() {
@@ -764,13 +784,22 @@ impl Store for MemoryStore {
             r.promote(now, PROMOTE_LIMIT);
             let half = now.saturating_sub(r.cfg.heartbeat_timeout_secs * 500);
             let silent = r.hb_order.range(..(half, String::new())).count() as u64;
-            let sessions: Vec<(u64, u64)> = r
+            let (quiet, sessions): (Vec<_>, Vec<_>) = r
                 .expiries
                 .range((now + 1, String::new())..)
                 .take(super::BASIS_SESSIONS)
-                .filter_map(|(_, v)| r.sessions.get(v))
-                .map(|a| (a.issued_at_ms, a.expires_at_ms))
+                .filter_map(|(_, v)| {
+                    let a = r.sessions.get(v)?;
+                    let quiet = r.unclaimed.contains(v)
+                        && now.saturating_sub(a.issued_at_ms) >= r.cfg.heartbeat_timeout_secs * 500;
+                    Some((quiet, a))
+                })
+                .partition(|(q, _)| *q);
+            let sessions: Vec<(u64, u64)> = sessions
+                .into_iter()
+                .map(|(_, a)| (a.issued_at_ms, a.expires_at_ms))
                 .collect();
+            let quiet: Vec<u64> = quiet.into_iter().map(|(_, a)| a.expires_at_ms).collect();
             let window = if r.cfg.max_admissions_per_minute > 0 {
                 let from = now.saturating_sub(WINDOW_MS);
                 r.window.iter().copied().filter(|&t| t >= from).collect()
@@ -792,10 +821,12 @@ impl Store for MemoryStore {
                 queue_length: r.queue.len() as u64,
                 active: r.active(now),
                 sessions,
+                quiet,
                 // Expired sessions not yet pruned ended at their expiry.
                 ends: r
                     .expiries
                     .range(..(now + 1, String::new()))
+                    .filter(|(_, v)| !r.unclaimed.contains(v))
                     .filter_map(|(_, v)| r.sessions.get(v))
                     .map(|a| (a.expires_at_ms, a.expires_at_ms - a.issued_at_ms))
                     .chain(r.ends.iter().copied())

@@ -109,11 +109,17 @@ pub struct EtaBasis {
     pub queue_length: u64,
     /// Live sessions (all of them, even past `sessions`).
     pub active: u64,
-    /// (issued_ms, expires_ms) of up to [`BASIS_SESSIONS`] live sessions, soonest expiry
-    /// first.
+    /// (issued_ms, expires_ms) of the live sessions among the first [`BASIS_SESSIONS`]
+    /// by soonest expiry, except the quiet ones.
     pub sessions: Vec<(u64, u64)>,
+    /// Expiries (ms) of the quiet live sessions among those read: let in from the line
+    /// half the heartbeat timeout ago or more and never claimed since (no status answer,
+    /// no socket told, no pass checked, no release). Their visitors left before their
+    /// turn, so they hold the slot until it expires; such sessions are not stays and
+    /// are left out of `ends` (and of `sessions`).
+    pub quiet: Vec<u64>,
     /// (end_ms, duration_ms) of the last [`ENDS_KEEP`] session ends (releases and
-    /// expiries), newest first.
+    /// expiries), newest first, except expiries of sessions never claimed.
     pub ends: Vec<(u64, u64)>,
     /// Admission times in the last [`WINDOW_MS`] (only when the rate cap is on).
     pub window: Vec<u64>,
@@ -484,7 +490,9 @@ pub trait Store: Send + Sync + 'static {
     async fn release(&self, room: &str, visitor: &str) -> StoreResult<(bool, Vec<String>)>;
     /// Admits queue heads while capacity, stock and the rate cap allow (at most `limit`).
     async fn promote(&self, room: &str, limit: u32) -> StoreResult<Vec<String>>;
-    /// Whether this admission is still live (not released, removed or expired).
+    /// Whether this admission is still live (not released, removed or expired). A live
+    /// one is claimed: its visitor is there (see [`EtaBasis::quiet`]); `status`, `watch`
+    /// and `release` claim too.
     async fn session_live(&self, room: &str, visitor: &str, serial: u64) -> StoreResult<bool>;
     /// Drops up to `batch` silent queued visitors and prunes up to `batch` expired sessions.
     async fn reap(&self, room: &str, batch: u32) -> StoreResult<ReapBatch>;

@@ -943,7 +943,7 @@ impl Store for RedisStore {
 
     async fn eta_basis(&self, room: &str) -> StoreResult<EtaBasis> {
         let a = as_array(self.run_room(&ETA_BASIS, room, &[]).await?)?;
-        if a.len() != 16 {
+        if a.len() != 17 {
             return Err(protocol("eta_basis arity"));
         }
         let n = |i: usize| u(&a[i]);
@@ -975,6 +975,7 @@ impl Store for RedisStore {
             reaped_recent: n(13)?,
             silent: n(14)?,
             admits: n(15)?,
+            quiet: list(16)?,
         })
     }
 

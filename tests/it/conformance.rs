@@ -611,6 +611,55 @@ async fn figures_stay_exact_through_the_admissions_a_call_makes(b: Backend) {
     assert_eq!(s.stats("r").await.unwrap().admitted_total, 3);
 }
 
+/// A visitor let in from the line who never comes to claim the session (no status, no
+/// socket, no pass check, no release) is quiet once half the heartbeat timeout has
+/// passed: the ETA's basis lists the session apart, and its expiry is not a stay.
+async fn unclaimed_sessions_are_quiet_and_not_stays(b: Backend) {
+    let b = b
+        .with_room(RoomConfig {
+            session_ttl_secs: 2,
+            heartbeat_timeout_secs: 1,
+            ..room("r", 1)
+        })
+        .await;
+    let s = &b.store;
+    // A walk-in is there (it gets the answer); its release is a stay.
+    assert_eq!(
+        s.join("r", &v(0)).await.unwrap().state,
+        VisitorState::Admitted
+    );
+    s.join("r", &v(1)).await.unwrap();
+    s.join("r", &v(2)).await.unwrap();
+    s.release("r", &v(0)).await.unwrap();
+    // v1 was let in by that release and has not been seen since.
+    let quiet = wait_until(DEADLINE, "v1's session to turn quiet", || async {
+        let e = s.eta_basis("r").await.unwrap();
+        (!e.quiet.is_empty()).then_some(e)
+    })
+    .await;
+    assert_eq!((quiet.active, quiet.quiet.len()), (1, 1));
+    assert!(quiet.sessions.is_empty(), "{:?}", quiet.sessions);
+    assert_eq!(quiet.ends.len(), 1, "only v0's release: {:?}", quiet.ends);
+    // v1 comes back: claimed, an ordinary live session again, and its release a stay.
+    assert_eq!(
+        s.status("r", &v(1)).await.unwrap().state,
+        VisitorState::Admitted
+    );
+    let claimed = s.eta_basis("r").await.unwrap();
+    assert_eq!((claimed.sessions.len(), claimed.quiet.len()), (1, 0));
+    s.release("r", &v(1)).await.unwrap();
+    // v2, let in by that release, never comes: its session runs out unclaimed.
+    wait_until(DEADLINE, "v2's session to expire", || async {
+        (s.eta_basis("r").await.unwrap().active == 0).then_some(())
+    })
+    .await;
+    let e = s.eta_basis("r").await.unwrap();
+    assert_eq!(e.ends.len(), 2, "v0's and v1's releases only: {:?}", e.ends);
+    // Pruning the expired session does not record it either.
+    s.reap("r", 100).await.unwrap();
+    assert_eq!(s.eta_basis("r").await.unwrap().ends.len(), 2);
+}
+
 async fn watch_reports_each_visitor_in_one_call(b: Backend) {
     let b = b
         .with_room(RoomConfig {
@@ -993,6 +1042,7 @@ conformance!(
     leases_exclude_renew_and_expire,
     fixed_window_limits_and_resets,
     figures_stay_exact_through_the_admissions_a_call_makes,
+    unclaimed_sessions_are_quiet_and_not_stays,
     watch_reports_each_visitor_in_one_call,
     admissions_are_published,
     patches_change_only_named_fields_and_promote,

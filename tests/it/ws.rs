@@ -156,6 +156,36 @@ async fn positions_are_pushed_as_the_line_moves() {
     assert_eq!(app.verify("r", pass).await.status, 200);
 }
 
+/// A socket told of its admission claims the session, even when the page leaves at once
+/// (as it does, to the site): the session is a stay for the ETA, not a quiet one.
+#[tokio::test]
+async fn a_socket_told_of_its_admission_claims_the_session() {
+    let cfg = RoomConfig {
+        heartbeat_timeout_secs: 1,
+        ..room("r", 1)
+    };
+    let (app, _r) = redis_app(vec![cfg]).await;
+    let holder = app.join("r").await.token();
+    let me = app.join("r").await.token();
+    let mut ws = connect(&app, "r", &me, None).await.unwrap();
+    assert_eq!(next_json(&mut ws, DEADLINE).await["state"], "queued");
+    app.release("r", &holder).await;
+    wait_for(&mut ws, "admitted", DEADLINE).await;
+    drop(ws);
+    let admitted = Instant::now();
+    // Past half the heartbeat timeout an unclaimed session would be listed as quiet.
+    let basis = wait_until(DEADLINE, "half the heartbeat timeout to pass", || async {
+        let b = app.engine.store.eta_basis("r").await.unwrap();
+        (admitted.elapsed() >= Duration::from_millis(600)).then_some(b)
+    })
+    .await;
+    assert_eq!(
+        (basis.sessions.len(), basis.quiet.len()),
+        (1, 0),
+        "{basis:?}"
+    );
+}
+
 #[tokio::test]
 async fn an_admission_on_one_instance_reaches_a_socket_on_another_within_a_second() {
     let r = RedisServer::start();

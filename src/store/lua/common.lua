@@ -97,7 +97,19 @@ local function publish(events)
   if #events > 0 then redis.call('PUBLISH', C_EVENTS, table.concat(events, ' ')) end
 end
 
-local function admit(cfg, v, now)
+-- A session record `serial:issued_ms`, or `serial:issued_ms:u` while unclaimed (see
+-- admit): serial, issued, unclaimed.
+local function parse_session(s)
+  local a = string.find(s, ':', 1, true)
+  local b = string.find(s, ':', a + 1, true)
+  if b then return tonumber(string.sub(s, 1, a - 1)), tonumber(string.sub(s, a + 1, b - 1)), true end
+  return tonumber(string.sub(s, 1, a - 1)), tonumber(string.sub(s, a + 1)), false
+end
+
+-- `unclaimed`: v was let in from the line and has not been seen since (a walk-in is
+-- there: it gets the answer). claim() clears it; an unclaimed session that runs out was
+-- not a stay (its visitor left before their turn) and is left out of the ETA's ends.
+local function admit(cfg, v, now, unclaimed)
   local serial = redis.call('HINCRBY', K_ST, 'admits', 1)
   local joined = redis.call('HGET', K_JT, v)
   local wait = 0
@@ -108,7 +120,7 @@ local function admit(cfg, v, now)
   record(now, 'a', 1, 'h' .. wait_bucket(wait), 1)
   redis.call('ZADD', K_ACT, now + cfg.ttl_ms, v)
   if ACTIVE ~= nil then ACTIVE = ACTIVE + 1 end
-  redis.call('HSET', K_SESS, v, serial .. ':' .. now)
+  redis.call('HSET', K_SESS, v, serial .. ':' .. now .. (unclaimed and ':u' or ''))
   if cfg.stock >= 0 and redis.call('SADD', K_UNITS, v) == 1 then
     cfg.stock = cfg.stock - 1
     redis.call('HSET', K_CFG, 'stock', cfg.stock)
@@ -138,7 +150,7 @@ local function promote(cfg, now, limit)
     local v = heads[i]
     redis.call('ZREM', K_Q, v)
     redis.call('ZREM', K_HB, v)
-    events[#events + 1] = admit(cfg, v, now)
+    events[#events + 1] = admit(cfg, v, now, true)
     out[#out + 1] = v
   end
   publish(events)
@@ -152,10 +164,7 @@ end
 local function reply(state, v, cfg, now, promoted, away, pos)
   local serial, issued, expires = 0, 0, 0
   if state == 'admitted' then
-    local s = redis.call('HGET', K_SESS, v)
-    local sep = string.find(s, ':', 1, true)
-    serial = tonumber(string.sub(s, 1, sep - 1))
-    issued = tonumber(string.sub(s, sep + 1))
+    serial, issued = parse_session(redis.call('HGET', K_SESS, v))
     expires = tonumber(redis.call('ZSCORE', K_ACT, v))
     pos = 0
   elseif pos == nil then
@@ -184,17 +193,28 @@ local function room_view(cfg, now)
     tonumber(redis.call('HGET', K_ST, 'admits')) or 0}
 end
 
--- When v's session was issued (ms), or nil without one (`sess` holds `serial:issued`).
+-- When v's session was issued (ms) and whether it is unclaimed, or nil without one.
 local function session_issued(v)
   local s = redis.call('HGET', K_SESS, v)
   if not s then return nil end
-  return tonumber(string.sub(s, string.find(s, ':', 1, true) + 1))
+  local _, issued, unclaimed = parse_session(s)
+  return issued, unclaimed
 end
 
--- Records the end of v's session at `end_ms` (a release, or its expiry) for the ETA.
+-- v was seen with its session (a status answer, an open socket told of it, a pass
+-- checked, a release): clears the unclaimed mark, once.
+local function claim(v)
+  local s = redis.call('HGET', K_SESS, v)
+  if s and string.sub(s, -2) == ':u' then
+    redis.call('HSET', K_SESS, v, string.sub(s, 1, -3))
+  end
+end
+
+-- Records the end of v's session at `end_ms` (a release, or its expiry) for the ETA;
+-- unclaimed sessions are not stays and are left out.
 local function session_ended(v, end_ms)
-  local issued = session_issued(v)
-  if not issued then return end
+  local issued, unclaimed = session_issued(v)
+  if not issued or unclaimed then return end
   local dur = end_ms - issued
   if dur < 0 then dur = 0 end
   redis.call('LPUSH', K_ENDS, end_ms .. ':' .. dur)
@@ -211,9 +231,8 @@ end
 local function place(v, now)
   local exp = redis.call('ZSCORE', K_ACT, v)
   if exp and tonumber(exp) > now then
-    local s = redis.call('HGET', K_SESS, v) or '0:0'
-    local sep = string.find(s, ':', 1, true)
-    return 1, tonumber(string.sub(s, 1, sep - 1)), tonumber(string.sub(s, sep + 1)), tonumber(exp)
+    local serial, issued = parse_session(redis.call('HGET', K_SESS, v) or '0:0')
+    return 1, serial, issued, tonumber(exp)
   end
   local r = redis.call('ZRANK', K_Q, v)
   if r then return 0, r + 1, 0, 0 end

@@ -1,9 +1,11 @@
 -- eta_basis(): what the ETA model (domain/eta.rs) needs, read once a second per room
 -- per instance. Returns {now, capacity, ttl_ms, rate_cap, stock, paused, closed,
--- queue_length, active, sessions, ends, window, admitted_5min, reaped_5min, silent, admits} where
--- sessions = {issued_ms, expires_ms, ...} of up to BASIS_SESSIONS live sessions, soonest
--- expiry first; ends = the last session ends as `end_ms:duration_ms` (expired sessions
--- not yet pruned first, then the recorded ones, newest first);
+-- queue_length, active, sessions, ends, window, admitted_5min, reaped_5min, silent, admits,
+-- quiet} where sessions = {issued_ms, expires_ms, ...} of up to BASIS_SESSIONS live
+-- sessions, soonest expiry first, except quiet ones (unclaimed for half the heartbeat
+-- timeout: see admit in common.lua), whose expiries are in quiet; ends = the last session
+-- ends as `end_ms:duration_ms` (expired sessions not yet pruned first, then the recorded
+-- ones, newest first; unclaimed ones left out);
 -- window = admission times of the last WINDOW_MS (only with a rate cap).
 local cfg = load_cfg()
 if not cfg then return {'no_room'} end
@@ -13,18 +15,25 @@ local now = now_ms()
 promote(cfg, now, PROMOTE_LIMIT)
 local act = redis.call('ZRANGEBYSCORE', K_ACT, '(' .. now, '+inf', 'WITHSCORES', 'LIMIT', 0,
   BASIS_SESSIONS)
-local sessions = {}
+local sessions, quiet = {}, {}
 for i = 1, #act, 2 do
-  sessions[#sessions + 1] = session_issued(act[i]) or 0
-  sessions[#sessions + 1] = tonumber(act[i + 1])
+  local issued, unclaimed = session_issued(act[i])
+  if unclaimed and now - issued >= math.floor(cfg.hb_ms / 2) then
+    quiet[#quiet + 1] = tonumber(act[i + 1])
+  else
+    sessions[#sessions + 1] = issued or 0
+    sessions[#sessions + 1] = tonumber(act[i + 1])
+  end
 end
 -- Sessions past their expiry that the reaper has not pruned yet ended at their expiry.
 local gone = redis.call('ZRANGEBYSCORE', K_ACT, '-inf', now, 'WITHSCORES', 'LIMIT', 0, ENDS_KEEP)
 local ends = {}
 for i = 1, #gone, 2 do
-  local issued = session_issued(gone[i]) or 0
-  local exp = tonumber(gone[i + 1])
-  ends[#ends + 1] = exp .. ':' .. math.max(0, exp - issued)
+  local issued, unclaimed = session_issued(gone[i])
+  if not unclaimed then
+    local exp = tonumber(gone[i + 1])
+    ends[#ends + 1] = exp .. ':' .. math.max(0, exp - (issued or 0))
+  end
 end
 local recorded = redis.call('LRANGE', K_ENDS, 0, ENDS_KEEP - 1 - #ends)
 for i = 1, #recorded do ends[#ends + 1] = recorded[i] end
@@ -44,4 +53,4 @@ end
 local silent = redis.call('ZCOUNT', K_HB, '-inf', now - math.floor(cfg.hb_ms / 2))
 return {now, cfg.capacity, cfg.ttl_ms, cfg.rate_cap, cfg.stock, cfg.paused and 1 or 0,
   cfg.closed and 1 or 0, redis.call('ZCARD', K_Q), active_count(now), sessions,
-  ends, window, a, r, silent, tonumber(redis.call('HGET', K_ST, 'admits')) or 0}
+  ends, window, a, r, silent, tonumber(redis.call('HGET', K_ST, 'admits')) or 0, quiet}

@@ -7,6 +7,8 @@ local now = now_ms()
 local exp = redis.call('ZSCORE', K_ACT, v)
 if exp then
   exp = tonumber(exp)
+  -- Releasing is being there: the session was a stay.
+  if exp > now then claim(v) end
   session_ended(v, exp < now and exp or now)
 end
 local n = redis.call('ZREM', K_ACT, v) + redis.call('ZREM', K_Q, v)

@@ -4,7 +4,10 @@ local v = ARGV[1]
 local cfg = load_cfg()
 if not cfg then return {'no_room'} end
 local now = now_ms()
-if is_admitted(v, now) then return reply('admitted', v, cfg, now, {}) end
+if is_admitted(v, now) then
+  claim(v)
+  return reply('admitted', v, cfg, now, {})
+end
 local r = redis.call('ZRANK', K_Q, v)
 if r then redis.call('ZADD', K_HB, now, v) end
 return reply(waiting_state(cfg, r ~= false), v, cfg, now, {}, false, r and r + 1 or 0)

@@ -1,6 +1,7 @@
 -- watch(visitor...): one call serves a batch of connected visitors (the WebSocket hub
 -- calls it once per tick per room per 1,000 sockets). Refreshes each queued visitor's
--- heartbeat, so an open socket keeps its place.
+-- heartbeat, so an open socket keeps its place, and claims each admitted visitor's
+-- session (the socket is there to be told).
 -- Returns {room_view, entries} where entries holds 4 integers per visitor:
 --   kind (0 queued, 1 admitted, -1 neither), position or serial, issued_ms, expires_ms.
 local cfg = load_cfg()
@@ -10,6 +11,7 @@ local entries = {}
 for i = 1, #ARGV do
   local kind, a, b, c = place(ARGV[i], now)
   if kind == 0 then redis.call('ZADD', K_HB, now, ARGV[i]) end
+  if kind == 1 then claim(ARGV[i]) end
   entries[#entries + 1] = kind
   entries[#entries + 1] = a
   entries[#entries + 1] = b
