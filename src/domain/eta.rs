@@ -21,17 +21,23 @@
 //! Session durations come from the last [`crate::store::ENDS_KEEP`] session ends
 //! (releases and expiries) together with the live sessions as right-censored
 //! observations (alive at their age), by Kaplan–Meier: the mass past the longest
-//! observed end goes to the TTL (such sessions are assumed to run out). Each of
+//! observed end is spread evenly up to the TTL ([`TAIL`]: a guess). Each of
 //! [`RUNS`] simulation runs scales its durations by a factor drawn for the uncertainty
 //! of the mean (a log-normal with σ = CV/√ends), so the spread of the runs covers both
 //! the luck of the draw and how little has been observed. Point = median run; range =
 //! 5th to 95th percentile, widened by the promotion lag (a freed slot is filled by the
 //! next promote, within a second).
 //!
-//! ## When there is no basis
-//! With no session end observed and no session older than [`KNOWN_AFTER_MS`], nothing
-//! is known of how long visitors stay: the estimate is `known: false`, `seconds` and
-//! `high` are the worst case (every session runs its TTL) and `low` is 0. A paused room
+//! Sessions never claimed by their visitor are left out of the durations: those
+//! unclaimed for half the heartbeat timeout (`EtaBasis::quiet`) hold their slot until
+//! expiry in the simulation.
+//!
+//! ## When it is not known
+//! While more than [`MAX_UNSEEN_SHARE`] of the mean session comes from the guessed tail
+//! (no end at all: all of it), no session is older than [`KNOWN_AFTER_MS`] and no rate
+//! cap sets the pace, how long visitors stay is not known: the estimate is `known:
+//! false`, `seconds` and `high` are the worst case (every session runs its TTL) and
+//! `low` is 0. A paused room
 //! has no estimate (no countdown while paused). A place past the stock left has none
 //! either (the room may sell out first).
 
