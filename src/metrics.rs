@@ -32,6 +32,8 @@ pub struct Metrics {
     pub rooms_recreated: IntCounterVec,
     /// Decisions taken without the store: `verify_offline`, `fail_open_admission`.
     pub degraded: IntCounterVec,
+    /// Requests passed by a `[[bypass]]` rule, by rule name.
+    pub bypassed: IntCounterVec,
     ws_sockets: IntGauge,
     ws_pushes: IntCounter,
     hub_store_calls: IntCounter,
@@ -110,6 +112,12 @@ impl Metrics {
                 "anteroom_degraded_total",
                 "Decisions taken without the store (it was unreachable)",
                 &["what"],
+            ),
+            bypassed: counter(
+                &r,
+                "anteroom_bypass_total",
+                "Requests passed without a pass by a [[bypass]] rule",
+                &["rule"],
             ),
             rooms_recreated: counter(
                 &r,

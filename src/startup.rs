@@ -132,6 +132,7 @@ impl Application {
             public_base: base.clone(),
             instance: holder.clone(),
             trusted_proxies: settings.trusted_proxy_nets()?,
+            bypass: crate::domain::bypass::Bypass::from_rules(&settings.bypass)?,
             declared_rooms: declared,
             data_lost_at: Default::default(),
             forecasts: Default::default(),

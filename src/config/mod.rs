@@ -107,6 +107,31 @@ pub struct Settings {
     /// What every `[[rooms]]` entry (and a room created through the admin API) starts
     /// from; `id` and `target_url` must be given per room.
     pub room_defaults: RoomConfig,
+    /// Requests that pass `verify` without a pass (monitoring, declared crawlers, static
+    /// files): see [`BypassRule`] and `docs/abuse.md`.
+    #[serde(default)]
+    pub bypass: Vec<BypassRule>,
+}
+
+/// One `[[bypass]]` rule: a `name` and exactly one condition. A request that matches
+/// passes `verify` with `200` and `X-Anteroom-Bypass: <name>`.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct BypassRule {
+    /// Shown in `X-Anteroom-Bypass` and the `/metrics` label: letters, digits, `-`, `_`.
+    pub name: String,
+    /// The client IP (as `trust_forwarded_for` finds it) is in this network (CIDR or
+    /// address; IPv4 or IPv6).
+    pub cidr: Option<String>,
+    /// The `User-Agent` contains this (case-sensitive). Spoofable: for declared crawlers.
+    pub user_agent: Option<String>,
+    /// This request header (name, any case) carries exactly `value`: a shared secret for
+    /// monitoring and health checks.
+    pub header: Option<String>,
+    pub value: Option<Secret>,
+    /// The original path (`X-Original-URI` from the proxy, query left out) matches this
+    /// glob, e.g. `/static/*` (`*` within a segment, `**` across segments).
+    pub path: Option<String>,
 }
 
 /// Redis connection timeouts, so no request ever hangs on a dead store.
@@ -433,6 +458,7 @@ impl Settings {
             }
         }
         self.trusted_proxy_nets()?;
+        crate::domain::bypass::Bypass::from_rules(&self.bypass)?;
         if self.key_prefix.is_empty() || self.key_prefix.contains(['{', '}', ' ']) {
             return Err(invalid(
                 "key_prefix",

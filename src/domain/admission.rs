@@ -89,6 +89,8 @@ pub struct Engine {
     pub instance: String,
     /// `trusted_proxies`, parsed.
     pub trusted_proxies: Vec<ipnet::IpNet>,
+    /// `[[bypass]]` rules, parsed.
+    pub bypass: crate::domain::bypass::Bypass,
     /// The rooms declared in the configuration (as seeded: the demo room's target and
     /// embed origins filled in). The keeper re-creates them when they go missing.
     pub declared_rooms: Vec<crate::config::RoomConfig>,

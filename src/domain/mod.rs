@@ -10,11 +10,13 @@
 //! - [`pass`]: Ed25519 passes and the JWK set.
 //! - [`identity`]: HMAC-signed visitor ids.
 //! - [`ratelimit`]: the limited actions and the per-IP limiter.
+//! - [`bypass`]: `[[bypass]]` rules (requests that pass `verify` without a pass).
 //! - [`i18n`]: every visitor-facing string (English, Simplified Chinese) and the
 //!   language negotiation.
 
 pub mod admin;
 pub mod admission;
+pub mod bypass;
 pub mod eta;
 pub mod forecast;
 pub mod i18n;

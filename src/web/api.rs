@@ -167,8 +167,27 @@ async fn release(
     Ok(res.finish())
 }
 
-/// 200 with the pass's claims when the pass is valid and its session live; 401 otherwise.
-/// Suitable for nginx `auth_request`.
+/// The `[[bypass]]` rule this request matches: the client IP, `User-Agent`, headers and
+/// the original path (`X-Original-URI`, set by the proxy) of the request being checked.
+fn bypass_rule<'a>(req: &HttpRequest, engine: &'a Engine) -> Option<&'a str> {
+    if engine.bypass.is_empty() {
+        return None;
+    }
+    let h = req.headers();
+    let header = |name: &str| h.get(name).and_then(|v| v.to_str().ok());
+    engine
+        .bypass
+        .matching(&crate::domain::bypass::RequestFacts {
+            ip: client_ip(req, engine),
+            user_agent: header("user-agent"),
+            path: header("x-original-uri"),
+            header: &header,
+        })
+}
+
+/// 200 with the pass's claims when the pass is valid and its session live, or with
+/// `X-Anteroom-Bypass` when a `[[bypass]]` rule matches; 401 otherwise. Suitable for
+/// nginx `auth_request`.
 #[get("/api/rooms/{room}/verify")]
 async fn verify(
     req: HttpRequest,
@@ -176,6 +195,13 @@ async fn verify(
     engine: web::Data<Engine>,
 ) -> Result<HttpResponse, ApiError> {
     let room = room_id(&room)?;
+    if let Some(rule) = bypass_rule(&req, &engine) {
+        engine.metrics.bypassed.with_label_values(&[rule]).inc();
+        return Ok(HttpResponse::Ok()
+            .insert_header(("Cache-Control", "no-store"))
+            .insert_header(("X-Anteroom-Bypass", rule))
+            .json(serde_json::json!({ "bypass": rule })));
+    }
     let token = bearer(&req)?
         .map(str::to_string)
         .or_else(|| {

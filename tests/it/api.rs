@@ -444,3 +444,96 @@ async fn every_static_asset_is_served_from_the_binary() {
     assert_eq!(app.get("/static/nope.js").await.status, 404);
     assert_eq!(app.get("/static/..%2FCargo.toml").await.status, 404);
 }
+
+/// Each `[[bypass]]` condition on `verify`, with its near miss (which needs a pass as
+/// before): the client IP (behind a trusted proxy), the `User-Agent`, the secret header
+/// and the original path.
+#[tokio::test]
+async fn bypass_rules_pass_verify_and_near_misses_do_not() {
+    use anteroom::config::{BypassRule, Secret};
+    let r = RedisServer::start();
+    let mut settings = test_settings(Some(r.url()), &crate::helpers::prefix(), vec![room("r", 1)]);
+    settings.trust_forwarded_for = true;
+    let rule = |name: &str| BypassRule {
+        name: name.into(),
+        ..BypassRule::default()
+    };
+    settings.bypass = vec![
+        BypassRule {
+            cidr: Some("203.0.113.0/24".into()),
+            ..rule("partner")
+        },
+        BypassRule {
+            user_agent: Some("ExampleBot/".into()),
+            ..rule("crawler")
+        },
+        BypassRule {
+            header: Some("X-Anteroom-Bypass".into()),
+            value: Some(Secret::new("health-check-secret-42")),
+            ..rule("monitor")
+        },
+        BypassRule {
+            path: Some("/static/*".into()),
+            ..rule("static")
+        },
+    ];
+    let app = spawn_app(settings).await;
+    let verify = |headers: &[(&str, &str)]| {
+        let mut req = app.client.get(app.url("/api/rooms/r/verify"));
+        for (k, v) in headers {
+            req = req.header(*k, *v);
+        }
+        async move { crate::helpers::Reply::from(req.send().await.unwrap()).await }
+    };
+    for (headers, rule) in [
+        (vec![("X-Forwarded-For", "203.0.113.9")], "partner"),
+        (
+            vec![("User-Agent", "Mozilla/5.0 ExampleBot/1.0")],
+            "crawler",
+        ),
+        (
+            vec![("X-Anteroom-Bypass", "health-check-secret-42")],
+            "monitor",
+        ),
+        (vec![("X-Original-URI", "/static/app.js?v=2")], "static"),
+    ] {
+        let res = verify(&headers).await;
+        assert_eq!(res.status, 200, "{headers:?}");
+        assert_eq!(res.headers["x-anteroom-bypass"], rule);
+        assert_eq!(res.body["bypass"], rule);
+    }
+    for headers in [
+        vec![("X-Forwarded-For", "203.0.114.9")],
+        vec![("User-Agent", "Mozilla/5.0 examplebot/1.0")],
+        vec![("X-Anteroom-Bypass", "health-check-secret-4")],
+        vec![("X-Original-URI", "/static/js/app.js")],
+        vec![],
+    ] {
+        let res = verify(&headers).await;
+        assert_eq!(res.status, 401, "{headers:?}");
+        assert_eq!(res.body["error"]["code"], "invalid_pass");
+        assert!(res.headers.get("x-anteroom-bypass").is_none());
+    }
+    let m = app.get("/metrics").await.body;
+    assert!(m
+        .as_str()
+        .unwrap()
+        .contains("anteroom_bypass_total{rule=\"monitor\"} 1"));
+}
+
+/// A configuration with a bad bypass rule does not start, and says which rule and why.
+#[test]
+fn a_bad_bypass_rule_is_refused_at_start() {
+    let mut s = test_settings(None, "p", vec![]);
+    s.bypass = vec![anteroom::config::BypassRule {
+        name: "both".into(),
+        cidr: Some("10.0.0.0/8".into()),
+        user_agent: Some("bot".into()),
+        ..Default::default()
+    }];
+    let err = s.validate().unwrap_err().to_string();
+    assert!(
+        err.contains("bypass[0]") && err.contains("exactly one condition"),
+        "{err}"
+    );
+}

@@ -56,12 +56,19 @@ http {{
             root {d}/site;
             add_header X-Anteroom-Visitor $anteroom_visitor;
         }}
+        # Guarded too; a `path` bypass rule lets it through.
+        location /assets/ {{
+            auth_request /_anteroom;
+            error_page 401 = @queue;
+            root {d}/site;
+        }}
         location = /_anteroom {{
             internal;
             proxy_pass http://anteroom/api/rooms/{room}/verify;
             proxy_pass_request_body off;
             proxy_set_header Content-Length "";
             proxy_set_header Cookie $http_cookie;
+            proxy_set_header X-Original-URI $request_uri;
         }}
         location @queue {{ return 302 /r/{room}; }}
     }}
@@ -70,6 +77,8 @@ http {{
         );
         std::fs::create_dir_all(dir.path().join("site/checkout")).unwrap();
         std::fs::write(dir.path().join("site/checkout/index.html"), "welcome").unwrap();
+        std::fs::create_dir_all(dir.path().join("site/assets")).unwrap();
+        std::fs::write(dir.path().join("site/assets/app.css"), "body{}").unwrap();
         let path = dir.path().join("nginx.conf");
         std::fs::write(&path, conf).unwrap();
         let bin = ["/usr/sbin/nginx", "nginx"]
@@ -220,4 +229,78 @@ async fn nginx_auth_request_lets_pass_holders_in_and_sends_others_to_the_queue()
     assert_eq!(r.status(), 302, "a released pass no longer opens the door");
     // ...and the waiting visitor's socket hears it was admitted.
     crate::helpers::ws::wait_for(&mut ws, "admitted", Duration::from_secs(5)).await;
+}
+
+/// `[[bypass]]` rules behind the real nginx recipe: a monitor with the secret header and a
+/// static file under a `path` rule get through without a pass; a wrong secret and another
+/// path are sent to the queue.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn nginx_auth_request_honours_bypass_rules() {
+    let redis = RedisServer::start();
+    let nginx_port = free_port();
+    let mut settings = test_settings(
+        Some(redis.url()),
+        &crate::helpers::prefix(),
+        vec![RoomConfig {
+            target_url: format!("http://127.0.0.1:{nginx_port}/checkout/"),
+            ..room("sale", 1)
+        }],
+    );
+    settings.bypass = vec![
+        anteroom::config::BypassRule {
+            name: "monitor".into(),
+            header: Some("X-Anteroom-Bypass".into()),
+            value: Some(anteroom::config::Secret::new("health-check-secret-42")),
+            ..Default::default()
+        },
+        anteroom::config::BypassRule {
+            name: "assets".into(),
+            path: Some("/assets/*".into()),
+            ..Default::default()
+        },
+    ];
+    let app = spawn_app(settings).await;
+    let nginx = Nginx::start(nginx_port, app.port, "sale");
+    let http = crate::helpers::client();
+
+    let r = http
+        .get(nginx.url("/checkout/"))
+        .header("X-Anteroom-Bypass", "health-check-secret-42")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    assert_eq!(r.text().await.unwrap(), "welcome");
+    let r = http
+        .get(nginx.url("/checkout/"))
+        .header("X-Anteroom-Bypass", "health-check-secret-43")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 302, "a wrong secret goes to the queue");
+
+    let r = http.get(nginx.url("/assets/app.css")).send().await.unwrap();
+    assert_eq!(r.status(), 200);
+    assert_eq!(r.text().await.unwrap(), "body{}");
+    // The client cannot pick the path the rule sees: nginx sets X-Original-URI itself.
+    let r = http
+        .get(nginx.url("/checkout/"))
+        .header("X-Original-URI", "/assets/app.css")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 302);
+
+    // Counted per check: nginx checks `/checkout/` and again its internal redirect to
+    // `/checkout/index.html`.
+    let m = app.get("/metrics").await.body;
+    let m = m.as_str().unwrap();
+    let count = |rule: &str| -> u64 {
+        let line = format!("anteroom_bypass_total{{rule=\"{rule}\"}} ");
+        m.lines()
+            .find_map(|l| l.strip_prefix(line.as_str()))
+            .map_or(0, |n| n.parse().unwrap())
+    };
+    assert!(count("monitor") >= 1, "{m}");
+    assert_eq!(count("assets"), 1, "{m}");
 }
