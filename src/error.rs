@@ -56,6 +56,9 @@ pub enum DomainError {
     Conflict(String),
     #[error("too many requests; retry in {retry_after_secs} s")]
     RateLimited { retry_after_secs: u64 },
+    /// An enqueue token missing, expired, for another room or not valid.
+    #[error(transparent)]
+    Entry(#[from] crate::domain::entry::EntryError),
     /// The store did not answer in time; the caller may retry.
     #[error("the queue store is unavailable; please retry shortly")]
     Unavailable,

@@ -136,6 +136,7 @@ impl Application {
             declared_rooms: declared,
             data_lost_at: Default::default(),
             forecasts: Default::default(),
+            room_cache: Default::default(),
         });
 
         let mut background = vec![

@@ -240,6 +240,35 @@ pub struct RoomConfig {
     pub closed: bool,
     /// Origins allowed to embed the room's widget in an iframe.
     pub embed_origins: Vec<String>,
+    /// Who may join: anyone, or only visitors with an enqueue token the site signed.
+    #[serde(default)]
+    pub entry: EntryMode,
+    /// HS256 key the site signs enqueue tokens with (at least 32 characters).
+    #[serde(default)]
+    pub entry_secret: Option<Secret>,
+    /// Ed25519 public key the site signs enqueue tokens with (EdDSA): PEM or a JWK.
+    #[serde(default)]
+    pub entry_public_key: Option<String>,
+}
+
+/// A room's `entry`.
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum EntryMode {
+    /// Anyone may join (a token, when presented, still gives one place per `sub`).
+    #[default]
+    Open,
+    /// A join that needs a new place must present a valid enqueue token.
+    Token,
+}
+
+impl EntryMode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Open => "open",
+            Self::Token => "token",
+        }
+    }
 }
 
 impl RoomConfig {
@@ -278,6 +307,9 @@ impl RoomConfig {
         }
         if self.name.chars().count() > 200 {
             return Err(("name", "must be at most 200 characters".into()));
+        }
+        if let Err(message) = crate::domain::entry::EntryKey::from_room(self) {
+            return Err(("entry", message));
         }
         // Origins go into a CSP header and are compared exactly with postMessage origins:
         // exact origins only (a `*` would become a CSP wildcard).

@@ -99,7 +99,27 @@ pub struct Engine {
     pub data_lost_at: std::sync::Mutex<Option<u64>>,
     /// Per-room ETA schedules, refreshed once a second.
     pub forecasts: Forecasts,
+    /// Room configurations for the join's entry check, read at most once a second.
+    pub room_cache: RoomCache,
 }
+
+/// How long a cached room configuration serves joins (an `entry` change reaches every
+/// instance within this).
+pub const ROOM_CACHE_TTL: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// Room configurations read at most once per [`ROOM_CACHE_TTL`] per room.
+#[derive(Default)]
+pub struct RoomCache(
+    std::sync::Mutex<
+        std::collections::HashMap<
+            String,
+            (
+                std::time::Instant,
+                std::sync::Arc<crate::config::RoomConfig>,
+            ),
+        >,
+    >,
+);
 
 impl VisitorView {
     /// The estimate this view carries, as one value.
@@ -339,6 +359,58 @@ impl Engine {
                 }
             }
         }
+    }
+
+    /// Who joins `cfg`'s line. With an enqueue token: the token's person, the same
+    /// visitor for every browser presenting that `sub` (one place, one stock unit).
+    /// Without one: `visitor` (a new identity when `None`); in an `entry = "token"` room
+    /// only a visitor who already holds a place or a session may come back that way.
+    pub async fn entry_visitor(
+        &self,
+        cfg: &crate::config::RoomConfig,
+        token: Option<&str>,
+        visitor: Option<VisitorId>,
+    ) -> Result<VisitorId, DomainError> {
+        if let Some(t) = token {
+            let claims = crate::domain::entry::check(cfg, t)?;
+            return Ok(self.visitors.entry_id(&cfg.id, &claims.sub));
+        }
+        let refused = DomainError::Entry(crate::domain::entry::EntryError::Required);
+        if cfg.entry != crate::config::EntryMode::Token {
+            return Ok(visitor.unwrap_or_else(VisitorId::random));
+        }
+        let Some(v) = visitor else {
+            return Err(refused);
+        };
+        let s = self
+            .store
+            .status(&cfg.id, v.as_str())
+            .await
+            .map_err(|e| self.store_failed("status", &cfg.id, e))?;
+        if s.position > 0 || s.state == VisitorState::Admitted {
+            Ok(v)
+        } else {
+            Err(refused)
+        }
+    }
+
+    /// [`Self::room_config`], read at most once per [`ROOM_CACHE_TTL`] per room.
+    pub async fn room_config_cached(
+        &self,
+        room: &str,
+    ) -> Result<std::sync::Arc<crate::config::RoomConfig>, DomainError> {
+        if let Some((at, cfg)) = self.room_cache.0.lock().unwrap().get(room) {
+            if at.elapsed() < ROOM_CACHE_TTL {
+                return Ok(cfg.clone());
+            }
+        }
+        let cfg = std::sync::Arc::new(self.room_config(room).await?);
+        self.room_cache
+            .0
+            .lock()
+            .unwrap()
+            .insert(room.to_string(), (std::time::Instant::now(), cfg.clone()));
+        Ok(cfg)
     }
 
     /// Per-visitor fixed window; fails open when the store is unreachable.

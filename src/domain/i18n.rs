@@ -162,6 +162,9 @@ pub struct Strings {
     pub err_unavailable_lead: &'static str,
     pub err_not_embeddable: &'static str,
     pub err_not_embeddable_lead: &'static str,
+    /// An `entry = "token"` room reached without a valid enqueue token.
+    pub err_entry: &'static str,
+    pub err_entry_lead: &'static str,
     pub try_again: &'static str,
 }
 
@@ -245,6 +248,8 @@ pub static EN: Strings = Strings {
     err_unavailable_lead: "The waiting room is having trouble right now. Please reload in a few seconds; you keep your place.",
     err_not_embeddable: "Not available here",
     err_not_embeddable_lead: "This waiting room may not be embedded on this site.",
+    err_entry: "This line needs an invitation from the site",
+    err_entry_lead: "Open the waiting room from the site's own link (sign in there first). The link you followed has no invitation, or it has expired or is for another line.",
     try_again: "Try again",
 };
 
@@ -330,6 +335,8 @@ pub static ZH: Strings = Strings {
     err_unavailable_lead: "等候室暂时出现问题，请几秒后刷新，您的位置会保留。",
     err_not_embeddable: "此处不可用",
     err_not_embeddable_lead: "此等候室不允许嵌入到该网站。",
+    err_entry: "此队列需要网站的邀请",
+    err_entry_lead: "请从网站提供的链接进入（先在网站登录）。您使用的链接没有邀请，或邀请已过期，或不属于此队列。",
     try_again: "重试",
 };
 

@@ -157,6 +157,20 @@ impl VisitorSigner {
             && self.check_tag("page-grant", &format!("{room}:{}:{at}", id.as_str()), tag)
     }
 
+    /// The visitor id of a site's user in a room (an enqueue token's `sub`): the same
+    /// for every browser, device and instance presenting that `sub`, so one person holds
+    /// one place; another room, or another `secret_key`, gives another id.
+    pub fn entry_id(&self, room: &str, sub: &str) -> VisitorId {
+        // unwrap: HMAC accepts keys of any length.
+        let mut m = Hmac::<Sha256>::new_from_slice(&self.key).unwrap();
+        m.update(b"anteroom-entry-v1:");
+        m.update(room.as_bytes());
+        m.update(b"\0");
+        m.update(sub.as_bytes());
+        let b = m.finalize().into_bytes();
+        VisitorId(b[..16].iter().map(|x| format!("{x:02x}")).collect())
+    }
+
     pub fn token(&self, id: &VisitorId) -> String {
         let tag = self.mac(id.as_str()).finalize().into_bytes();
         format!("{}.{}", id.as_str(), URL_SAFE_NO_PAD.encode(tag))

@@ -11,12 +11,14 @@
 //! - [`identity`]: HMAC-signed visitor ids.
 //! - [`ratelimit`]: the limited actions and the per-IP limiter.
 //! - [`bypass`]: `[[bypass]]` rules (requests that pass `verify` without a pass).
+//! - [`entry`]: enqueue tokens (one place per person).
 //! - [`i18n`]: every visitor-facing string (English, Simplified Chinese) and the
 //!   language negotiation.
 
 pub mod admin;
 pub mod admission;
 pub mod bypass;
+pub mod entry;
 pub mod eta;
 pub mod forecast;
 pub mod i18n;

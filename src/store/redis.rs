@@ -582,6 +582,16 @@ fn cfg_fields(cfg: &RoomConfig) -> Vec<String> {
         flag(cfg.closed),
         "embed".into(),
         serde_json::to_string(&cfg.embed_origins).unwrap_or_else(|_| "[]".into()),
+        "entry".into(),
+        cfg.entry.as_str().into(),
+        // Empty: none (HSET cannot delete a field in the same call).
+        "entry_secret".into(),
+        cfg.entry_secret
+            .as_ref()
+            .map(|s| s.expose().to_string())
+            .unwrap_or_default(),
+        "entry_pk".into(),
+        cfg.entry_public_key.clone().unwrap_or_default(),
     ]
 }
 
@@ -605,6 +615,16 @@ fn cfg_from_hash(room: &str, h: &std::collections::HashMap<String, String>) -> R
             .get("embed")
             .and_then(|v| serde_json::from_str(v).ok())
             .unwrap_or_default(),
+        entry: if h.get("entry").is_some_and(|v| v == "token") {
+            crate::config::EntryMode::Token
+        } else {
+            crate::config::EntryMode::Open
+        },
+        entry_secret: h
+            .get("entry_secret")
+            .filter(|v| !v.is_empty())
+            .map(|v| crate::config::Secret::new(v.clone())),
+        entry_public_key: h.get("entry_pk").filter(|v| !v.is_empty()).cloned(),
     }
 }
 

@@ -26,6 +26,8 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
 #[serde(deny_unknown_fields)]
 struct JoinBody {
     visitor_token: Option<String>,
+    /// An enqueue token the site signed (one place per person): see `domain::entry`.
+    enqueue_token: Option<String>,
 }
 
 /// The visitor making the request, from (in order) a bearer token, a body token, or the
@@ -117,7 +119,21 @@ async fn join(
         )
     };
     let body_token = body.as_ref().and_then(|b| b.visitor_token.as_deref());
-    let visitor = visitor_of(&req, &engine, body_token)?.unwrap_or_else(VisitorId::random);
+    let entry_token = body.as_ref().and_then(|b| b.enqueue_token.as_deref());
+    let visitor = visitor_of(&req, &engine, body_token)?;
+    let cfg = match engine.room_config_cached(&room).await {
+        Ok(cfg) => cfg,
+        Err(DomainError::Unavailable) => {
+            let v = visitor.unwrap_or_else(VisitorId::random);
+            return Ok(unavailable_keeping(&engine, &v));
+        }
+        Err(e) => return Err(e.into()),
+    };
+    let visitor = match engine.entry_visitor(&cfg, entry_token, visitor).await {
+        Ok(v) => v,
+        Err(DomainError::Unavailable) => return Err(ApiError::Unavailable),
+        Err(e) => return Err(e.into()),
+    };
     engine
         .check_visitor_limit(&visitor, LimitedAction::Join)
         .await?;

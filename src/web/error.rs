@@ -82,6 +82,7 @@ impl From<DomainError> for ApiError {
                 ApiError::InvalidField { field, message }
             }
             DomainError::InvalidToken => ApiError::unauthorized("invalid_token", message),
+            DomainError::Entry(e) => ApiError::unauthorized(e.code(), message),
             DomainError::NoVisitor(_) => ApiError::unauthorized("no_visitor", message),
             DomainError::Pass(PassError::Expired) => {
                 ApiError::unauthorized("expired_pass", message)

@@ -14,7 +14,7 @@ use super::support::{
 use crate::config::RoomConfig;
 use crate::domain::admission::{resolve_return, Engine, VisitorView};
 use crate::domain::i18n::{Lang, Strings};
-use crate::domain::identity::{VisitorId, VISITOR_COOKIE};
+use crate::domain::identity::VISITOR_COOKIE;
 use crate::domain::ratelimit::LimitedAction;
 use crate::error::DomainError;
 use crate::store::VisitorState;
@@ -40,6 +40,8 @@ struct PageQuery {
     #[serde(deserialize_with = "lenient_u64")]
     start: Option<u64>,
     parent: Option<String>,
+    /// An enqueue token the site signed (one place per person).
+    enqueue_token: Option<String>,
 }
 
 fn lenient_u64<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
@@ -149,6 +151,9 @@ pub(super) fn error_page(lang: Lang, e: &ApiError, retry_url: String) -> HttpRes
             Some(retry_url),
         ),
         ApiError::Forbidden(_) => (t.err_not_embeddable, t.err_not_embeddable_lead.into(), None),
+        ApiError::Unauthorized { code, .. } if code.starts_with("token_") => {
+            (t.err_entry, t.err_entry_lead.into(), None)
+        }
         _ => (
             t.err_unavailable,
             t.err_unavailable_lead.into(),
@@ -243,14 +248,16 @@ async fn queue_page_inner(
 ) -> Result<HttpResponse, ApiError> {
     let room = room_id(room)?;
     engine.check_ip_limit(client_ip(req, engine), LimitedAction::Join)?;
-    let visitor = req
+    let cookie = req
         .cookie(VISITOR_COOKIE)
-        .and_then(|c| engine.visitors.verify(c.value()))
-        .unwrap_or_else(VisitorId::random);
+        .and_then(|c| engine.visitors.verify(c.value()));
+    let cfg = engine.room_config(&room).await?;
+    let visitor = engine
+        .entry_visitor(&cfg, q.enqueue_token.as_deref(), cookie)
+        .await?;
     engine
         .check_visitor_limit(&visitor, LimitedAction::Join)
         .await?;
-    let cfg = engine.room_config(&room).await?;
     let redirect_base = resolve_return(&cfg.target_url, q.ret.as_deref());
     let view = match engine
         .join_to(&room, &visitor, redirect_base.as_deref())

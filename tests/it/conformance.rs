@@ -500,11 +500,24 @@ async fn room_config_round_trips(b: Backend) {
         stock: Some(4),
         paused: true,
         embed_origins: vec!["https://shop.example".into()],
+        entry: anteroom::config::EntryMode::Token,
+        entry_secret: Some(anteroom::config::Secret::new(
+            "site-entry-secret-0123456789abcdef",
+        )),
         ..room("r", 7)
     };
     let b = b.with_room(cfg.clone()).await;
     let s = &b.store;
     assert_eq!(s.room("r").await.unwrap(), Some(cfg.clone()));
+    // The other key instead: the secret is gone, not left behind.
+    let by_key = RoomConfig {
+        entry_secret: None,
+        entry_public_key: Some("-----BEGIN PUBLIC KEY-----x".into()),
+        ..cfg.clone()
+    };
+    assert!(s.put_room(&by_key, false).await.unwrap());
+    assert_eq!(s.room("r").await.unwrap(), Some(by_key));
+    assert!(s.put_room(&cfg, false).await.unwrap());
     let other = RoomConfig {
         capacity: 1,
         ..cfg.clone()

@@ -11,6 +11,7 @@ mod browser_admin;
 mod cluster;
 mod concurrency;
 mod conformance;
+mod entry;
 mod eta;
 mod faults;
 mod fuzz;

@@ -1,0 +1,285 @@
+//! Enqueue tokens: one place per person. A site signs a JWT for its signed-in user
+//! (`sub`: its user id or a hash of it, `room`, `exp`, optionally `lane`) with the room's
+//! `entry_secret` (HS256) or the private half of `entry_public_key` (EdDSA). Every
+//! browser, device or instance presenting a token with the same `sub` is the same
+//! visitor ([`VisitorSigner::entry_id`](crate::domain::identity::VisitorSigner::entry_id)),
+//! so it gets the same place and at most one stock unit. A room with `entry = "token"`
+//! lets nobody take a new place without one. Threat model: `docs/abuse.md`.
+
+use jsonwebtoken::{Algorithm, DecodingKey, Validation};
+use serde::Deserialize;
+
+use crate::config::RoomConfig;
+
+/// Clock skew allowed between the site that signs and Anteroom, in seconds.
+pub const LEEWAY_SECS: u64 = 30;
+/// The longest `sub` accepted (bytes).
+pub const MAX_SUB: usize = 256;
+
+/// Why an enqueue token was refused (each a `401` with its own code).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum EntryError {
+    #[error("this room lets visitors in line only with an enqueue token from the site")]
+    Required,
+    #[error("the enqueue token has expired; get a new one from the site")]
+    Expired,
+    #[error("the enqueue token is for another room")]
+    WrongRoom,
+    #[error("the enqueue token is not valid (signature, algorithm or claims)")]
+    Invalid,
+    #[error("this room takes no enqueue tokens (it has no entry key)")]
+    NoKey,
+}
+
+impl EntryError {
+    /// The error code clients see.
+    pub fn code(self) -> &'static str {
+        match self {
+            Self::Required => "token_required",
+            Self::Expired => "token_expired",
+            Self::WrongRoom => "token_wrong_room",
+            Self::Invalid => "token_invalid",
+            Self::NoKey => "token_not_accepted",
+        }
+    }
+}
+
+/// What a valid enqueue token says.
+#[derive(Clone, Debug, Deserialize, PartialEq, Eq)]
+pub struct EntryClaims {
+    pub sub: String,
+    pub room: String,
+    pub exp: u64,
+    #[serde(default)]
+    pub lane: Option<String>,
+}
+
+/// A room's key for enqueue tokens.
+pub struct EntryKey {
+    key: DecodingKey,
+    alg: Algorithm,
+}
+
+impl std::fmt::Debug for EntryKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EntryKey").field("alg", &self.alg).finish()
+    }
+}
+
+impl EntryKey {
+    /// The room's key, `None` when it has none; `Err` (a message naming the setting) for
+    /// a key that cannot be used, or `entry = "token"` without a key.
+    pub fn from_room(cfg: &RoomConfig) -> Result<Option<Self>, String> {
+        let key = match (&cfg.entry_secret, &cfg.entry_public_key) {
+            (Some(_), Some(_)) => {
+                return Err("set entry_secret or entry_public_key, not both".into())
+            }
+            (Some(s), None) => {
+                if s.expose().len() < 32 {
+                    return Err("entry_secret must be at least 32 characters".into());
+                }
+                Some(Self {
+                    key: DecodingKey::from_secret(s.expose().as_bytes()),
+                    alg: Algorithm::HS256,
+                })
+            }
+            (None, Some(k)) => {
+                let key = if k.trim_start().starts_with('{') {
+                    serde_json::from_str::<jsonwebtoken::jwk::Jwk>(k)
+                        .ok()
+                        .and_then(|jwk| DecodingKey::from_jwk(&jwk).ok())
+                } else {
+                    DecodingKey::from_ed_pem(k.as_bytes()).ok()
+                };
+                let key =
+                    key.ok_or("entry_public_key must be an Ed25519 public key (PEM or JWK)")?;
+                Some(Self {
+                    key,
+                    alg: Algorithm::EdDSA,
+                })
+            }
+            (None, None) => None,
+        };
+        if key.is_none() && cfg.entry == crate::config::EntryMode::Token {
+            return Err(r#"entry = "token" needs entry_secret or entry_public_key"#.into());
+        }
+        Ok(key)
+    }
+
+    /// Checks a token for `room`: signature and algorithm, `exp` (with
+    /// [`LEEWAY_SECS`]), `room`, and a non-empty `sub` of at most [`MAX_SUB`] bytes.
+    pub fn check(&self, token: &str, room: &str) -> Result<EntryClaims, EntryError> {
+        let mut v = Validation::new(self.alg);
+        v.leeway = LEEWAY_SECS;
+        v.set_required_spec_claims(&["exp", "sub"]);
+        let claims = jsonwebtoken::decode::<EntryClaims>(token, &self.key, &v)
+            .map_err(|e| match e.kind() {
+                jsonwebtoken::errors::ErrorKind::ExpiredSignature => EntryError::Expired,
+                _ => EntryError::Invalid,
+            })?
+            .claims;
+        if claims.room != room {
+            return Err(EntryError::WrongRoom);
+        }
+        if claims.sub.is_empty() || claims.sub.len() > MAX_SUB {
+            return Err(EntryError::Invalid);
+        }
+        Ok(claims)
+    }
+}
+
+/// The enqueue token `token` for the room `cfg`: its claims, or why it is refused.
+pub fn check(cfg: &RoomConfig, token: &str) -> Result<EntryClaims, EntryError> {
+    match EntryKey::from_room(cfg) {
+        Ok(Some(key)) => key.check(token, &cfg.id),
+        _ => Err(EntryError::NoKey),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{EntryMode, Secret};
+    use jsonwebtoken::{EncodingKey, Header};
+
+    const SECRET: &str = "site-entry-secret-0123456789abcdef";
+
+    fn room() -> RoomConfig {
+        RoomConfig {
+            id: "sale".into(),
+            entry: EntryMode::Token,
+            entry_secret: Some(Secret::new(SECRET)),
+            target_url: "https://shop.example/".into(),
+            ..RoomConfig::default()
+        }
+    }
+
+    fn now() -> u64 {
+        jsonwebtoken::get_current_timestamp()
+    }
+
+    fn hs(claims: serde_json::Value, secret: &str) -> String {
+        jsonwebtoken::encode(
+            &Header::new(Algorithm::HS256),
+            &claims,
+            &EncodingKey::from_secret(secret.as_bytes()),
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn a_good_token_gives_its_claims_and_bad_ones_their_reason() {
+        let cfg = room();
+        let good = hs(
+            serde_json::json!({"sub": "user-1", "room": "sale", "exp": now() + 60, "lane": "members"}),
+            SECRET,
+        );
+        let c = check(&cfg, &good).unwrap();
+        assert_eq!(
+            (c.sub.as_str(), c.lane.as_deref()),
+            ("user-1", Some("members"))
+        );
+        let expired = hs(
+            serde_json::json!({"sub": "u", "room": "sale", "exp": now() - LEEWAY_SECS - 5}),
+            SECRET,
+        );
+        assert_eq!(check(&cfg, &expired), Err(EntryError::Expired));
+        let other = hs(
+            serde_json::json!({"sub": "u", "room": "other", "exp": now() + 60}),
+            SECRET,
+        );
+        assert_eq!(check(&cfg, &other), Err(EntryError::WrongRoom));
+        let forged = hs(
+            serde_json::json!({"sub": "u", "room": "sale", "exp": now() + 60}),
+            "another-secret-0123456789abcdef0123",
+        );
+        assert_eq!(check(&cfg, &forged), Err(EntryError::Invalid));
+        let no_sub = hs(
+            serde_json::json!({"room": "sale", "exp": now() + 60}),
+            SECRET,
+        );
+        assert_eq!(check(&cfg, &no_sub), Err(EntryError::Invalid));
+        assert_eq!(check(&cfg, "not.a.jwt"), Err(EntryError::Invalid));
+        // alg=none, or HS256 where the room expects EdDSA, is refused.
+        let none = format!(
+            "{}.{}.",
+            base64::Engine::encode(
+                &base64::engine::general_purpose::URL_SAFE_NO_PAD,
+                br#"{"alg":"none","typ":"JWT"}"#
+            ),
+            base64::Engine::encode(
+                &base64::engine::general_purpose::URL_SAFE_NO_PAD,
+                format!(r#"{{"sub":"u","room":"sale","exp":{}}}"#, now() + 60)
+            )
+        );
+        assert_eq!(check(&cfg, &none), Err(EntryError::Invalid));
+        let open = RoomConfig {
+            entry: EntryMode::Open,
+            entry_secret: None,
+            ..room()
+        };
+        assert_eq!(check(&open, &good), Err(EntryError::NoKey));
+    }
+
+    #[test]
+    fn ed25519_tokens_verify_with_the_public_key_as_pem_or_jwk() {
+        use ed25519_dalek::pkcs8::{EncodePrivateKey, EncodePublicKey};
+        let sk = ed25519_dalek::SigningKey::from_bytes(&[7u8; 32]);
+        let pem = sk
+            .verifying_key()
+            .to_public_key_pem(ed25519_dalek::pkcs8::spki::der::pem::LineEnding::LF)
+            .unwrap();
+        let der = sk.to_pkcs8_der().unwrap();
+        let token = jsonwebtoken::encode(
+            &Header::new(Algorithm::EdDSA),
+            &serde_json::json!({"sub": "u", "room": "sale", "exp": now() + 60}),
+            &EncodingKey::from_ed_der(der.as_bytes()),
+        )
+        .unwrap();
+        let by_pem = RoomConfig {
+            entry_secret: None,
+            entry_public_key: Some(pem),
+            ..room()
+        };
+        assert_eq!(check(&by_pem, &token).unwrap().sub, "u");
+        let x = base64::Engine::encode(
+            &base64::engine::general_purpose::URL_SAFE_NO_PAD,
+            sk.verifying_key().as_bytes(),
+        );
+        let by_jwk = RoomConfig {
+            entry_public_key: Some(format!(r#"{{"kty":"OKP","crv":"Ed25519","x":"{x}"}}"#)),
+            ..by_pem.clone()
+        };
+        assert_eq!(check(&by_jwk, &token).unwrap().sub, "u");
+        // An HS256 token signed with the PEM text as the secret is not accepted.
+        let confused = hs(
+            serde_json::json!({"sub": "u", "room": "sale", "exp": now() + 60}),
+            by_pem.entry_public_key.as_deref().unwrap(),
+        );
+        assert_eq!(check(&by_pem, &confused), Err(EntryError::Invalid));
+    }
+
+    #[test]
+    fn unusable_keys_are_refused_with_the_setting_named() {
+        let short = RoomConfig {
+            entry_secret: Some(Secret::new("short")),
+            ..room()
+        };
+        assert!(EntryKey::from_room(&short)
+            .unwrap_err()
+            .contains("entry_secret"));
+        let none = RoomConfig {
+            entry_secret: None,
+            ..room()
+        };
+        assert!(EntryKey::from_room(&none).unwrap_err().contains("needs"));
+        let bad = RoomConfig {
+            entry_secret: None,
+            entry_public_key: Some("not a key".into()),
+            ..room()
+        };
+        assert!(EntryKey::from_room(&bad)
+            .unwrap_err()
+            .contains("entry_public_key"));
+    }
+}
