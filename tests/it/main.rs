@@ -13,6 +13,7 @@ mod concurrency;
 mod conformance;
 mod entry;
 mod eta;
+mod examples;
 mod faults;
 mod fuzz;
 mod hostile;
