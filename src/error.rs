@@ -59,6 +59,13 @@ pub enum DomainError {
     /// An enqueue token missing, expired, for another room or not valid.
     #[error(transparent)]
     Entry(#[from] crate::domain::entry::EntryError),
+    /// A join that needs a new place without a usable proof of work; carries a fresh
+    /// challenge to solve.
+    #[error("{error}")]
+    Challenge {
+        error: crate::domain::pow::PowError,
+        fresh: Box<crate::domain::pow::Challenge>,
+    },
     /// The store did not answer in time; the caller may retry.
     #[error("the queue store is unavailable; please retry shortly")]
     Unavailable,

@@ -103,6 +103,7 @@ impl Application {
             }
         };
 
+        let pow = visitors.pow_keys();
         let cancel = CancellationToken::new();
         let declared = declared_rooms(&settings, &base, addr.port());
         // Seed the declared rooms now (create-only: a room already in the store keeps its
@@ -137,6 +138,7 @@ impl Application {
             data_lost_at: Default::default(),
             forecasts: Default::default(),
             room_cache: Default::default(),
+            pow,
         });
 
         let mut background = vec![

@@ -69,6 +69,7 @@
   function etaShown(m) {
     if (m.state === 'paused') return t.eta_paused;
     if (m.eta_known === false) {
+      if (m.eta_high_seconds > 0 && m.eta_high_seconds < 60) return t.eta_at_most_minute;
       return m.eta_high_seconds > 0 ? fmt(t.eta_at_most, { t: duration(m.eta_high_seconds) }) : t.eta_unknown;
     }
     return etaText(m.eta_low_seconds, m.eta_high_seconds);
@@ -167,13 +168,63 @@
   }
 
   // POST to the join API, with the token when there is one (the widget's, or one the
-  // server handed back); the page's cookie goes along.
-  function postJoin() {
+  // server handed back); the page's cookie goes along. A room that asks newcomers for a
+  // proof of work answers 403 with a challenge: it is solved in a worker (progress shown
+  // in the lead) and the join sent again with the solution, a few times at most.
+  function postJoin(solution, round) {
     var body = token ? JSON.stringify({ visitor_token: token }) : undefined;
+    var headers = body ? { 'Content-Type': 'application/json' } : {};
+    if (solution) headers['X-Anteroom-Challenge'] = solution;
     return fetch(cfg.join_path, {
       method: 'POST', credentials: 'same-origin', cache: 'no-store',
-      headers: body ? { 'Content-Type': 'application/json' } : {}, body: body
+      headers: headers, body: body
+    }).then(function (r) {
+      if (r.status !== 403 || (round || 0) >= 3) return r;
+      return r.clone().json().then(function (m) {
+        if (!m || !m.challenge) return r;
+        return solve(m.challenge).then(function (s) { return s ? postJoin(s, (round || 0) + 1) : r; });
+      }, function () { return r; });
     });
+  }
+
+  // Solves a proof-of-work challenge in a worker; resolves to the base64 solution, or
+  // null when it cannot (no worker or Web Crypto: the join then shows its refusal).
+  function solve(c) {
+    return new Promise(function (resolve) {
+      var w;
+      try { w = new Worker('/static/pow-worker.js'); } catch (e) { resolve(null); return; }
+      setText('title', t.pow_title);
+      setText('lead', fmt(t.pow_progress, { n: 0 }));
+      w.onmessage = function (e) {
+        var m = e.data;
+        if (m.progress !== undefined) {
+          setText('lead', fmt(t.pow_progress, { n: Math.floor(m.progress * 100) }));
+          return;
+        }
+        w.terminate();
+        if (m.number === null || m.number === undefined) { resolve(null); return; }
+        setText('lead', t.connecting);
+        resolve(btoa(JSON.stringify({
+          algorithm: c.algorithm, challenge: c.challenge, number: m.number,
+          salt: c.salt, signature: c.signature, took: m.took
+        })));
+      };
+      w.onerror = function () { w.terminate(); resolve(null); };
+      w.postMessage(c);
+    });
+  }
+
+  // A newcomer in a room that asks for a proof of work: the server rendered the page
+  // without joining; join here (solving first), then listen like any page.
+  function verifyAndJoin() {
+    conn(t.connecting);
+    postJoin().then(function (r) {
+      if (!r.ok) { setText('lead', t.pow_failed); conn(''); return null; }
+      return r.json().then(function (m) {
+        handleView(m);
+        if (m.state !== 'admitted') connect();
+      });
+    }).catch(function () { setText('lead', t.pow_failed); conn(''); });
   }
 
   function handleView(m) {
@@ -421,6 +472,8 @@
     if (window.ResizeObserver) new ResizeObserver(report).observe(document.body);
     report();
     embedJoin();
+  } else if (cfg.pow_check) {
+    verifyAndJoin();
   } else if (cfg.state !== 'not_queued' && cfg.state !== 'admitted') {
     // Waiting, paused, closed or sold out: keep listening, so the page moves on by
     // itself (no reload is ever needed).

@@ -20,7 +20,7 @@ fn main() {
     let mut argv = std::env::args().skip(1);
     let Some(cmd) = argv.next() else {
         eprintln!(
-            "usage: anteroom-loadtest http|get|ws|memstore|trivial-server|redis|eta --option value …"
+            "usage: anteroom-loadtest http|get|ws|memstore|trivial-server|redis|eta|pow --option value …"
         );
         std::process::exit(2);
     };
@@ -55,6 +55,14 @@ fn run(cmd: &str, a: &Args) -> Result<(), String> {
     }
     if cmd == "redis" {
         return redis(a);
+    }
+    if cmd == "pow" {
+        // Proof of work: the server's cost per check and per challenge, beside one bare
+        // SHA-256 (the ceiling), and a native client's solve time.
+        let checks = a.num("checks", 20_000usize)?;
+        let solves = a.num("solves", 20usize)?;
+        println!("{}", pow_bench(checks, solves));
+        return Ok(());
     }
     if cmd == "eta" {
         // Every ETA scenario at once on a fresh Redis; prints the Markdown table.
@@ -270,4 +278,50 @@ fn redis(a: &Args) -> Result<(), String> {
     })?;
     drop(held);
     Ok(())
+}
+
+fn pow_bench(checks: usize, solves: usize) -> String {
+    use anteroom::domain::pow::{self, PowKeys};
+    use sha2::Digest;
+    use std::time::Instant;
+    let keys = PowKeys::new(b"bench-secret");
+    let max = anteroom::config::DEFAULT_POW_MAX_NUMBER;
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    let c = keys.challenge("bench", max, now);
+    let solution = pow::solve(&c).expect("solvable");
+    let t = Instant::now();
+    for _ in 0..checks {
+        std::hint::black_box(keys.check(std::hint::black_box(&solution), "bench", now)).ok();
+    }
+    let check_us = t.elapsed().as_secs_f64() * 1e6 / checks as f64;
+    let t = Instant::now();
+    for _ in 0..checks {
+        std::hint::black_box(keys.challenge("bench", max, now));
+    }
+    let make_us = t.elapsed().as_secs_f64() * 1e6 / checks as f64;
+    let input = format!("{}{}", c.salt, max / 2);
+    let t = Instant::now();
+    for _ in 0..checks {
+        std::hint::black_box(sha2::Sha256::digest(std::hint::black_box(input.as_bytes())));
+    }
+    let hash_us = t.elapsed().as_secs_f64() * 1e6 / checks as f64;
+    let mut solve_ms = Vec::new();
+    for _ in 0..solves {
+        let c = keys.challenge("bench", max, now);
+        let t = Instant::now();
+        std::hint::black_box(pow::solve(&c));
+        solve_ms.push(t.elapsed().as_secs_f64() * 1e3);
+    }
+    solve_ms.sort_by(f64::total_cmp);
+    let median = solve_ms.get(solve_ms.len() / 2).copied().unwrap_or(0.0);
+    let worst = solve_ms.last().copied().unwrap_or(0.0);
+    format!(
+        "| figure | value | ceiling (same run) |\n|---|---|---|\n\
+         | server: check one solution (decode, HMAC, SHA-256, salt) | {check_us:.2} µs | one bare SHA-256: {hash_us:.2} µs |\n\
+         | server: make one challenge | {make_us:.2} µs | one bare SHA-256: {hash_us:.2} µs |\n\
+         | native client (Rust, one core): solve at maxnumber {max} | median {median:.0} ms, worst {worst:.0} ms of {solves} | — |\n"
+    )
 }

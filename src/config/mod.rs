@@ -249,6 +249,39 @@ pub struct RoomConfig {
     /// Ed25519 public key the site signs enqueue tokens with (EdDSA): PEM or a JWK.
     #[serde(default)]
     pub entry_public_key: Option<String>,
+    /// Ask a visitor who needs a new place for a proof of work (ALTCHA) first.
+    #[serde(default)]
+    pub challenge: ChallengeMode,
+    /// The proof of work's difficulty: the largest number a challenge hides (a client
+    /// tries about half of them on average).
+    #[serde(default = "default_pow_max_number")]
+    pub pow_max_number: u64,
+}
+
+/// The default difficulty (see `BENCHMARKS.md` for the solve time it costs).
+pub const DEFAULT_POW_MAX_NUMBER: u64 = 100_000;
+
+fn default_pow_max_number() -> u64 {
+    DEFAULT_POW_MAX_NUMBER
+}
+
+/// A room's `challenge`.
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum ChallengeMode {
+    #[default]
+    Off,
+    /// Proof of work before a new place.
+    Pow,
+}
+
+impl ChallengeMode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Off => "off",
+            Self::Pow => "pow",
+        }
+    }
 }
 
 /// A room's `entry`.
@@ -307,6 +340,9 @@ impl RoomConfig {
         }
         if self.name.chars().count() > 200 {
             return Err(("name", "must be at most 200 characters".into()));
+        }
+        if self.pow_max_number == 0 || self.pow_max_number > 100_000_000 {
+            return Err(("pow_max_number", "must be between 1 and 100000000".into()));
         }
         if let Err(message) = crate::domain::entry::EntryKey::from_room(self) {
             return Err(("entry", message));

@@ -101,6 +101,8 @@ pub struct Engine {
     pub forecasts: Forecasts,
     /// Room configurations for the join's entry check, read at most once a second.
     pub room_cache: RoomCache,
+    /// Proof-of-work challenges (`challenge = "pow"` rooms).
+    pub pow: crate::domain::pow::PowKeys,
 }
 
 /// How long a cached room configuration serves joins (an `entry` change reaches every
@@ -391,6 +393,58 @@ impl Engine {
             Ok(v)
         } else {
             Err(refused)
+        }
+    }
+
+    /// A fresh proof-of-work challenge for `cfg`'s room.
+    pub fn pow_challenge(&self, cfg: &crate::config::RoomConfig) -> crate::domain::pow::Challenge {
+        self.pow
+            .challenge(&cfg.id, cfg.pow_max_number, crate::clock::wall_ms() / 1000)
+    }
+
+    /// The proof of work a join must bring in a `challenge = "pow"` room: none for a
+    /// visitor who already holds a place or a session; otherwise a valid solution
+    /// (`solution`, base64), used once (counted in the store until the challenge expires).
+    pub async fn check_pow(
+        &self,
+        cfg: &crate::config::RoomConfig,
+        visitor: &VisitorId,
+        solution: Option<&str>,
+    ) -> Result<(), DomainError> {
+        use crate::domain::pow::PowError;
+        if cfg.challenge != crate::config::ChallengeMode::Pow {
+            return Ok(());
+        }
+        let refuse = |error: PowError| DomainError::Challenge {
+            error,
+            fresh: Box::new(self.pow_challenge(cfg)),
+        };
+        let Some(solution) = solution else {
+            let s = self
+                .store
+                .status(&cfg.id, visitor.as_str())
+                .await
+                .map_err(|e| self.store_failed("status", &cfg.id, e))?;
+            if s.position > 0 || s.state == VisitorState::Admitted {
+                return Ok(());
+            }
+            return Err(refuse(PowError::Required));
+        };
+        let now_secs = crate::clock::wall_ms() / 1000;
+        let (challenge, expires) = self
+            .pow
+            .check(solution, &cfg.id, now_secs)
+            .map_err(refuse)?;
+        let ttl_ms = (expires.saturating_sub(now_secs) + 1) * 1000;
+        let once = self
+            .store
+            .hit_window(&format!("pow:{challenge}"), 1, ttl_ms)
+            .await
+            .map_err(|e| self.store_failed("pow", &cfg.id, e))?;
+        if once.allowed {
+            Ok(())
+        } else {
+            Err(refuse(PowError::Reused))
         }
     }
 

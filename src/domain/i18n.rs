@@ -119,6 +119,8 @@ pub struct Strings {
     pub you_were_away: &'static str,
     /// Shown instead of a range when there is no basis yet; `{t}`: the worst case.
     pub eta_at_most: &'static str,
+    /// Not known, but at most a minute (not "at most under a minute").
+    pub eta_at_most_minute: &'static str,
     /// Shown instead of an estimate while paused (no countdown).
     pub eta_paused: &'static str,
     /// The sentence for each `eta_reason` code but `you_were_away`.
@@ -162,6 +164,12 @@ pub struct Strings {
     pub err_unavailable_lead: &'static str,
     pub err_not_embeddable: &'static str,
     pub err_not_embeddable_lead: &'static str,
+    /// A `challenge = "pow"` room: the newcomer's browser solves a proof of work first.
+    pub pow_title: &'static str,
+    pub pow_lead: &'static str,
+    /// `{n}`: percent of the numbers tried.
+    pub pow_progress: &'static str,
+    pub pow_failed: &'static str,
     /// An `entry = "token"` room reached without a valid enqueue token.
     pub err_entry: &'static str,
     pub err_entry_lead: &'static str,
@@ -211,6 +219,7 @@ pub static EN: Strings = Strings {
     eta_explain: "Based on how long people have been staying once let in, and how many places free up.",
     you_were_away: "You were away for longer than {n} seconds, so you lost your place and joined the line again at the back.",
     eta_at_most: "not known yet (at most {t})",
+    eta_at_most_minute: "not known yet (under a minute)",
     eta_paused: "on hold while the line is paused",
     reason_capacity_lowered: "The organiser is letting fewer people in at a time, so the wait is longer.",
     reason_capacity_raised: "The organiser is letting more people in at a time, so the wait is shorter.",
@@ -248,6 +257,10 @@ pub static EN: Strings = Strings {
     err_unavailable_lead: "The waiting room is having trouble right now. Please reload in a few seconds; you keep your place.",
     err_not_embeddable: "Not available here",
     err_not_embeddable_lead: "This waiting room may not be embedded on this site.",
+    pow_title: "Checking your browser",
+    pow_lead: "This takes a few seconds and keeps bots from taking places. You join the line as soon as it is done (JavaScript is needed).",
+    pow_progress: "Checking your browser… {n} %",
+    pow_failed: "Your browser could not finish the check. Reload the page to try again.",
     err_entry: "This line needs an invitation from the site",
     err_entry_lead: "Open the waiting room from the site's own link (sign in there first). The link you followed has no invitation, or it has expired or is for another line.",
     try_again: "Try again",
@@ -297,6 +310,7 @@ pub static ZH: Strings = Strings {
     eta_explain: "根据已进入者的停留时间和空出名额的速度估算。",
     you_were_away: "您离开的时间超过了 {n} 秒，因此失去了原来的位置，已重新在队尾排队。",
     eta_at_most: "暂时无法估算（最多 {t}）",
+    eta_at_most_minute: "暂时无法估算（不到一分钟）",
     eta_paused: "排队暂停期间不倒计时",
     reason_capacity_lowered: "主办方减少了同时放行的人数，因此等待时间变长。",
     reason_capacity_raised: "主办方增加了同时放行的人数，因此等待时间变短。",
@@ -335,6 +349,10 @@ pub static ZH: Strings = Strings {
     err_unavailable_lead: "等候室暂时出现问题，请几秒后刷新，您的位置会保留。",
     err_not_embeddable: "此处不可用",
     err_not_embeddable_lead: "此等候室不允许嵌入到该网站。",
+    pow_title: "正在检查您的浏览器",
+    pow_lead: "这需要几秒钟，可防止机器人抢占名额。完成后您将自动排入队列（需要启用 JavaScript）。",
+    pow_progress: "正在检查您的浏览器… {n}%",
+    pow_failed: "您的浏览器未能完成检查。请刷新页面重试。",
     err_entry: "此队列需要网站的邀请",
     err_entry_lead: "请从网站提供的链接进入（先在网站登录）。您使用的链接没有邀请，或邀请已过期，或不属于此队列。",
     try_again: "重试",
@@ -385,7 +403,9 @@ impl Strings {
         if paused {
             self.eta_paused.to_string()
         } else if !eta.known {
-            if eta.high > 0 {
+            if eta.high > 0 && eta.high < 60 {
+                self.eta_at_most_minute.to_string()
+            } else if eta.high > 0 {
                 self.eta_at_most.replace("{t}", &self.duration(eta.high))
             } else {
                 self.eta_unknown.to_string()
@@ -465,5 +485,20 @@ mod tests {
         assert_eq!(ZH.duration(600), "10 分钟");
         assert_eq!(EN.ahead(1), "You're next!");
         assert_eq!(EN.ahead(5), "4 people ahead of you");
+        let unknown = |high| crate::domain::eta::Eta {
+            seconds: high,
+            low: 0,
+            high,
+            known: false,
+        };
+        assert_eq!(
+            EN.eta_shown(&unknown(45), false),
+            "not known yet (under a minute)"
+        );
+        assert_eq!(
+            EN.eta_shown(&unknown(240), false),
+            "not known yet (at most 4 min)"
+        );
+        assert_eq!(EN.eta_shown(&unknown(0), false), "working it out…");
     }
 }

@@ -171,6 +171,11 @@ impl VisitorSigner {
         VisitorId(b[..16].iter().map(|x| format!("{x:02x}")).collect())
     }
 
+    /// Keys for proof-of-work challenges, derived from the same secret.
+    pub fn pow_keys(&self) -> crate::domain::pow::PowKeys {
+        crate::domain::pow::PowKeys::new(&self.key)
+    }
+
     pub fn token(&self, id: &VisitorId) -> String {
         let tag = self.mac(id.as_str()).finalize().into_bytes();
         format!("{}.{}", id.as_str(), URL_SAFE_NO_PAD.encode(tag))

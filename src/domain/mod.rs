@@ -12,6 +12,7 @@
 //! - [`ratelimit`]: the limited actions and the per-IP limiter.
 //! - [`bypass`]: `[[bypass]]` rules (requests that pass `verify` without a pass).
 //! - [`entry`]: enqueue tokens (one place per person).
+//! - [`pow`]: proof of work at join (ALTCHA's format).
 //! - [`i18n`]: every visitor-facing string (English, Simplified Chinese) and the
 //!   language negotiation.
 
@@ -25,4 +26,5 @@ pub mod i18n;
 pub mod identity;
 pub mod live;
 pub mod pass;
+pub mod pow;
 pub mod ratelimit;

@@ -592,6 +592,10 @@ fn cfg_fields(cfg: &RoomConfig) -> Vec<String> {
             .unwrap_or_default(),
         "entry_pk".into(),
         cfg.entry_public_key.clone().unwrap_or_default(),
+        "challenge".into(),
+        cfg.challenge.as_str().into(),
+        "pow_max".into(),
+        cfg.pow_max_number.to_string(),
     ]
 }
 
@@ -625,6 +629,15 @@ fn cfg_from_hash(room: &str, h: &std::collections::HashMap<String, String>) -> R
             .filter(|v| !v.is_empty())
             .map(|v| crate::config::Secret::new(v.clone())),
         entry_public_key: h.get("entry_pk").filter(|v| !v.is_empty()).cloned(),
+        challenge: if h.get("challenge").is_some_and(|v| v == "pow") {
+            crate::config::ChallengeMode::Pow
+        } else {
+            crate::config::ChallengeMode::Off
+        },
+        pow_max_number: h
+            .get("pow_max")
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(crate::config::DEFAULT_POW_MAX_NUMBER),
     }
 }
 

@@ -18,7 +18,8 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.service(join)
         .service(status)
         .service(release)
-        .service(verify);
+        .service(verify)
+        .service(challenge);
 }
 
 /// Optional body of `POST …/join`.
@@ -28,6 +29,9 @@ struct JoinBody {
     visitor_token: Option<String>,
     /// An enqueue token the site signed (one place per person): see `domain::entry`.
     enqueue_token: Option<String>,
+    /// A proof-of-work solution (ALTCHA payload, base64); or the `X-Anteroom-Challenge`
+    /// header.
+    altcha: Option<String>,
 }
 
 /// The visitor making the request, from (in order) a bearer token, a body token, or the
@@ -69,8 +73,32 @@ pub fn visitor_response(engine: &Engine, view: &VisitorView) -> HttpResponse {
     res.json(view)
 }
 
-/// Largest join body accepted (it holds at most a visitor token).
+/// Largest join body accepted (a visitor token, an enqueue token, a proof of work).
 pub const MAX_JOIN_BODY: usize = 4096;
+/// The header a join's proof-of-work solution may come in.
+pub const CHALLENGE_HEADER: &str = "x-anteroom-challenge";
+
+/// A proof-of-work challenge for a `challenge = "pow"` room (ALTCHA's format:
+/// `{algorithm, challenge, maxnumber, salt, signature}`); `404` for a room that asks none.
+#[get("/api/rooms/{room}/challenge")]
+async fn challenge(
+    req: HttpRequest,
+    room: web::Path<String>,
+    engine: web::Data<Engine>,
+) -> Result<HttpResponse, ApiError> {
+    let room = room_id(&room)?;
+    // Part of joining: counted in the same per-IP bucket.
+    engine.check_ip_limit(client_ip(&req, &engine), LimitedAction::Join)?;
+    let cfg = engine.room_config_cached(&room).await?;
+    if cfg.challenge != crate::config::ChallengeMode::Pow {
+        return Err(ApiError::NotFound(format!(
+            "room `{room}` asks no proof of work"
+        )));
+    }
+    Ok(HttpResponse::Ok()
+        .insert_header(("Cache-Control", "no-store"))
+        .json(engine.pow_challenge(&cfg)))
+}
 /// Time allowed for a join body to arrive.
 pub const BODY_DEADLINE: std::time::Duration = std::time::Duration::from_secs(5);
 
@@ -134,6 +162,14 @@ async fn join(
         Err(DomainError::Unavailable) => return Err(ApiError::Unavailable),
         Err(e) => return Err(e.into()),
     };
+    let solution =
+        match req.headers().get(CHALLENGE_HEADER) {
+            Some(h) => Some(h.to_str().map_err(|_| {
+                ApiError::bad_request(format!("{CHALLENGE_HEADER} is not valid text"))
+            })?),
+            None => body.as_ref().and_then(|b| b.altcha.as_deref()),
+        };
+    engine.check_pow(&cfg, &visitor, solution).await?;
     engine
         .check_visitor_limit(&visitor, LimitedAction::Join)
         .await?;

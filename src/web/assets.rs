@@ -49,6 +49,11 @@ const ASSETS: &[(&str, &str, &str)] = &[
         include_str!("../../static/admin.js"),
     ),
     (
+        "pow-worker.js",
+        "text/javascript; charset=utf-8",
+        include_str!("../../static/pow-worker.js"),
+    ),
+    (
         "retry.js",
         "text/javascript; charset=utf-8",
         include_str!("../../static/retry.js"),

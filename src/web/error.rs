@@ -21,6 +21,14 @@ pub enum ApiError {
     Conflict(String),
     #[error("{0}")]
     Forbidden(String),
+    /// A join without a usable proof of work: `403` with a fresh challenge beside the
+    /// error.
+    #[error("{message}")]
+    Challenge {
+        code: &'static str,
+        message: String,
+        challenge: serde_json::Value,
+    },
     #[error("no room named `{0}`")]
     UnknownRoom(String),
     #[error("{0}")]
@@ -59,7 +67,9 @@ impl ApiError {
 
     pub fn code(&self) -> &'static str {
         match self {
-            ApiError::BadRequest { code, .. } | ApiError::Unauthorized { code, .. } => code,
+            ApiError::BadRequest { code, .. }
+            | ApiError::Unauthorized { code, .. }
+            | ApiError::Challenge { code, .. } => code,
             ApiError::InvalidField { .. } => "invalid_field",
             ApiError::Conflict(_) => "conflict",
             ApiError::Forbidden(_) => "forbidden",
@@ -83,6 +93,11 @@ impl From<DomainError> for ApiError {
             }
             DomainError::InvalidToken => ApiError::unauthorized("invalid_token", message),
             DomainError::Entry(e) => ApiError::unauthorized(e.code(), message),
+            DomainError::Challenge { error, fresh } => ApiError::Challenge {
+                code: error.code(),
+                message,
+                challenge: json!(*fresh),
+            },
             DomainError::NoVisitor(_) => ApiError::unauthorized("no_visitor", message),
             DomainError::Pass(PassError::Expired) => {
                 ApiError::unauthorized("expired_pass", message)
@@ -113,7 +128,7 @@ impl ResponseError for ApiError {
             ApiError::BadRequest { .. } | ApiError::InvalidField { .. } => StatusCode::BAD_REQUEST,
             ApiError::Conflict(_) => StatusCode::CONFLICT,
             ApiError::Unauthorized { .. } => StatusCode::UNAUTHORIZED,
-            ApiError::Forbidden(_) => StatusCode::FORBIDDEN,
+            ApiError::Forbidden(_) | ApiError::Challenge { .. } => StatusCode::FORBIDDEN,
             ApiError::UnknownRoom(_) | ApiError::NotFound(_) => StatusCode::NOT_FOUND,
             ApiError::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
             ApiError::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
@@ -143,6 +158,9 @@ impl ResponseError for ApiError {
         let mut error = json!({"code": self.code(), "message": self.to_string()});
         if let ApiError::InvalidField { field, .. } = self {
             error["field"] = json!(field);
+        }
+        if let ApiError::Challenge { challenge, .. } = self {
+            return res.json(json!({ "error": error, "challenge": challenge }));
         }
         res.json(json!({ "error": error }))
     }

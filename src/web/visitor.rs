@@ -75,6 +75,9 @@ struct ScriptConfig<'a> {
     /// Whether the visitor holds a place (a newcomer on a closed or sold-out room does
     /// not: the page then joins by itself when the room opens again).
     has_place: bool,
+    /// The page was rendered without joining: the script solves the room's proof of
+    /// work, then joins.
+    pow_check: bool,
     support_code: String,
     keep_open: String,
     /// The sentence for `eta_reason: "you_were_away"`, with the room's timeout in it.
@@ -258,6 +261,18 @@ async fn queue_page_inner(
     engine
         .check_visitor_limit(&visitor, LimitedAction::Join)
         .await?;
+    match engine.check_pow(&cfg, &visitor, None).await {
+        Ok(()) => {}
+        Err(DomainError::Challenge { .. }) => {
+            return verifying_page(engine, &room, &cfg, &visitor, q, lang).await
+        }
+        Err(DomainError::Unavailable) => {
+            let mut res = error_page(lang, &ApiError::Unavailable, req.uri().to_string());
+            let _ = res.add_cookie(&identity_cookie(engine, &visitor));
+            return Ok(res);
+        }
+        Err(e) => return Err(e.into()),
+    }
     let redirect_base = resolve_return(&cfg.target_url, q.ret.as_deref());
     let view = match engine
         .join_to(&room, &visitor, redirect_base.as_deref())
@@ -289,6 +304,35 @@ async fn queue_page_inner(
     let page = queue_page_body(&room, &cfg, &view, q, lang, Some(&grant));
     let mut res = html(StatusCode::OK, render(page), PAGE_CSP);
     let _ = res.add_cookie(&vid_cookie);
+    Ok(res)
+}
+
+/// The page for a newcomer in a `challenge = "pow"` room: rendered without joining (the
+/// script solves the proof of work in a worker, then joins and listens as usual), with
+/// the visitor's identity cookie so the join and the socket are the same visitor.
+async fn verifying_page(
+    engine: &Engine,
+    room: &str,
+    cfg: &RoomConfig,
+    visitor: &crate::domain::identity::VisitorId,
+    q: &PageQuery,
+    lang: Lang,
+) -> Result<HttpResponse, ApiError> {
+    let view = engine.status(room, visitor).await?;
+    let t = lang.strings();
+    let grant = engine
+        .visitors
+        .page_grant(room, visitor, crate::clock::wall_ms());
+    let mut page = queue_page_body(room, cfg, &view, q, lang, Some(&grant));
+    page.state = "verifying";
+    page.title = t.pow_title;
+    page.lead = t.pow_lead;
+    let mut config: serde_json::Value =
+        serde_json::from_str(&page.config).map_err(|e| ApiError::Internal(e.to_string()))?;
+    config["pow_check"] = serde_json::json!(true);
+    page.config = config.to_string();
+    let mut res = html(StatusCode::OK, render(page), PAGE_CSP);
+    let _ = res.add_cookie(&identity_cookie(engine, visitor));
     Ok(res)
 }
 
@@ -346,6 +390,7 @@ fn script_config(
         eta_seconds: view.map(|v| v.eta_seconds).unwrap_or(0),
         start: q.start.unwrap_or(0).max(position),
         has_place: position > 0,
+        pow_check: false,
         support_code: view.map(|v| v.support_code.clone()).unwrap_or_default(),
         keep_open: with_timeout(lang.strings().keep_open, cfg),
         away_note: with_timeout(lang.strings().you_were_away, cfg),

@@ -101,8 +101,13 @@ async fn ws(
             .check_visitor_limit(&visitor, LimitedAction::WsUpgrade)
             .await?;
     }
-    let cfg_target = engine.room_config(&room).await?.target_url;
-    let redirect_base = resolve_return(&cfg_target, q.ret.as_deref());
+    let cfg = engine.room_config(&room).await?;
+    // The handshake joins. In a room that lets people in line only with an enqueue token
+    // or a proof of work, only a visitor who already holds a place may join this way
+    // (no store call for other rooms).
+    let visitor = engine.entry_visitor(&cfg, None, Some(visitor)).await?;
+    engine.check_pow(&cfg, &visitor, None).await?;
+    let redirect_base = resolve_return(&cfg.target_url, q.ret.as_deref());
     // Check the handshake before joining, so a plain GET changes nothing. The client's
     // bytes go through the frame guard first.
     let oversized = Arc::new(AtomicBool::new(false));

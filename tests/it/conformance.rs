@@ -501,6 +501,8 @@ async fn room_config_round_trips(b: Backend) {
         paused: true,
         embed_origins: vec!["https://shop.example".into()],
         entry: anteroom::config::EntryMode::Token,
+        challenge: anteroom::config::ChallengeMode::Pow,
+        pow_max_number: 5000,
         entry_secret: Some(anteroom::config::Secret::new(
             "site-entry-secret-0123456789abcdef",
         )),

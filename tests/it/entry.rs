@@ -207,3 +207,36 @@ async fn the_queue_page_takes_the_token_in_its_address_and_explains_a_missing_on
     // The first in an empty room is let in at once (303 to the target).
     assert_eq!(r.status(), 303);
 }
+
+/// The socket's handshake joins too: a visitor token from another room (any signed
+/// identity) gets no place in a token room that way; a token holder's socket works.
+#[tokio::test]
+async fn the_socket_handshake_gives_no_place_without_a_token() {
+    use crate::helpers::ws::{connect, next_json};
+    use tokio_tungstenite::tungstenite::Error as WsError;
+    let (app, _r) = app(vec![token_room("t", 1), room("open", 1)]).await;
+    let elsewhere = app.join("open").await.token();
+    match connect(&app, "t", &elsewhere, None).await {
+        Err(WsError::Http(res)) => assert_eq!(res.status(), 401),
+        other => panic!("expected 401, got {:?}", other.map(|_| ())),
+    }
+    let holder = join(
+        &app,
+        "t",
+        serde_json::json!({"enqueue_token": token("holder", "t", 60, SECRET)}),
+    )
+    .await;
+    assert_eq!(holder.state(), "admitted");
+    let alice = join(
+        &app,
+        "t",
+        serde_json::json!({"enqueue_token": token("alice", "t", 60, SECRET)}),
+    )
+    .await;
+    let mut ws = connect(&app, "t", &alice.token(), None).await.unwrap();
+    let first = next_json(&mut ws, std::time::Duration::from_secs(10)).await;
+    assert_eq!(
+        (first["state"].as_str(), first["position"].as_u64()),
+        (Some("queued"), Some(1))
+    );
+}

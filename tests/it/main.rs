@@ -21,6 +21,7 @@ mod hostile;
 mod hostile_table;
 mod nginx;
 mod pages;
+mod pow;
 mod reaper;
 mod recovery;
 mod ws;
