@@ -168,10 +168,13 @@ async fn the_site_lets_pass_holders_in_and_sends_others_to_the_queue(site: &Site
         format!("checkout for visitor {sub}")
     );
 
-    // Forged (signature edited), another room's, and garbage: to the queue.
-    let mut forged = good.clone();
-    let last = forged.pop().unwrap();
-    forged.push(if last == 'A' { 'B' } else { 'A' });
+    // Forged (signature edited), another room's, and garbage: to the queue. The edit is
+    // ten characters from the end: the last base64url character of a 64-byte signature
+    // carries padding bits that decoders may ignore.
+    let mut forged: Vec<char> = good.chars().collect();
+    let i = forged.len() - 10;
+    forged[i] = if forged[i] == 'A' { 'B' } else { 'A' };
+    let forged: String = forged.into_iter().collect();
     let (other, _) = pass(app, "other").await;
     for bad in [forged, other, "not-a-jwt".to_string()] {
         let r = get("/checkout/", Some(format!("anteroom_pass_sale={bad}"))).await;
