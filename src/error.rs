@@ -66,6 +66,10 @@ pub enum DomainError {
         error: crate::domain::pow::PowError,
         fresh: Box<crate::domain::pow::Challenge>,
     },
+    /// A join that needs a new place from an address (or IPv6 /64) that already holds
+    /// `max_places_per_ip` places or sessions in the room.
+    #[error("your network already holds the most places this room allows per network; try again once one of them has been let in")]
+    TooManyPlaces,
     /// The store did not answer in time; the caller may retry.
     #[error("the queue store is unavailable; please retry shortly")]
     Unavailable,

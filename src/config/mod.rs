@@ -256,6 +256,11 @@ pub struct RoomConfig {
     /// tries about half of them on average).
     #[serde(default = "default_pow_max_number")]
     pub pow_max_number: u64,
+    /// The most places (or live sessions) one client address, or one IPv6 /64, may hold
+    /// in the room at once; 0 = no cap (shared networks put many people behind one
+    /// address: see `docs/abuse.md`).
+    #[serde(default)]
+    pub max_places_per_ip: u64,
 }
 
 /// The default difficulty (see `BENCHMARKS.md` for the solve time it costs).
@@ -340,6 +345,12 @@ impl RoomConfig {
         }
         if self.name.chars().count() > 200 {
             return Err(("name", "must be at most 200 characters".into()));
+        }
+        if self.max_places_per_ip > 1000 {
+            return Err((
+                "max_places_per_ip",
+                "must be at most 1000 (0 = no cap)".into(),
+            ));
         }
         if self.pow_max_number == 0 || self.pow_max_number > 100_000_000 {
             return Err(("pow_max_number", "must be between 1 and 100000000".into()));

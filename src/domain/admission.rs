@@ -214,6 +214,13 @@ impl Engine {
     pub fn store_failed(&self, op: &'static str, room: &str, e: StoreError) -> DomainError {
         match e {
             StoreError::NoSuchRoom => DomainError::UnknownRoom(room.to_string()),
+            StoreError::TooManyPlaces => {
+                self.metrics
+                    .rate_limited
+                    .with_label_values(&["ip_places"])
+                    .inc();
+                DomainError::TooManyPlaces
+            }
             StoreError::Unavailable(_) => {
                 tracing::warn!(op, room, error = %e, "store operation failed");
                 self.metrics.store_errors.with_label_values(&[op]).inc();
@@ -533,7 +540,34 @@ impl Engine {
         visitor: &VisitorId,
         redirect_base: Option<&str>,
     ) -> Result<VisitorView, DomainError> {
-        let s = match self.store.join(room, visitor.as_str()).await {
+        self.join_from(room, visitor, redirect_base, None).await
+    }
+
+    /// [`Self::join_to`] from the client address `ip`: in a room with
+    /// `max_places_per_ip`, a new place counts against the address's group
+    /// ([`place_group`](crate::domain::ratelimit::place_group)).
+    pub async fn join_from(
+        &self,
+        room: &str,
+        visitor: &VisitorId,
+        redirect_base: Option<&str>,
+        ip: Option<std::net::IpAddr>,
+    ) -> Result<VisitorView, DomainError> {
+        let limit = match ip {
+            Some(ip) => match self.room_config_cached(room).await {
+                Ok(cfg) if cfg.max_places_per_ip > 0 => Some(crate::store::PlaceLimit {
+                    group: crate::domain::ratelimit::place_group(ip),
+                    max: cfg.max_places_per_ip,
+                }),
+                _ => None,
+            },
+            None => None,
+        };
+        let s = match self
+            .store
+            .join_limited(room, visitor.as_str(), limit.as_ref())
+            .await
+        {
             Ok(s) => s,
             Err(e) => {
                 let e = self.store_failed("join", room, e);

@@ -170,6 +170,9 @@ pub struct Strings {
     /// `{n}`: percent of the numbers tried.
     pub pow_progress: &'static str,
     pub pow_failed: &'static str,
+    /// A new place refused: the visitor's network holds `max_places_per_ip` already.
+    pub err_places: &'static str,
+    pub err_places_lead: &'static str,
     /// An `entry = "token"` room reached without a valid enqueue token.
     pub err_entry: &'static str,
     pub err_entry_lead: &'static str,
@@ -261,6 +264,8 @@ pub static EN: Strings = Strings {
     pow_lead: "This takes a few seconds and keeps bots from taking places. You join the line as soon as it is done (JavaScript is needed).",
     pow_progress: "Checking your browser… {n} %",
     pow_failed: "Your browser could not finish the check. Reload the page to try again.",
+    err_places: "Your network already has its places in this line",
+    err_places_lead: "Someone on the same network (an office, a school, a mobile network) already holds as many places as this line allows per network. Try again once one of them has been let in.",
     err_entry: "This line needs an invitation from the site",
     err_entry_lead: "Open the waiting room from the site's own link (sign in there first). The link you followed has no invitation, or it has expired or is for another line.",
     try_again: "Try again",
@@ -353,6 +358,8 @@ pub static ZH: Strings = Strings {
     pow_lead: "这需要几秒钟，可防止机器人抢占名额。完成后您将自动排入队列（需要启用 JavaScript）。",
     pow_progress: "正在检查您的浏览器… {n}%",
     pow_failed: "您的浏览器未能完成检查。请刷新页面重试。",
+    err_places: "您所在的网络在此队列中的名额已满",
+    err_places_lead: "同一网络（公司、学校或移动网络）中已有人占用了此队列允许每个网络持有的全部名额。请在其中有人入场后再试。",
     err_entry: "此队列需要网站的邀请",
     err_entry_lead: "请从网站提供的链接进入（先在网站登录）。您使用的链接没有邀请，或邀请已过期，或不属于此队列。",
     try_again: "重试",

@@ -190,3 +190,36 @@ mod failure_tests {
         assert!(l.blocked("192.0.2.1".parse().unwrap(), t0).is_some());
     }
 }
+
+/// The group a client address counts in for `max_places_per_ip`: the address itself
+/// (IPv4, or IPv4 seen on a dual-stack socket), or its /64 for IPv6 (one subscriber's
+/// network: one host can use every address in it).
+pub fn place_group(ip: std::net::IpAddr) -> String {
+    use std::net::IpAddr;
+    match ip {
+        IpAddr::V4(v4) => v4.to_string(),
+        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+            Some(v4) => v4.to_string(),
+            None => {
+                let s = v6.segments();
+                let net = std::net::Ipv6Addr::new(s[0], s[1], s[2], s[3], 0, 0, 0, 0);
+                format!("{net}/64")
+            }
+        },
+    }
+}
+
+#[cfg(test)]
+mod place_group_tests {
+    use super::place_group;
+
+    #[test]
+    fn ipv6_counts_per_64_and_ipv4_per_address() {
+        let g = |s: &str| place_group(s.parse().unwrap());
+        assert_eq!(g("203.0.113.9"), "203.0.113.9");
+        assert_eq!(g("::ffff:203.0.113.9"), "203.0.113.9");
+        assert_eq!(g("2001:db8:1:2::1"), "2001:db8:1:2::/64");
+        assert_eq!(g("2001:db8:1:2:ffff:ffff:ffff:ffff"), "2001:db8:1:2::/64");
+        assert_ne!(g("2001:db8:1:3::1"), g("2001:db8:1:2::1"));
+    }
+}

@@ -139,6 +139,8 @@ struct Room {
     join_times: HashMap<String, u64>,
     /// Visitors dropped for silence → when (kept for `AWAY_KEEP_MS`).
     away: HashMap<String, u64>,
+    /// Places by group (`join_limited`): group → visitors, pruned lazily.
+    groups: HashMap<String, Vec<String>>,
     /// Visitors let in from the line and not seen since (as `:u` in the Lua session
     /// record; see `EtaBasis::quiet`).
     unclaimed: HashSet<String>,
@@ -444,29 +446,51 @@ impl Store for MemoryStore {
         Ok(self.rooms.lock().unwrap().remove(room).is_some())
     }
 
-    async fn join(&self, room: &str, v: &str) -> StoreResult<Snapshot> {
+    async fn join_limited(
+        &self,
+        room: &str,
+        v: &str,
+        limit: Option<&super::PlaceLimit>,
+    ) -> StoreResult<Snapshot> {
         self.with_room(room, |r, now| {
             if r.is_admitted(v, now) {
-                return r.snapshot(VisitorState::Admitted, v, now, Vec::new());
+                return Ok(r.snapshot(VisitorState::Admitted, v, now, Vec::new()));
             }
             if r.cfg.closed {
-                return r.snapshot(VisitorState::Closed, v, now, Vec::new());
+                return Ok(r.snapshot(VisitorState::Closed, v, now, Vec::new()));
             }
             let promoted = r.promote(now, PROMOTE_LIMIT);
             if r.is_admitted(v, now) {
-                return r.snapshot(VisitorState::Admitted, v, now, promoted);
+                return Ok(r.snapshot(VisitorState::Admitted, v, now, promoted));
             }
             if r.tickets.contains_key(v) {
                 r.set_heartbeat(v, now);
-                return r.snapshot(r.waiting_state(true), v, now, promoted);
+                return Ok(r.snapshot(r.waiting_state(true), v, now, promoted));
             }
             let away = r.away.remove(v).is_some();
             if r.cfg.stock == Some(0) {
-                return r.snapshot(VisitorState::SoldOut, v, now, promoted);
+                return Ok(r.snapshot(VisitorState::SoldOut, v, now, promoted));
+            }
+            // A new place: count it against the group's cap first (places that ended are
+            // dropped from the group as it is read).
+            if let Some(l) = limit {
+                let held: Vec<String> = r
+                    .groups
+                    .remove(&l.group)
+                    .unwrap_or_default()
+                    .into_iter()
+                    .filter(|m| r.tickets.contains_key(m) || r.is_admitted(m, now))
+                    .collect();
+                let full = held.len() as u64 >= l.max;
+                let entry = r.groups.entry(l.group.clone()).or_insert(held);
+                if full {
+                    return Err(StoreError::TooManyPlaces);
+                }
+                entry.push(v.to_string());
             }
             if !r.cfg.paused && r.queue.is_empty() && r.free_slots(now) > 0 {
                 r.admit(v, now);
-                return r.snapshot(VisitorState::Admitted, v, now, promoted);
+                return Ok(r.snapshot(VisitorState::Admitted, v, now, promoted));
             }
             r.seq += 1;
             r.queue.insert(r.seq, v.to_string());
@@ -480,8 +504,8 @@ impl Store for MemoryStore {
             r.set_heartbeat(v, now);
             let mut s = r.snapshot(r.waiting_state(true), v, now, promoted);
             s.rejoined_after_absence = away;
-            s
-        })
+            Ok(s)
+        })?
     }
 
     async fn status(&self, room: &str, v: &str) -> StoreResult<Snapshot> {

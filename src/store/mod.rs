@@ -132,6 +132,18 @@ pub struct EtaBasis {
     pub admits: u64,
 }
 
+/// A cap on the places one group of visitors (one client address, or one IPv6 /64) may
+/// hold in a room at once (`max_places_per_ip`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PlaceLimit {
+    /// The group, e.g. `203.0.113.9` or `2001:db8:1:2::/64` (no spaces).
+    pub group: String,
+    pub max: u64,
+}
+
+/// How long a group's record of places lives after its last new place (ms).
+pub const PLACE_GROUP_TTL_MS: u64 = 86_400_000;
+
 /// The most stock a room may hold. Redis keeps numbers in Lua as doubles, exact to
 /// 2^53; this bound keeps every stock exact (a top-up past it stops at it).
 pub const MAX_STOCK: u64 = 1_000_000_000_000_000;
@@ -450,6 +462,9 @@ pub struct WindowDecision {
 pub enum StoreError {
     #[error("no such room")]
     NoSuchRoom,
+    /// A join that needs a new place from an address already holding the most allowed.
+    #[error("this address already holds the most places allowed in this room")]
+    TooManyPlaces,
     #[error("store unavailable: {0}")]
     Unavailable(String),
     #[error("unexpected store reply: {0}")]
@@ -482,7 +497,19 @@ pub trait Store: Send + Sync + 'static {
     async fn delete_room(&self, room: &str) -> StoreResult<bool>;
 
     /// Join (idempotent); see the module rules.
-    async fn join(&self, room: &str, visitor: &str) -> StoreResult<Snapshot>;
+    async fn join(&self, room: &str, visitor: &str) -> StoreResult<Snapshot> {
+        self.join_limited(room, visitor, None).await
+    }
+    /// Join, and when it takes a new place (a queue place or a walk-in session) count it
+    /// against `limit`'s group: a group already holding `limit.max` places or live
+    /// sessions in the room gets [`StoreError::TooManyPlaces`] and nothing changes.
+    /// Places that ended (admitted and expired, released, reaped, flushed) stop counting.
+    async fn join_limited(
+        &self,
+        room: &str,
+        visitor: &str,
+        limit: Option<&PlaceLimit>,
+    ) -> StoreResult<Snapshot>;
     /// Where the visitor stands; refreshes a queued visitor's heartbeat.
     async fn status(&self, room: &str, visitor: &str) -> StoreResult<Snapshot>;
     /// Leaves the queue or ends the session at once, then promotes. Returns whether the

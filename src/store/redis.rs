@@ -37,13 +37,15 @@ fn lua_prelude() -> String {
     let bounds: Vec<String> = super::WAIT_BOUNDS_MS.iter().map(u64::to_string).collect();
     format!(
         "local WINDOW_MS = {}\nlocal ENDS_KEEP = {}\nlocal BASIS_SESSIONS = {}\n\
-         local PROMOTE_LIMIT = {}\nlocal MINUTE_TTL_MS = {}\nlocal WAIT_BOUNDS = {{{}}}\n",
+         local PROMOTE_LIMIT = {}\nlocal MINUTE_TTL_MS = {}\nlocal WAIT_BOUNDS = {{{}}}\n\
+         local PLACE_GROUP_TTL_MS = {}\n",
         super::WINDOW_MS,
         super::ENDS_KEEP,
         super::BASIS_SESSIONS,
         super::PROMOTE_LIMIT,
         super::HISTORY_MINUTES * 60_000,
-        bounds.join(", ")
+        bounds.join(", "),
+        super::PLACE_GROUP_TTL_MS
     )
 }
 
@@ -289,6 +291,9 @@ impl RedisStore {
             if let Some(Value::BulkString(b)) = items.first() {
                 if b.as_slice() == b"no_room" {
                     return Err(StoreError::NoSuchRoom);
+                }
+                if b.as_slice() == b"too_many_places" {
+                    return Err(StoreError::TooManyPlaces);
                 }
             }
         }
@@ -596,6 +601,8 @@ fn cfg_fields(cfg: &RoomConfig) -> Vec<String> {
         cfg.challenge.as_str().into(),
         "pow_max".into(),
         cfg.pow_max_number.to_string(),
+        "ip_max".into(),
+        cfg.max_places_per_ip.to_string(),
     ]
 }
 
@@ -638,6 +645,7 @@ fn cfg_from_hash(room: &str, h: &std::collections::HashMap<String, String>) -> R
             .get("pow_max")
             .and_then(|v| v.parse().ok())
             .unwrap_or(crate::config::DEFAULT_POW_MAX_NUMBER),
+        max_places_per_ip: num("ip_max").max(0) as u64,
     }
 }
 
@@ -703,8 +711,17 @@ impl Store for RedisStore {
         Ok(n > 0 || m > 0)
     }
 
-    async fn join(&self, room: &str, visitor: &str) -> StoreResult<Snapshot> {
-        parse_snapshot(self.run_room(&JOIN, room, &[visitor.to_string()]).await?)
+    async fn join_limited(
+        &self,
+        room: &str,
+        visitor: &str,
+        limit: Option<&super::PlaceLimit>,
+    ) -> StoreResult<Snapshot> {
+        let (group, max) = limit.map_or((String::new(), 0), |l| (l.group.clone(), l.max));
+        parse_snapshot(
+            self.run_room(&JOIN, room, &[visitor.to_string(), group, max.to_string()])
+                .await?,
+        )
     }
 
     async fn status(&self, room: &str, visitor: &str) -> StoreResult<Snapshot> {

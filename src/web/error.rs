@@ -9,6 +9,10 @@ use serde_json::json;
 use crate::domain::pass::PassError;
 use crate::error::DomainError;
 
+/// `Retry-After` of a `429 too_many_places`: when one of the group's places may have been
+/// let in (a guess; nothing frees on a timer).
+pub const TOO_MANY_PLACES_RETRY_SECS: u64 = 30;
+
 #[derive(Debug, thiserror::Error)]
 pub enum ApiError {
     #[error("{message}")]
@@ -35,6 +39,8 @@ pub enum ApiError {
     NotFound(String),
     #[error("too many requests; retry in {retry_after_secs} s")]
     RateLimited { retry_after_secs: u64 },
+    #[error("{0}")]
+    TooManyPlaces(String),
     #[error("the queue store is unavailable; please retry shortly")]
     Unavailable,
     #[error("the request body did not arrive in time")]
@@ -76,6 +82,7 @@ impl ApiError {
             ApiError::UnknownRoom(_) => "unknown_room",
             ApiError::NotFound(_) => "not_found",
             ApiError::RateLimited { .. } => "rate_limited",
+            ApiError::TooManyPlaces(_) => "too_many_places",
             ApiError::Unavailable => "store_unavailable",
             ApiError::RequestTimeout => "request_timeout",
             ApiError::Internal(_) => "internal",
@@ -111,6 +118,7 @@ impl From<DomainError> for ApiError {
                 ApiError::RateLimited { retry_after_secs }
             }
             DomainError::Unavailable => ApiError::Unavailable,
+            DomainError::TooManyPlaces => ApiError::TooManyPlaces(message),
             DomainError::Internal(detail) => ApiError::Internal(detail),
         }
     }
@@ -130,7 +138,9 @@ impl ResponseError for ApiError {
             ApiError::Unauthorized { .. } => StatusCode::UNAUTHORIZED,
             ApiError::Forbidden(_) | ApiError::Challenge { .. } => StatusCode::FORBIDDEN,
             ApiError::UnknownRoom(_) | ApiError::NotFound(_) => StatusCode::NOT_FOUND,
-            ApiError::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
+            ApiError::RateLimited { .. } | ApiError::TooManyPlaces(_) => {
+                StatusCode::TOO_MANY_REQUESTS
+            }
             ApiError::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
             ApiError::RequestTimeout => StatusCode::REQUEST_TIMEOUT,
             ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
@@ -149,6 +159,9 @@ impl ResponseError for ApiError {
             }
             ApiError::Unavailable => {
                 res.insert_header((header::RETRY_AFTER, "1"));
+            }
+            ApiError::TooManyPlaces(_) => {
+                res.insert_header((header::RETRY_AFTER, TOO_MANY_PLACES_RETRY_SECS.to_string()));
             }
             ApiError::Unauthorized { .. } => {
                 res.insert_header((header::WWW_AUTHENTICATE, "Bearer"));

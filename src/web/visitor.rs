@@ -154,6 +154,7 @@ pub(super) fn error_page(lang: Lang, e: &ApiError, retry_url: String) -> HttpRes
             Some(retry_url),
         ),
         ApiError::Forbidden(_) => (t.err_not_embeddable, t.err_not_embeddable_lead.into(), None),
+        ApiError::TooManyPlaces(_) => (t.err_places, t.err_places_lead.into(), Some(retry_url)),
         ApiError::Unauthorized { code, .. } if code.starts_with("token_") => {
             (t.err_entry, t.err_entry_lead.into(), None)
         }
@@ -275,7 +276,12 @@ async fn queue_page_inner(
     }
     let redirect_base = resolve_return(&cfg.target_url, q.ret.as_deref());
     let view = match engine
-        .join_to(&room, &visitor, redirect_base.as_deref())
+        .join_from(
+            &room,
+            &visitor,
+            redirect_base.as_deref(),
+            Some(client_ip(req, engine)),
+        )
         .await
     {
         Ok(view) => view,

@@ -122,7 +122,12 @@ async fn ws(
     let (res, session, stream) = actix_ws::handle(&req, body)
         .map_err(|e| ApiError::bad_request(format!("not a WebSocket upgrade: {e}")))?;
     let first = engine
-        .join_to(&room, &visitor, redirect_base.as_deref())
+        .join_from(
+            &room,
+            &visitor,
+            redirect_base.as_deref(),
+            Some(client_ip(&req, &engine)),
+        )
         .await?;
     let stream = stream.max_frame_size(MAX_FRAME);
     actix_web::rt::spawn(session_loop(

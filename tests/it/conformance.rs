@@ -503,6 +503,7 @@ async fn room_config_round_trips(b: Backend) {
         entry: anteroom::config::EntryMode::Token,
         challenge: anteroom::config::ChallengeMode::Pow,
         pow_max_number: 5000,
+        max_places_per_ip: 3,
         entry_secret: Some(anteroom::config::Secret::new(
             "site-entry-secret-0123456789abcdef",
         )),
@@ -673,6 +674,52 @@ async fn unclaimed_sessions_are_quiet_and_not_stays(b: Backend) {
     // Pruning the expired session does not record it either.
     s.reap("r", 100).await.unwrap();
     assert_eq!(s.eta_basis("r").await.unwrap().ends.len(), 2);
+}
+
+/// `join_limited`: a group (one client network) holds at most `max` places or live
+/// sessions; a refused join takes nothing; places that end stop counting; joins that take
+/// no new place are never refused.
+async fn places_per_group_are_capped_and_free_up(b: Backend) {
+    use anteroom::store::PlaceLimit;
+    let b = b.with_room(room("r", 1)).await;
+    let s = &b.store;
+    let g = PlaceLimit {
+        group: "203.0.113.9".into(),
+        max: 2,
+    };
+    let other = PlaceLimit {
+        group: "2001:db8:1:2::/64".into(),
+        max: 2,
+    };
+    let join = |v: usize, l: &PlaceLimit| {
+        let l = l.clone();
+        async move { s.join_limited("r", &v_(v), Some(&l)).await }
+    };
+    assert_eq!(join(0, &g).await.unwrap().state, VisitorState::Admitted);
+    assert_eq!(join(1, &g).await.unwrap().position, 1);
+    assert!(matches!(join(2, &g).await, Err(StoreError::TooManyPlaces)));
+    assert_eq!(
+        s.stats("r").await.unwrap().queue_length,
+        1,
+        "the refused join took nothing"
+    );
+    // Joining again takes no new place: never refused.
+    assert_eq!(join(1, &g).await.unwrap().position, 1);
+    assert_eq!(join(0, &g).await.unwrap().state, VisitorState::Admitted);
+    // Another group is counted on its own; a join without a limit is not counted.
+    assert_eq!(join(3, &other).await.unwrap().position, 2);
+    assert_eq!(s.join("r", &v_(4)).await.unwrap().position, 3);
+    // v1 leaves the line: the group holds one (v0's session) and may take another.
+    s.release("r", &v_(1)).await.unwrap();
+    assert_eq!(join(2, &g).await.unwrap().position, 3);
+    assert!(matches!(join(5, &g).await, Err(StoreError::TooManyPlaces)));
+    // v0's session ends (released): v3 is let in, and the group has room again.
+    s.release("r", &v_(0)).await.unwrap();
+    assert!(join(5, &g).await.is_ok());
+}
+
+fn v_(i: usize) -> String {
+    v(i)
 }
 
 async fn watch_reports_each_visitor_in_one_call(b: Backend) {
@@ -1058,6 +1105,7 @@ conformance!(
     fixed_window_limits_and_resets,
     figures_stay_exact_through_the_admissions_a_call_makes,
     unclaimed_sessions_are_quiet_and_not_stays,
+    places_per_group_are_capped_and_free_up,
     watch_reports_each_visitor_in_one_call,
     admissions_are_published,
     patches_change_only_named_fields_and_promote,

@@ -14,7 +14,7 @@ use tokio_tungstenite::tungstenite::Message;
 use crate::helpers::ws::{close_code, connect};
 use crate::helpers::{
     client, client_frame_header, prefix, raw_ws_handshake, redis_app, room, spawn_app,
-    test_settings, wait_until, RedisServer, ServerProcess,
+    test_settings, wait_until, RedisServer, Reply, ServerProcess, TestApp,
 };
 
 #[tokio::test]
@@ -404,4 +404,61 @@ async fn metrics_can_require_a_bearer_token() {
         .unwrap();
     assert_eq!(ok.status(), 200);
     assert!(ok.text().await.unwrap().contains("secret-room"));
+}
+
+/// A script minting identities from one address stops at `max_places_per_ip` (`429
+/// too_many_places`, with `Retry-After`), counted in the store so every instance agrees;
+/// IPv6 counts per /64; another network is not affected; the page says what happened.
+#[tokio::test]
+async fn minting_identities_from_one_network_stops_at_max_places_per_ip() {
+    let r = RedisServer::start();
+    let mut settings = test_settings(
+        Some(r.url()),
+        &crate::helpers::prefix(),
+        vec![anteroom::config::RoomConfig {
+            max_places_per_ip: 2,
+            ..room("drop", 1)
+        }],
+    );
+    settings.trust_forwarded_for = true;
+    let a = spawn_app(settings.clone()).await;
+    let b = spawn_app(settings).await;
+    let join = |app: &TestApp, ip: &str| {
+        let req = reqwest::Client::new()
+            .post(app.url("/api/rooms/drop/join"))
+            .header("X-Forwarded-For", ip);
+        async move { Reply::from(req.send().await.unwrap()).await }
+    };
+    assert_eq!(join(&a, "198.51.100.7").await.status, 200);
+    assert_eq!(join(&b, "198.51.100.7").await.status, 200);
+    // The third fresh identity from that address, on either instance: refused.
+    for app in [&a, &b] {
+        let r = join(app, "198.51.100.7").await;
+        assert_eq!(r.status, 429);
+        assert_eq!(r.body["error"]["code"], "too_many_places");
+        assert_eq!(r.headers["retry-after"], "30");
+    }
+    // IPv6: two hosts in one /64 are one network; another /64 is another.
+    assert_eq!(join(&a, "2001:db8:7:1::1").await.status, 200);
+    assert_eq!(join(&a, "2001:db8:7:1::2").await.status, 200);
+    assert_eq!(join(&b, "2001:db8:7:1:dead:beef::9").await.status, 429);
+    assert_eq!(join(&b, "2001:db8:7:2::1").await.status, 200);
+    assert_eq!(
+        a.engine.store.stats("drop").await.unwrap().queue_length,
+        4,
+        "refused joins took no place"
+    );
+    // The queue page explains it.
+    let page = reqwest::Client::new()
+        .get(a.url("/r/drop"))
+        .header("X-Forwarded-For", "198.51.100.7")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(page.status(), 429);
+    assert!(page
+        .text()
+        .await
+        .unwrap()
+        .contains("Your network already has its places in this line"));
 }

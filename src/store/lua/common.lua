@@ -21,7 +21,7 @@ local K_ENDS
 -- Defined before this file from the Rust constants (`lua_prelude` in store/redis.rs), one
 -- source for both: WINDOW_MS (rate-cap window), ENDS_KEEP and BASIS_SESSIONS (ETA basis),
 -- PROMOTE_LIMIT (most admissions per call), MINUTE_TTL_MS (how long a minute's figures
--- live), WAIT_BOUNDS (upper bounds in ms of the wait histogram buckets h0..h13; h14 is
+-- live), PLACE_GROUP_TTL_MS (how long a group's places are remembered: join), WAIT_BOUNDS (upper bounds in ms of the wait histogram buckets h0..h13; h14 is
 -- everything longer).
 
 local function now_ms()

@@ -1,4 +1,7 @@
--- join(visitor): idempotent. ARGV[1] = visitor id.
+-- join(visitor, group, max): idempotent. ARGV[1] = visitor id; ARGV[2] = the group a
+-- new place counts against ('' for none: see PlaceLimit in store/mod.rs), ARGV[3] = the
+-- most places or live sessions the group may hold. Returns the reply, or
+-- {'too_many_places'} (nothing taken).
 local v = ARGV[1]
 local cfg = load_cfg()
 if not cfg then return {'no_room'} end
@@ -18,6 +21,23 @@ end
 -- Dropped for silence earlier? Then this join puts them at the back, and says so.
 local away = redis.call('ZREM', K_AWAY, v) == 1
 if cfg.stock == 0 then return reply('sold_out', v, cfg, now, promoted) end
+-- A new place: count it against the group's cap first (places that ended are dropped
+-- from the group as it is read; the group's set is at most max plus those).
+local group = ARGV[2] and ARGV[2] ~= '' and (K_ST .. ':ip:' .. ARGV[2]) or nil
+if group then
+  local held = redis.call('ZRANGE', group, 0, -1)
+  local n = 0
+  for i = 1, #held do
+    if redis.call('ZSCORE', K_Q, held[i]) or is_admitted(held[i], now) then
+      n = n + 1
+    else
+      redis.call('ZREM', group, held[i])
+    end
+  end
+  if n >= tonumber(ARGV[3]) then return {'too_many_places'} end
+  redis.call('ZADD', group, now, v)
+  redis.call('PEXPIRE', group, PLACE_GROUP_TTL_MS)
+end
 if not cfg.paused and redis.call('ZCARD', K_Q) == 0 and free_slots(cfg, now) > 0 then
   publish({admit(cfg, v, now)})
   return reply('admitted', v, cfg, now, promoted)
