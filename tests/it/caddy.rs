@@ -4,7 +4,7 @@
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-use crate::helpers::{client, free_port, room, spawn_app, test_settings, RedisServer};
+use crate::helpers::{client, cookie_pair, free_port, room, spawn_app, test_settings, RedisServer};
 use anteroom::config::{BypassRule, RoomConfig, Secret};
 
 /// Caddy on a free port with the recipe's Caddyfile; stopped on drop.
@@ -89,15 +89,6 @@ impl Drop for Caddy {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
-}
-
-fn cookie_pair(res: &reqwest::Response, name: &str) -> Option<String> {
-    res.headers()
-        .get_all("set-cookie")
-        .iter()
-        .filter_map(|c| c.to_str().ok())
-        .find(|c| c.starts_with(&format!("{name}=")))
-        .map(|c| c.split(';').next().unwrap().to_string())
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

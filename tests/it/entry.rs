@@ -50,6 +50,16 @@ async fn join(app: &TestApp, room: &str, body: serde_json::Value) -> Reply {
     .await
 }
 
+/// A fresh client's join to room `t` with a good token for `sub`.
+async fn join_as(app: &TestApp, sub: &str) -> Reply {
+    join(
+        app,
+        "t",
+        serde_json::json!({"enqueue_token": token(sub, "t", 60, SECRET)}),
+    )
+    .await
+}
+
 #[tokio::test]
 async fn a_token_room_refuses_joins_without_a_valid_token_each_with_its_reason() {
     let (app, _r) = app(vec![token_room("t", 1), room("open", 1)]).await;
@@ -77,12 +87,7 @@ async fn a_token_room_refuses_joins_without_a_valid_token_each_with_its_reason()
         assert_eq!(r.body["error"]["code"], code, "{body}");
     }
     // Nobody got a place from any of that.
-    let ok = join(
-        &app,
-        "t",
-        serde_json::json!({"enqueue_token": token("u", "t", 60, SECRET)}),
-    )
-    .await;
+    let ok = join_as(&app, "u").await;
     assert_eq!((ok.status, ok.state()), (200, "admitted"));
     // A room without an entry key takes no tokens (rather than ignoring one).
     let r = join(
@@ -100,25 +105,10 @@ async fn a_token_room_refuses_joins_without_a_valid_token_each_with_its_reason()
 #[tokio::test]
 async fn two_browsers_with_the_same_sub_hold_one_place() {
     let (app, _r) = app(vec![token_room("t", 1)]).await;
-    let holder = join(
-        &app,
-        "t",
-        serde_json::json!({"enqueue_token": token("holder", "t", 60, SECRET)}),
-    )
-    .await;
+    let holder = join_as(&app, "holder").await;
     assert_eq!(holder.state(), "admitted");
-    let a = join(
-        &app,
-        "t",
-        serde_json::json!({"enqueue_token": token("alice", "t", 60, SECRET)}),
-    )
-    .await;
-    let b = join(
-        &app,
-        "t",
-        serde_json::json!({"enqueue_token": token("alice", "t", 60, SECRET)}),
-    )
-    .await;
+    let a = join_as(&app, "alice").await;
+    let b = join_as(&app, "alice").await;
     assert_eq!((a.state(), b.state()), ("queued", "queued"));
     assert_eq!(a.body["position"], 1);
     assert_eq!(
@@ -166,21 +156,11 @@ async fn a_stock_unit_is_taken_once_per_sub() {
     }])
     .await;
     for _ in 0..3 {
-        let r = join(
-            &app,
-            "t",
-            serde_json::json!({"enqueue_token": token("alice", "t", 60, SECRET)}),
-        )
-        .await;
+        let r = join_as(&app, "alice").await;
         assert_eq!(r.state(), "admitted");
         assert_eq!(r.body["stock"], 1, "alice's browsers share one unit");
     }
-    let bob = join(
-        &app,
-        "t",
-        serde_json::json!({"enqueue_token": token("bob", "t", 60, SECRET)}),
-    )
-    .await;
+    let bob = join_as(&app, "bob").await;
     assert_eq!(
         (bob.state(), bob.body["stock"].as_u64()),
         ("admitted", Some(0))
@@ -220,19 +200,9 @@ async fn the_socket_handshake_gives_no_place_without_a_token() {
         Err(WsError::Http(res)) => assert_eq!(res.status(), 401),
         other => panic!("expected 401, got {:?}", other.map(|_| ())),
     }
-    let holder = join(
-        &app,
-        "t",
-        serde_json::json!({"enqueue_token": token("holder", "t", 60, SECRET)}),
-    )
-    .await;
+    let holder = join_as(&app, "holder").await;
     assert_eq!(holder.state(), "admitted");
-    let alice = join(
-        &app,
-        "t",
-        serde_json::json!({"enqueue_token": token("alice", "t", 60, SECRET)}),
-    )
-    .await;
+    let alice = join_as(&app, "alice").await;
     let mut ws = connect(&app, "t", &alice.token(), None).await.unwrap();
     let first = next_json(&mut ws, std::time::Duration::from_secs(10)).await;
     assert_eq!(

@@ -3,7 +3,7 @@
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::helpers::{free_port, room, spawn_app, test_settings, RedisServer};
+use crate::helpers::{cookie_pair, free_port, room, spawn_app, test_settings, RedisServer};
 use anteroom::config::RoomConfig;
 
 /// nginx on a free port with a config written for the test; stopped on drop.
@@ -124,15 +124,6 @@ impl Drop for Nginx {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
-}
-
-fn cookie_pair(res: &reqwest::Response, name: &str) -> Option<String> {
-    res.headers()
-        .get_all("set-cookie")
-        .iter()
-        .filter_map(|c| c.to_str().ok())
-        .find(|c| c.starts_with(&format!("{name}=")))
-        .map(|c| c.split(';').next().unwrap().to_string())
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

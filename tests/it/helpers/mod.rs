@@ -154,6 +154,16 @@ pub async fn redis_app(rooms: Vec<RoomConfig>) -> (TestApp, RedisServer) {
 }
 
 /// A client without a cookie jar: tests pass identities explicitly.
+/// The `name=value` pair of the cookie `name` a response sets.
+pub fn cookie_pair(res: &reqwest::Response, name: &str) -> Option<String> {
+    res.headers()
+        .get_all("set-cookie")
+        .iter()
+        .filter_map(|c| c.to_str().ok())
+        .find(|c| c.starts_with(&format!("{name}=")))
+        .map(|c| c.split(';').next().unwrap().to_string())
+}
+
 pub fn client() -> reqwest::Client {
     reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
