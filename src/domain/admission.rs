@@ -543,26 +543,28 @@ impl Engine {
         self.join_from(room, visitor, redirect_base, None).await
     }
 
-    /// [`Self::join_to`] from the client address `ip`: in a room with
-    /// `max_places_per_ip`, a new place counts against the address's group
-    /// ([`place_group`](crate::domain::ratelimit::place_group)).
+    /// The cap a join from `ip` counts against in `cfg`'s room (`max_places_per_ip`, by
+    /// the address's [`place_group`](crate::domain::ratelimit::place_group)); `None`
+    /// when the room has none.
+    pub fn place_limit(
+        cfg: &crate::config::RoomConfig,
+        ip: std::net::IpAddr,
+    ) -> Option<crate::store::PlaceLimit> {
+        (cfg.max_places_per_ip > 0).then(|| crate::store::PlaceLimit {
+            group: crate::domain::ratelimit::place_group(ip),
+            max: cfg.max_places_per_ip,
+        })
+    }
+
+    /// [`Self::join_to`], a new place counting against `limit` (see
+    /// [`Self::place_limit`]).
     pub async fn join_from(
         &self,
         room: &str,
         visitor: &VisitorId,
         redirect_base: Option<&str>,
-        ip: Option<std::net::IpAddr>,
+        limit: Option<crate::store::PlaceLimit>,
     ) -> Result<VisitorView, DomainError> {
-        let limit = match ip {
-            Some(ip) => match self.room_config_cached(room).await {
-                Ok(cfg) if cfg.max_places_per_ip > 0 => Some(crate::store::PlaceLimit {
-                    group: crate::domain::ratelimit::place_group(ip),
-                    max: cfg.max_places_per_ip,
-                }),
-                _ => None,
-            },
-            None => None,
-        };
         let s = match self
             .store
             .join_limited(room, visitor.as_str(), limit.as_ref())

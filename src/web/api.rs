@@ -173,8 +173,8 @@ async fn join(
     engine
         .check_visitor_limit(&visitor, LimitedAction::Join)
         .await?;
-    let ip = client_ip(&req, &engine);
-    let view = match engine.join_from(&room, &visitor, None, Some(ip)).await {
+    let limit = Engine::place_limit(&cfg, client_ip(&req, &engine));
+    let view = match engine.join_from(&room, &visitor, None, limit).await {
         Ok(view) => view,
         Err(DomainError::Unavailable) => return Ok(unavailable_keeping(&engine, &visitor)),
         Err(e) => return Err(e.into()),

@@ -280,7 +280,7 @@ async fn queue_page_inner(
             &room,
             &visitor,
             redirect_base.as_deref(),
-            Some(client_ip(req, engine)),
+            Engine::place_limit(&cfg, client_ip(req, engine)),
         )
         .await
     {

@@ -126,7 +126,7 @@ async fn ws(
             &room,
             &visitor,
             redirect_base.as_deref(),
-            Some(client_ip(&req, &engine)),
+            Engine::place_limit(&cfg, client_ip(&req, &engine)),
         )
         .await?;
     let stream = stream.max_frame_size(MAX_FRAME);
