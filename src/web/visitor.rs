@@ -259,9 +259,8 @@ async fn queue_page_inner(
     let visitor = engine
         .entry_visitor(&cfg, q.enqueue_token.as_deref(), cookie)
         .await?;
-    engine
-        .check_visitor_limit(&visitor, LimitedAction::Join)
-        .await?;
+    // A newcomer in a proof-of-work room gets a page that does not join (its script joins
+    // once solved, and that join is what counts against the per-visitor limit).
     match engine.check_pow(&cfg, &visitor, None).await {
         Ok(()) => {}
         Err(DomainError::Challenge { .. }) => {
@@ -274,6 +273,9 @@ async fn queue_page_inner(
         }
         Err(e) => return Err(e.into()),
     }
+    engine
+        .check_visitor_limit(&visitor, LimitedAction::Join)
+        .await?;
     let redirect_base = resolve_return(&cfg.target_url, q.ret.as_deref());
     let view = match engine
         .join_from(

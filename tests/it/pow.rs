@@ -163,7 +163,7 @@ async fn the_queue_page_solves_the_challenge_in_a_worker_and_joins() {
     use crate::helpers::browser::{assert_accessible, screenshot, wait_text, Driver};
     let redis = RedisServer::start();
     let port = crate::helpers::free_port();
-    let app = spawn_app(crate::helpers::demo_settings(
+    let mut settings = crate::helpers::demo_settings(
         &redis,
         port,
         vec![RoomConfig {
@@ -172,8 +172,12 @@ async fn the_queue_page_solves_the_challenge_in_a_worker_and_joins() {
             ..room("drop", 1)
         }],
         "127.0.0.1",
-    ))
-    .await;
+    );
+    // One request a minute per visitor: the page that does not join must not spend it,
+    // or the script's join after solving would be refused.
+    settings.rate_limit.visitor_requests = 1;
+    settings.rate_limit.visitor_window_secs = 60;
+    let app = spawn_app(settings).await;
     // Someone holds the only slot (solving as an API client does), so the page waits.
     let c = app.engine.pow.challenge(
         "drop",
