@@ -211,13 +211,18 @@ async fn apply(
     let (o, n) = (json!(old), json!(new));
     for (k, v) in n.as_object().into_iter().flatten() {
         if o.get(k) != Some(v) && k != "stock" {
+            // A secret is never written to the log: only that it changed.
+            let shown = |x: &serde_json::Value| match k.as_str() {
+                "entry_secret" if !x.is_null() => json!("[redacted]"),
+                _ => x.clone(),
+            };
             audit(
                 engine,
                 who,
                 room,
                 &format!("set {k}"),
-                o[k].clone(),
-                v.clone(),
+                shown(&o[k]),
+                shown(v),
             )
             .await;
         }

@@ -301,6 +301,14 @@ pub struct RoomPatch {
     pub paused: Option<bool>,
     pub closed: Option<bool>,
     pub embed_origins: Option<Vec<String>>,
+    pub entry: Option<crate::config::EntryMode>,
+    /// `""` removes the key.
+    pub entry_secret: Option<crate::config::Secret>,
+    /// `""` removes the key.
+    pub entry_public_key: Option<String>,
+    pub challenge: Option<crate::config::ChallengeMode>,
+    pub pow_max_number: Option<u64>,
+    pub max_places_per_ip: Option<u64>,
 }
 
 impl RoomPatch {
@@ -333,6 +341,24 @@ impl RoomPatch {
         }
         if let Some(v) = &self.embed_origins {
             c.embed_origins = v.clone();
+        }
+        if let Some(v) = self.entry {
+            c.entry = v;
+        }
+        if let Some(v) = &self.entry_secret {
+            c.entry_secret = (!v.is_empty()).then(|| v.clone());
+        }
+        if let Some(v) = &self.entry_public_key {
+            c.entry_public_key = (!v.is_empty()).then(|| v.clone());
+        }
+        if let Some(v) = self.challenge {
+            c.challenge = v;
+        }
+        if let Some(v) = self.pow_max_number {
+            c.pow_max_number = v;
+        }
+        if let Some(v) = self.max_places_per_ip {
+            c.max_places_per_ip = v;
         }
         c
     }

@@ -527,6 +527,24 @@ fn patch_fields(p: &RoomPatch) -> Vec<String> {
             serde_json::to_string(v).unwrap_or_else(|_| "[]".into()),
         );
     }
+    if let Some(v) = p.entry {
+        put("entry", v.as_str().into());
+    }
+    if let Some(v) = &p.entry_secret {
+        put("entry_secret", v.expose().to_string());
+    }
+    if let Some(v) = &p.entry_public_key {
+        put("entry_pk", v.clone());
+    }
+    if let Some(v) = p.challenge {
+        put("challenge", v.as_str().into());
+    }
+    if let Some(v) = p.pow_max_number {
+        put("pow_max", v.to_string());
+    }
+    if let Some(v) = p.max_places_per_ip {
+        put("ip_max", v.to_string());
+    }
     f
 }
 

@@ -490,3 +490,65 @@ fn an_admin_token_shorter_than_32_characters_stops_start_up() {
         .to_string();
     assert!(err.contains("admin.token") && err.contains("32"), "{err}");
 }
+
+/// During an attack an operator turns the bot defences on live through the admin API:
+/// proof of work (and its difficulty), the per-network place cap, and token-only entry;
+/// bad combinations are refused naming the field, and the entry secret never reaches the
+/// audit log.
+#[tokio::test]
+async fn bot_defences_are_switched_on_live_and_the_secret_stays_out_of_the_audit() {
+    let (app, _r) = admin_app(vec![room("r", 1)]).await;
+    for (body, field) in [
+        (json!({"entry": "token"}), "entry"),
+        (json!({"entry_secret": "short"}), "entry"),
+        (json!({"pow_max_number": 0}), "pow_max_number"),
+        (json!({"max_places_per_ip": 5000}), "max_places_per_ip"),
+    ] {
+        let r = admin(&app, Method::PUT, "/api/admin/rooms/r", Some(body.clone())).await;
+        assert_eq!((r.status, r.error_code()), (400, "invalid_field"), "{body}");
+        assert_eq!(r.body["error"]["field"], field, "{body}");
+    }
+    let r = admin(
+        &app,
+        Method::PUT,
+        "/api/admin/rooms/r",
+        Some(json!({"challenge": "pow", "pow_max_number": 500, "max_places_per_ip": 3})),
+    )
+    .await;
+    assert_eq!(r.status, 200, "{:?}", r.body);
+    let cfg = admin(&app, Method::GET, "/api/admin/rooms/r", None).await;
+    assert_eq!(cfg.body["config"]["challenge"], "pow");
+    assert_eq!(cfg.body["config"]["pow_max_number"], 500);
+    assert_eq!(cfg.body["config"]["max_places_per_ip"], 3);
+    // It takes effect: a join without a proof of work is refused (within the 1 s cache).
+    crate::helpers::wait_until(
+        Duration::from_secs(5),
+        "the challenge to be asked",
+        || async {
+            let j = Reply::from(
+                reqwest::Client::new()
+                    .post(app.url("/api/rooms/r/join"))
+                    .send()
+                    .await
+                    .unwrap(),
+            )
+            .await;
+            (j.status == 403 && j.body["challenge"]["maxnumber"] == 500).then_some(())
+        },
+    )
+    .await;
+    // Token-only entry with its key; the secret is not in the audit log.
+    let secret = "site-entry-secret-0123456789abcdef";
+    let r = admin(
+        &app,
+        Method::PUT,
+        "/api/admin/rooms/r",
+        Some(json!({"entry": "token", "entry_secret": secret})),
+    )
+    .await;
+    assert_eq!(r.status, 200, "{:?}", r.body);
+    let audit = admin(&app, Method::GET, "/api/admin/rooms/r/audit", None).await;
+    let text = audit.body.to_string();
+    assert!(text.contains("set entry_secret"), "{text}");
+    assert!(!text.contains(secret), "{text}");
+}
