@@ -391,16 +391,23 @@ impl Engine {
         let Some(v) = visitor else {
             return Err(refused);
         };
-        let s = self
-            .store
-            .status(&cfg.id, v.as_str())
-            .await
-            .map_err(|e| self.store_failed("status", &cfg.id, e))?;
-        if s.position > 0 || s.state == VisitorState::Admitted {
+        if self.holds_place(&cfg.id, &v).await? {
             Ok(v)
         } else {
             Err(refused)
         }
+    }
+
+    /// Whether `visitor` holds a place in line or a live session in `room` (the rooms
+    /// that gate new places let such a visitor through without a token or a proof of
+    /// work).
+    async fn holds_place(&self, room: &str, visitor: &VisitorId) -> Result<bool, DomainError> {
+        let s = self
+            .store
+            .status(room, visitor.as_str())
+            .await
+            .map_err(|e| self.store_failed("status", room, e))?;
+        Ok(s.position > 0 || s.state == VisitorState::Admitted)
     }
 
     /// A fresh proof-of-work challenge for `cfg`'s room.
@@ -427,12 +434,7 @@ impl Engine {
             fresh: Box::new(self.pow_challenge(cfg)),
         };
         let Some(solution) = solution else {
-            let s = self
-                .store
-                .status(&cfg.id, visitor.as_str())
-                .await
-                .map_err(|e| self.store_failed("status", &cfg.id, e))?;
-            if s.position > 0 || s.state == VisitorState::Admitted {
+            if self.holds_place(&cfg.id, visitor).await? {
                 return Ok(());
             }
             return Err(refuse(PowError::Required));

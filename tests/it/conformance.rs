@@ -691,9 +691,9 @@ async fn places_per_group_are_capped_and_free_up(b: Backend) {
         group: "2001:db8:1:2::/64".into(),
         max: 2,
     };
-    let join = |v: usize, l: &PlaceLimit| {
+    let join = |i: usize, l: &PlaceLimit| {
         let l = l.clone();
-        async move { s.join_limited("r", &v_(v), Some(&l)).await }
+        async move { s.join_limited("r", &v(i), Some(&l)).await }
     };
     assert_eq!(join(0, &g).await.unwrap().state, VisitorState::Admitted);
     assert_eq!(join(1, &g).await.unwrap().position, 1);
@@ -708,18 +708,14 @@ async fn places_per_group_are_capped_and_free_up(b: Backend) {
     assert_eq!(join(0, &g).await.unwrap().state, VisitorState::Admitted);
     // Another group is counted on its own; a join without a limit is not counted.
     assert_eq!(join(3, &other).await.unwrap().position, 2);
-    assert_eq!(s.join("r", &v_(4)).await.unwrap().position, 3);
+    assert_eq!(s.join("r", &v(4)).await.unwrap().position, 3);
     // v1 leaves the line: the group holds one (v0's session) and may take another.
-    s.release("r", &v_(1)).await.unwrap();
+    s.release("r", &v(1)).await.unwrap();
     assert_eq!(join(2, &g).await.unwrap().position, 3);
     assert!(matches!(join(5, &g).await, Err(StoreError::TooManyPlaces)));
     // v0's session ends (released): v3 is let in, and the group has room again.
-    s.release("r", &v_(0)).await.unwrap();
+    s.release("r", &v(0)).await.unwrap();
     assert!(join(5, &g).await.is_ok());
-}
-
-fn v_(i: usize) -> String {
-    v(i)
 }
 
 async fn watch_reports_each_visitor_in_one_call(b: Backend) {
