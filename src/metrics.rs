@@ -34,6 +34,8 @@ pub struct Metrics {
     pub degraded: IntCounterVec,
     /// Requests passed by a `[[bypass]]` rule, by rule name.
     pub bypassed: IntCounterVec,
+    /// Enqueue tokens naming a lane the room does not have (queued in the general line).
+    pub lane_unknown: IntCounterVec,
     ws_sockets: IntGauge,
     ws_pushes: IntCounter,
     hub_store_calls: IntCounter,
@@ -118,6 +120,12 @@ impl Metrics {
                 "anteroom_bypass_total",
                 "Requests passed without a pass by a [[bypass]] rule",
                 &["rule"],
+            ),
+            lane_unknown: counter(
+                &r,
+                "anteroom_lane_unknown_total",
+                "Enqueue tokens naming a lane the room does not have (queued in the general line)",
+                &["room"],
             ),
             rooms_recreated: counter(
                 &r,

@@ -208,6 +208,17 @@
     set(c.f.sockets, room.sockets.length
       ? room.sockets.map(function (s) { return s.instance + ': ' + s.sockets; }).join(', ')
       : 'none');
+    // Priority lanes: each lane's share, who waits in it and who was let in from it (with
+    // the part of all let in from a lane that this is).
+    c.f.lanes_box.hidden = !room.lanes.length;
+    if (room.lanes.length) {
+      var let_in = room.lanes.reduce(function (n, l) { return n + l.admitted; }, 0);
+      set(c.f.lanes, room.lanes.map(function (l) {
+        var part = let_in ? ' (' + Math.round(100 * l.admitted / let_in) + ' %)' : '';
+        return (l.lane || 'general') + ' ' + Math.round(100 * l.share) + ' %: ' + l.waiting +
+          ' waiting, ' + l.admitted + ' let in' + part;
+      }).join(' · '));
+    }
     chart(c, room);
     switches(c, room);
     if (!c.filled) {

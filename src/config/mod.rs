@@ -261,7 +261,31 @@ pub struct RoomConfig {
     /// address: see `docs/abuse.md`).
     #[serde(default)]
     pub max_places_per_ip: u64,
+    /// Priority lanes: visitors whose enqueue token names a lane queue in it, and each
+    /// lane gets its share of the admissions; everyone else shares the rest.
+    #[serde(default)]
+    pub lanes: Vec<Lane>,
 }
+
+/// A priority lane (`lanes = [{ name = "members", share = 0.3 }]`).
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Lane {
+    /// `[A-Za-z0-9_-]{1,32}`, as the enqueue token's `lane` claim carries it.
+    pub name: String,
+    /// The part of the admissions the lane gets while it has visitors waiting, 0.01–0.99.
+    pub share: f64,
+}
+
+impl PartialEq for Lane {
+    fn eq(&self, other: &Self) -> bool {
+        self.name == other.name && self.share.to_bits() == other.share.to_bits()
+    }
+}
+impl Eq for Lane {}
+
+/// The most lanes a room may have.
+pub const MAX_LANES: usize = 8;
 
 /// The default difficulty (see `BENCHMARKS.md` for the solve time it costs).
 pub const DEFAULT_POW_MAX_NUMBER: u64 = 100_000;
@@ -355,6 +379,7 @@ impl RoomConfig {
         if self.pow_max_number == 0 || self.pow_max_number > 100_000_000 {
             return Err(("pow_max_number", "must be between 1 and 100000000".into()));
         }
+        check_lanes(&self.lanes).map_err(|m| ("lanes", m))?;
         if let Err(message) = crate::domain::entry::EntryKey::from_room(self) {
             return Err(("entry", message));
         }
@@ -386,6 +411,38 @@ impl RoomConfig {
             &self.name
         }
     }
+}
+
+/// A room's lanes: at most [`MAX_LANES`], unique names, each share 0.01–0.99 and all
+/// together at most 0.99, so visitors without a lane always keep a share.
+fn check_lanes(lanes: &[Lane]) -> Result<(), String> {
+    if lanes.len() > MAX_LANES {
+        return Err(format!("at most {MAX_LANES} lanes"));
+    }
+    let mut total = 0.0;
+    for (i, l) in lanes.iter().enumerate() {
+        let name_ok = !l.name.is_empty()
+            && l.name.len() <= 32
+            && l.name
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
+        if !name_ok {
+            return Err(format!("lanes[{i}].name must match [A-Za-z0-9_-]{{1,32}}"));
+        }
+        if lanes[..i].iter().any(|o| o.name == l.name) {
+            return Err(format!("lanes[{i}].name \"{}\" is used twice", l.name));
+        }
+        if !(0.01..=0.99).contains(&l.share) {
+            return Err(format!("lanes[{i}].share must be between 0.01 and 0.99"));
+        }
+        total += l.share;
+    }
+    if total > 0.99 + 1e-9 {
+        return Err(format!(
+            "the shares add up to {total:.2}; at most 0.99, so visitors without a lane keep a share"
+        ));
+    }
+    Ok(())
 }
 
 /// The built-in defaults, the first configuration layer.

@@ -66,6 +66,14 @@ pub struct VisitorView {
 /// The value of `X-Anteroom-Degraded` (and `degraded`) when the store is unreachable.
 pub const DEGRADED_STORE_UNREACHABLE: &str = "store-unreachable";
 
+/// Who joins, and in which lane ([`Engine::entry_visitor`]).
+#[derive(Debug)]
+pub struct Entrant {
+    pub visitor: VisitorId,
+    /// A lane the room has (`None`: the general line).
+    pub lane: Option<String>,
+}
+
 /// A pass that verified; `degraded` when it was checked offline (store unreachable).
 #[derive(Debug)]
 pub struct Verified {
@@ -370,32 +378,57 @@ impl Engine {
         }
     }
 
-    /// Who joins `cfg`'s line. With an enqueue token: the token's person, the same
-    /// visitor for every browser presenting that `sub` (one place, one stock unit).
-    /// Without one: `visitor` (a new identity when `None`); in an `entry = "token"` room
-    /// only a visitor who already holds a place or a session may come back that way.
+    /// Who joins `cfg`'s line, and in which lane. With an enqueue token: the token's
+    /// person, the same visitor for every browser presenting that `sub` (one place, one
+    /// stock unit), in the token's `lane` when the room has it. Without one: `visitor` (a
+    /// new identity when `None`) in the general line; in an `entry = "token"` room only a
+    /// visitor who already holds a place or a session may come back that way.
     pub async fn entry_visitor(
         &self,
         cfg: &crate::config::RoomConfig,
         token: Option<&str>,
         visitor: Option<VisitorId>,
-    ) -> Result<VisitorId, DomainError> {
+    ) -> Result<Entrant, DomainError> {
         if let Some(t) = token {
             let claims = crate::domain::entry::check(cfg, t)?;
-            return Ok(self.visitors.entry_id(&cfg.id, &claims.sub));
+            return Ok(Entrant {
+                visitor: self.visitors.entry_id(&cfg.id, &claims.sub),
+                lane: self.lane_of(cfg, claims.lane.as_deref()),
+            });
         }
         let refused = DomainError::Entry(crate::domain::entry::EntryError::Required);
+        let general = |visitor| Entrant {
+            visitor,
+            lane: None,
+        };
         if cfg.entry != crate::config::EntryMode::Token {
-            return Ok(visitor.unwrap_or_else(VisitorId::random));
+            return Ok(general(visitor.unwrap_or_else(VisitorId::random)));
         }
         let Some(v) = visitor else {
             return Err(refused);
         };
         if self.holds_place(&cfg.id, &v).await? {
-            Ok(v)
+            Ok(general(v))
         } else {
             Err(refused)
         }
+    }
+
+    /// The lane a token's `lane` claim puts its visitor in: the room's lane of that name;
+    /// a lane the room does not have puts them in the general line (a site's typo on
+    /// launch day must not turn its members away) and is counted
+    /// (`anteroom_lane_unknown_total`).
+    fn lane_of(&self, cfg: &crate::config::RoomConfig, lane: Option<&str>) -> Option<String> {
+        let lane = lane.filter(|l| !l.is_empty())?;
+        if cfg.lanes.iter().any(|l| l.name == lane) {
+            return Some(lane.to_string());
+        }
+        self.metrics
+            .lane_unknown
+            .with_label_values(&[&cfg.id])
+            .inc();
+        tracing::debug!(room = %cfg.id, lane, "enqueue token names a lane the room does not have");
+        None
     }
 
     /// Whether `visitor` holds a place in line or a live session in `room` (the rooms
@@ -542,7 +575,8 @@ impl Engine {
         visitor: &VisitorId,
         redirect_base: Option<&str>,
     ) -> Result<VisitorView, DomainError> {
-        self.join_from(room, visitor, redirect_base, None).await
+        self.join_from(room, visitor, redirect_base, Default::default())
+            .await
     }
 
     /// The cap a join from `ip` counts against in `cfg`'s room (`max_places_per_ip`, by
@@ -558,20 +592,16 @@ impl Engine {
         })
     }
 
-    /// [`Self::join_to`], a new place counting against `limit` (see
-    /// [`Self::place_limit`]).
+    /// [`Self::join_to`], a new place counting against `opts.limit` (see
+    /// [`Self::place_limit`]) and queued in `opts.lane`.
     pub async fn join_from(
         &self,
         room: &str,
         visitor: &VisitorId,
         redirect_base: Option<&str>,
-        limit: Option<crate::store::PlaceLimit>,
+        opts: crate::store::JoinOptions,
     ) -> Result<VisitorView, DomainError> {
-        let s = match self
-            .store
-            .join_limited(room, visitor.as_str(), limit.as_ref())
-            .await
-        {
+        let s = match self.store.join_with(room, visitor.as_str(), &opts).await {
             Ok(s) => s,
             Err(e) => {
                 let e = self.store_failed("join", room, e);

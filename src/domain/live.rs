@@ -69,6 +69,20 @@ pub struct RoomLive {
     pub reaped_total: u64,
     pub sockets: Vec<InstanceSockets>,
     pub series: Vec<SeriesPoint>,
+    /// Priority lanes (the general line first); empty without lanes.
+    pub lanes: Vec<LaneLive>,
+}
+
+/// One priority lane as the dashboard shows it.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct LaneLive {
+    /// `""`: the general line (visitors without a lane).
+    pub lane: String,
+    /// Its configured part of the admissions (the general line: the rest).
+    pub share: f64,
+    pub waiting: u64,
+    /// Let in from the lane since the room had lanes.
+    pub admitted: u64,
 }
 
 /// `prev × (1 − elapsed) + current`, the usual sliding-window estimate.
@@ -186,7 +200,28 @@ pub fn room_live(
             })
             .collect(),
         series,
+        lanes: r
+            .lanes
+            .iter()
+            .map(|l| LaneLive {
+                lane: l.lane.clone(),
+                share: if l.lane.is_empty() {
+                    round2(1.0 - cfg.lanes.iter().map(|c| c.share).sum::<f64>())
+                } else {
+                    cfg.lanes
+                        .iter()
+                        .find(|c| c.name == l.lane)
+                        .map_or(0.0, |c| c.share)
+                },
+                waiting: l.waiting,
+                admitted: l.admitted,
+            })
+            .collect(),
     }
+}
+
+fn round2(x: f64) -> f64 {
+    (x * 100.0).round() / 100.0
 }
 
 /// Sums across rooms, shown on top of the room list.

@@ -108,17 +108,135 @@ impl RankIndex {
     }
 }
 
+/// The line, ordered as a Redis sorted set orders it (ticket, then visitor id), with each
+/// lane's members also kept in their own arrival order: inside a lane tickets rise with
+/// arrival, so a position is the sum over the lanes of the members at or before the
+/// visitor's ticket, each counted in O(log n) ([`RankIndex`] over the lane's arrival
+/// numbers). Tickets themselves are spaced by the lanes' strides (see
+/// [`super::LANE_STRIDE`]), too far apart to index directly.
+#[derive(Default)]
+struct Line {
+    order: BTreeSet<(u64, String)>,
+    places: HashMap<String, Place>,
+    /// Lane (`""`: the general line) → its members.
+    lanes: HashMap<String, LaneLine>,
+}
+
+struct Place {
+    ticket: u64,
+    lane: String,
+    /// Arrival number inside the lane.
+    seq: u64,
+}
+
+#[derive(Default)]
+struct LaneLine {
+    next: u64,
+    /// Arrival number → visitor.
+    by_seq: BTreeMap<u64, String>,
+    /// (ticket, visitor) → arrival number.
+    by_ticket: BTreeMap<(u64, String), u64>,
+    ranks: RankIndex,
+}
+
+impl Line {
+    fn len(&self) -> usize {
+        self.order.len()
+    }
+
+    fn is_empty(&self) -> bool {
+        self.order.is_empty()
+    }
+
+    fn contains(&self, v: &str) -> bool {
+        self.places.contains_key(v)
+    }
+
+    fn clear(&mut self) {
+        *self = Line::default();
+    }
+
+    fn insert(&mut self, v: &str, ticket: u64, lane: &str) {
+        let l = self.lanes.entry(lane.to_string()).or_default();
+        l.next += 1;
+        let seq = l.next;
+        l.by_seq.insert(seq, v.to_string());
+        l.by_ticket.insert((ticket, v.to_string()), seq);
+        if l.ranks.fits(seq) {
+            l.ranks.add(seq, 1);
+        } else {
+            l.ranks.rebuild(&l.by_seq);
+        }
+        self.order.insert((ticket, v.to_string()));
+        self.places.insert(
+            v.to_string(),
+            Place {
+                ticket,
+                lane: lane.to_string(),
+                seq,
+            },
+        );
+    }
+
+    /// Takes v out of the line; returns its lane.
+    fn remove(&mut self, v: &str) -> Option<String> {
+        let p = self.places.remove(v)?;
+        let key = (p.ticket, v.to_string());
+        self.order.remove(&key);
+        if let Some(l) = self.lanes.get_mut(&p.lane) {
+            l.by_seq.remove(&p.seq);
+            l.by_ticket.remove(&key);
+            l.ranks.add(p.seq, -1);
+            if l.by_seq.is_empty() {
+                self.lanes.remove(&p.lane);
+            }
+        }
+        Some(p.lane)
+    }
+
+    /// 1-based position (0: not in line).
+    fn position(&self, v: &str) -> u64 {
+        let Some(p) = self.places.get(v) else {
+            return 0;
+        };
+        let key = (p.ticket, v.to_string());
+        self.lanes
+            .values()
+            .map(|l| match l.by_ticket.range(..=&key).next_back() {
+                Some((_, seq)) => l.ranks.rank(*seq),
+                None => 0,
+            })
+            .sum()
+    }
+
+    /// The first `n` in line.
+    fn heads(&self, n: usize) -> Vec<(u64, String)> {
+        self.order.iter().take(n).cloned().collect()
+    }
+
+    /// Visitors waiting in `lane`.
+    fn waiting_in(&self, lane: &str) -> u64 {
+        self.lanes.get(lane).map_or(0, |l| l.by_seq.len() as u64)
+    }
+
+    fn iter(&self) -> impl Iterator<Item = &String> {
+        self.places.keys()
+    }
+}
+
 #[derive(Default)]
 struct Room {
     cfg: RoomConfig,
     /// The configuration's version (see the parent module's rules).
     version: u64,
-    /// ticket → visitor, in queue order.
-    queue: BTreeMap<u64, String>,
-    /// visitor → ticket.
-    tickets: HashMap<String, u64>,
-    /// Positions in O(log n).
-    ranks: RankIndex,
+    /// The line, in admission order.
+    queue: Line,
+    /// The last ticket let in from the line (`vt` in Lua).
+    last_let_in: u64,
+    /// Each named lane's last ticket (`lf:<lane>` in Lua; the general line's is `seq`).
+    lane_tails: HashMap<String, u64>,
+    /// Let in from each lane while the room had lanes (`a:<lane>` in Lua).
+    lane_admits: HashMap<String, u64>,
     /// queued visitor → last heartbeat.
     heartbeats: HashMap<String, u64>,
     /// (last heartbeat, visitor), for reaping in order.
@@ -127,6 +245,7 @@ struct Room {
     sessions: HashMap<String, Admission>,
     /// (expiry, visitor), for counting live sessions and pruning in order.
     expiries: BTreeSet<(u64, String)>,
+    /// The general line's last ticket.
     seq: u64,
     admits: u64,
     reaped: u64,
@@ -203,14 +322,52 @@ impl Room {
         if let Some(hb) = self.heartbeats.remove(v) {
             self.hb_order.remove(&(hb, v.to_string()));
         }
-        match self.tickets.remove(v) {
-            Some(t) => {
-                self.queue.remove(&t);
-                self.ranks.add(t, -1);
-                true
-            }
-            None => false,
+        self.queue.remove(v).is_some()
+    }
+
+    /// Puts v at the back of its lane (as `enqueue` in Lua).
+    fn enqueue(&mut self, v: &str, lane: Option<&str>) {
+        let strides = super::lane_strides(&self.cfg);
+        let (name, stride) = match lane.and_then(|l| strides.iter().find(|(n, _)| n == l)) {
+            Some((n, s)) if !self.cfg.lanes.is_empty() && !n.is_empty() => (n.clone(), *s),
+            _ => (String::new(), strides[0].1),
+        };
+        let tail = if name.is_empty() {
+            self.seq
+        } else {
+            self.lane_tails.get(&name).copied().unwrap_or(0)
+        };
+        let ticket = self.last_let_in.max(tail) + stride;
+        if name.is_empty() {
+            self.seq = ticket;
+        } else {
+            self.lane_tails.insert(name.clone(), ticket);
         }
+        self.queue.insert(v, ticket, &name);
+    }
+
+    /// Each lane's figures, as `lane_counts` in Lua.
+    fn lane_counts(&self) -> Vec<super::LaneCount> {
+        if self.cfg.lanes.is_empty() {
+            return Vec::new();
+        }
+        let named: Vec<super::LaneCount> = self
+            .cfg
+            .lanes
+            .iter()
+            .map(|l| super::LaneCount {
+                lane: l.name.clone(),
+                waiting: self.queue.waiting_in(&l.name),
+                admitted: self.lane_admits.get(&l.name).copied().unwrap_or(0),
+            })
+            .collect();
+        let general = super::LaneCount {
+            lane: String::new(),
+            waiting: (self.queue.len() as u64)
+                .saturating_sub(named.iter().map(|l| l.waiting).sum::<u64>()),
+            admitted: self.lane_admits.get("").copied().unwrap_or(0),
+        };
+        std::iter::once(general).chain(named).collect()
     }
 
     /// Records the end of v's session at `end_ms` (release or expiry), for the ETA.
@@ -295,13 +452,26 @@ impl Room {
             return Vec::new();
         }
         let free = self.free_slots(now).min(limit);
-        let heads: Vec<String> = self.queue.values().take(free as usize).cloned().collect();
-        for v in &heads {
-            self.dequeue(v);
-            self.admit(v, now);
-            self.unclaimed.insert(v.clone());
+        let heads = self.queue.heads(free as usize);
+        if let Some((ticket, _)) = heads.last() {
+            self.last_let_in = *ticket;
         }
+        let count_admits = !self.cfg.lanes.is_empty();
         heads
+            .into_iter()
+            .map(|(_, v)| {
+                let lane = self.queue.remove(&v).unwrap_or_default();
+                if let Some(hb) = self.heartbeats.remove(&v) {
+                    self.hb_order.remove(&(hb, v.clone()));
+                }
+                if count_admits {
+                    *self.lane_admits.entry(lane).or_default() += 1;
+                }
+                self.admit(&v, now);
+                self.unclaimed.insert(v.clone());
+                v
+            })
+            .collect()
     }
 
     fn waiting_state(&self, queued: bool) -> VisitorState {
@@ -322,12 +492,7 @@ impl Room {
         let (position, admission) = if state == VisitorState::Admitted {
             (0, self.sessions.get(v).cloned())
         } else {
-            let pos = self
-                .tickets
-                .get(v)
-                .map(|t| self.ranks.rank(*t))
-                .unwrap_or(0);
-            (pos, None)
+            (self.queue.position(v), None)
         };
         Snapshot {
             state,
@@ -446,12 +611,13 @@ impl Store for MemoryStore {
         Ok(self.rooms.lock().unwrap().remove(room).is_some())
     }
 
-    async fn join_limited(
+    async fn join_with(
         &self,
         room: &str,
         v: &str,
-        limit: Option<&super::PlaceLimit>,
+        opts: &super::JoinOptions,
     ) -> StoreResult<Snapshot> {
+        let limit = opts.limit.as_ref();
         self.with_room(room, |r, now| {
             if r.is_admitted(v, now) {
                 return Ok(r.snapshot(VisitorState::Admitted, v, now, Vec::new()));
@@ -463,7 +629,7 @@ impl Store for MemoryStore {
             if r.is_admitted(v, now) {
                 return Ok(r.snapshot(VisitorState::Admitted, v, now, promoted));
             }
-            if r.tickets.contains_key(v) {
+            if r.queue.contains(v) {
                 r.set_heartbeat(v, now);
                 return Ok(r.snapshot(r.waiting_state(true), v, now, promoted));
             }
@@ -479,7 +645,7 @@ impl Store for MemoryStore {
                     .remove(&l.group)
                     .unwrap_or_default()
                     .into_iter()
-                    .filter(|m| r.tickets.contains_key(m) || r.is_admitted(m, now))
+                    .filter(|m| r.queue.contains(m) || r.is_admitted(m, now))
                     .collect();
                 let full = held.len() as u64 >= l.max;
                 let entry = r.groups.entry(l.group.clone()).or_insert(held);
@@ -492,14 +658,7 @@ impl Store for MemoryStore {
                 r.admit(v, now);
                 return Ok(r.snapshot(VisitorState::Admitted, v, now, promoted));
             }
-            r.seq += 1;
-            r.queue.insert(r.seq, v.to_string());
-            if r.ranks.fits(r.seq) {
-                r.ranks.add(r.seq, 1);
-            } else {
-                r.ranks.rebuild(&r.queue);
-            }
-            r.tickets.insert(v.to_string(), r.seq);
+            r.enqueue(v, opts.lane.as_deref());
             r.join_times.insert(v.to_string(), now);
             r.set_heartbeat(v, now);
             let mut s = r.snapshot(r.waiting_state(true), v, now, promoted);
@@ -514,7 +673,7 @@ impl Store for MemoryStore {
                 r.unclaimed.remove(v);
                 return r.snapshot(VisitorState::Admitted, v, now, Vec::new());
             }
-            let queued = r.tickets.contains_key(v);
+            let queued = r.queue.contains(v);
             if queued {
                 r.set_heartbeat(v, now);
             }
@@ -667,10 +826,10 @@ impl Store for MemoryStore {
                         r.unclaimed.remove(v);
                         // unwrap: is_admitted checked the session exists.
                         WatchEntry::Admitted(r.sessions.get(v).unwrap().clone())
-                    } else if let Some(t) = r.tickets.get(v).copied() {
+                    } else if r.queue.contains(v) {
                         r.set_heartbeat(v, now);
                         WatchEntry::Queued {
-                            position: r.ranks.rank(t),
+                            position: r.queue.position(v),
                         }
                     } else {
                         WatchEntry::Gone
@@ -757,13 +916,13 @@ impl Store for MemoryStore {
                     place: WatchEntry::Admitted(a.clone()),
                 });
             let queued = r
-                .tickets
+                .queue
                 .iter()
-                .filter(|(v, _)| v.starts_with(id_prefix))
-                .map(|(v, t)| FoundVisitor {
+                .filter(|v| v.starts_with(id_prefix))
+                .map(|v| FoundVisitor {
                     visitor: v.clone(),
                     place: WatchEntry::Queued {
-                        position: r.ranks.rank(*t),
+                        position: r.queue.position(v),
                     },
                 });
             let mut found: Vec<FoundVisitor> = admitted.chain(queued).collect();
@@ -777,8 +936,6 @@ impl Store for MemoryStore {
         self.with_room(room, |r, _| {
             let n = r.queue.len() as u64;
             r.queue.clear();
-            r.tickets.clear();
-            r.ranks = RankIndex::default();
             r.heartbeats.clear();
             r.hb_order.clear();
             r.join_times.clear();
@@ -799,6 +956,7 @@ impl Store for MemoryStore {
                     .range(from..=current)
                     .map(|(_, m)| m.clone())
                     .collect(),
+                lanes: r.lane_counts(),
             }
         })
     }

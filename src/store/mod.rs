@@ -141,6 +141,41 @@ pub struct PlaceLimit {
     pub max: u64,
 }
 
+/// What a join brings besides the visitor ([`Store::join_with`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct JoinOptions {
+    /// Count a new place against this group's cap.
+    pub limit: Option<PlaceLimit>,
+    /// Queue a new place in this lane (a lane the room does not have: the general line).
+    pub lane: Option<String>,
+}
+
+/// Ticket spacing: a lane with share `s` spaces its tickets `LANE_STRIDE / s` apart, the
+/// general line of a room without lanes `LANE_STRIDE` apart (`LANE_STRIDE` in Lua comes
+/// from here). The line is ordered by ticket, so lanes interleave by their shares (a
+/// weighted fair queue: a new ticket is `max(last admitted ticket, the lane's last
+/// ticket) + its spacing`, so an idle lane banks no credit).
+pub const LANE_STRIDE: u64 = 1000;
+
+/// `(lane, spacing)` for a room: the general line (`""`) first, then each lane.
+pub fn lane_strides(cfg: &RoomConfig) -> Vec<(String, u64)> {
+    let stride = |share: f64| ((LANE_STRIDE as f64) / share).round().max(1.0) as u64;
+    let rest = 1.0 - cfg.lanes.iter().map(|l| l.share).sum::<f64>();
+    std::iter::once((String::new(), stride(rest.max(0.01))))
+        .chain(cfg.lanes.iter().map(|l| (l.name.clone(), stride(l.share))))
+        .collect()
+}
+
+/// One lane's figures ([`RoomReport::lanes`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct LaneCount {
+    /// `""`: the general line.
+    pub lane: String,
+    pub waiting: u64,
+    /// Let in from this lane since the room had lanes.
+    pub admitted: u64,
+}
+
 /// How long a group's record of places lives after its last new place (ms).
 pub const PLACE_GROUP_TTL_MS: u64 = 86_400_000;
 
@@ -309,6 +344,8 @@ pub struct RoomPatch {
     pub challenge: Option<crate::config::ChallengeMode>,
     pub pow_max_number: Option<u64>,
     pub max_places_per_ip: Option<u64>,
+    /// `[]` removes the lanes (visitors already in a lane keep their places).
+    pub lanes: Option<Vec<crate::config::Lane>>,
 }
 
 impl RoomPatch {
@@ -359,6 +396,9 @@ impl RoomPatch {
         }
         if let Some(v) = self.max_places_per_ip {
             c.max_places_per_ip = v;
+        }
+        if let Some(v) = &self.lanes {
+            c.lanes = v.clone();
         }
         c
     }
@@ -441,6 +481,9 @@ pub struct RoomReport {
     pub reaped_total: u64,
     /// Minutes with data, oldest first.
     pub minutes: Vec<MinuteStats>,
+    /// With lanes: the general line, then each configured lane (visitors in a lane the
+    /// room no longer has count in the general line); empty without lanes.
+    pub lanes: Vec<LaneCount>,
 }
 
 /// Open sockets one instance reported for one room.
@@ -535,6 +578,20 @@ pub trait Store: Send + Sync + 'static {
         room: &str,
         visitor: &str,
         limit: Option<&PlaceLimit>,
+    ) -> StoreResult<Snapshot> {
+        let opts = JoinOptions {
+            limit: limit.cloned(),
+            lane: None,
+        };
+        self.join_with(room, visitor, &opts).await
+    }
+    /// [`Self::join_limited`], and a new queue place goes in `opts.lane` (see
+    /// [`LANE_STRIDE`]); an existing place or session is kept as it is.
+    async fn join_with(
+        &self,
+        room: &str,
+        visitor: &str,
+        opts: &JoinOptions,
     ) -> StoreResult<Snapshot>;
     /// Where the visitor stands; refreshes a queued visitor's heartbeat.
     async fn status(&self, room: &str, visitor: &str) -> StoreResult<Snapshot>;

@@ -38,14 +38,15 @@ fn lua_prelude() -> String {
     format!(
         "local WINDOW_MS = {}\nlocal ENDS_KEEP = {}\nlocal BASIS_SESSIONS = {}\n\
          local PROMOTE_LIMIT = {}\nlocal MINUTE_TTL_MS = {}\nlocal WAIT_BOUNDS = {{{}}}\n\
-         local PLACE_GROUP_TTL_MS = {}\n",
+         local PLACE_GROUP_TTL_MS = {}\nlocal LANE_STRIDE = {}\n",
         super::WINDOW_MS,
         super::ENDS_KEEP,
         super::BASIS_SESSIONS,
         super::PROMOTE_LIMIT,
         super::HISTORY_MINUTES * 60_000,
         bounds.join(", "),
-        super::PLACE_GROUP_TTL_MS
+        super::PLACE_GROUP_TTL_MS,
+        super::LANE_STRIDE
     )
 }
 
@@ -545,7 +546,32 @@ fn patch_fields(p: &RoomPatch) -> Vec<String> {
     if let Some(v) = p.max_places_per_ip {
         put("ip_max", v.to_string());
     }
+    if let Some(v) = &p.lanes {
+        let (lanes, strides) = lane_fields(v);
+        put("lanes", lanes);
+        put("lane_strides", strides);
+    }
     f
+}
+
+/// The config hash's `lanes` (JSON, read back by [`cfg_from_hash`]) and `lane_strides`
+/// (what the scripts read: `=<general> <lane>=<stride> …`, empty without lanes).
+fn lane_fields(lanes: &[crate::config::Lane]) -> (String, String) {
+    if lanes.is_empty() {
+        return (String::new(), String::new());
+    }
+    let cfg = RoomConfig {
+        lanes: lanes.to_vec(),
+        ..RoomConfig::default()
+    };
+    let strides: Vec<String> = super::lane_strides(&cfg)
+        .iter()
+        .map(|(name, stride)| format!("{name}={stride}"))
+        .collect();
+    (
+        serde_json::to_string(lanes).unwrap_or_default(),
+        strides.join(" "),
+    )
 }
 
 /// Parses one minute's HGETALL.
@@ -582,6 +608,7 @@ fn parse_minute(minute: u64, v: &Value) -> StoreResult<MinuteStats> {
 /// The config hash's fields for a room.
 fn cfg_fields(cfg: &RoomConfig) -> Vec<String> {
     let flag = |b: bool| if b { "1" } else { "0" }.to_string();
+    let (lanes, lane_strides) = lane_fields(&cfg.lanes);
     vec![
         "id".into(),
         cfg.id.clone(),
@@ -621,6 +648,10 @@ fn cfg_fields(cfg: &RoomConfig) -> Vec<String> {
         cfg.pow_max_number.to_string(),
         "ip_max".into(),
         cfg.max_places_per_ip.to_string(),
+        "lanes".into(),
+        lanes,
+        "lane_strides".into(),
+        lane_strides,
     ]
 }
 
@@ -664,6 +695,11 @@ fn cfg_from_hash(room: &str, h: &std::collections::HashMap<String, String>) -> R
             .and_then(|v| v.parse().ok())
             .unwrap_or(crate::config::DEFAULT_POW_MAX_NUMBER),
         max_places_per_ip: num("ip_max").max(0) as u64,
+        lanes: h
+            .get("lanes")
+            .filter(|v| !v.is_empty())
+            .and_then(|v| serde_json::from_str(v).ok())
+            .unwrap_or_default(),
     }
 }
 
@@ -717,6 +753,8 @@ impl Store for RedisStore {
         let minute = crate::clock::wall_ms() / 60_000;
         del.arg(format!("{}:away", self.room_key(room, "st")));
         del.arg(format!("{}:ends", self.room_key(room, "st")));
+        del.arg(format!("{}:lane", self.room_key(room, "st")));
+        del.arg(format!("{}:lanes", self.room_key(room, "st")));
         for m in minute.saturating_sub(32)..=minute + 1 {
             del.arg(format!("{}:m:{m}", self.room_key(room, "st")));
         }
@@ -729,16 +767,24 @@ impl Store for RedisStore {
         Ok(n > 0 || m > 0)
     }
 
-    async fn join_limited(
+    async fn join_with(
         &self,
         room: &str,
         visitor: &str,
-        limit: Option<&super::PlaceLimit>,
+        opts: &super::JoinOptions,
     ) -> StoreResult<Snapshot> {
-        let (group, max) = limit.map_or((String::new(), 0), |l| (l.group.clone(), l.max));
+        let (group, max) = opts
+            .limit
+            .as_ref()
+            .map_or((String::new(), 0), |l| (l.group.clone(), l.max));
+        let lane = opts.lane.clone().unwrap_or_default();
         parse_snapshot(
-            self.run_room(&JOIN, room, &[visitor.to_string(), group, max.to_string()])
-                .await?,
+            self.run_room(
+                &JOIN,
+                room,
+                &[visitor.to_string(), group, max.to_string(), lane],
+            )
+            .await?,
         )
     }
 
@@ -989,7 +1035,7 @@ impl Store for RedisStore {
 
     async fn report(&self, room: &str, minutes: u32) -> StoreResult<RoomReport> {
         let a = as_array(self.run_room(&REPORT, room, &[minutes.to_string()]).await?)?;
-        if a.len() != 4 {
+        if a.len() != 5 {
             return Err(protocol("report arity"));
         }
         let mut it = a.into_iter();
@@ -1001,11 +1047,22 @@ impl Store for RedisStore {
             .chunks(2)
             .map(|c| parse_minute(u(&c[0])?, &c[1]))
             .collect::<StoreResult<Vec<_>>>()?;
+        let lanes = as_array(it.next().unwrap_or(Value::Nil))?
+            .chunks(3)
+            .map(|c| {
+                Ok(super::LaneCount {
+                    lane: as_string(&c[0])?,
+                    waiting: u(&c[1])?,
+                    admitted: u(&c[2])?,
+                })
+            })
+            .collect::<StoreResult<Vec<_>>>()?;
         Ok(RoomReport {
             view,
             admitted_total,
             reaped_total,
             minutes,
+            lanes,
         })
     }
 

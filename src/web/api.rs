@@ -8,11 +8,12 @@ use super::error::ApiError;
 use super::support::{
     bearer, client_ip, cookie, room_id, set_visitor_cookies, unavailable_keeping,
 };
-use crate::domain::admission::{Engine, VisitorView, DEGRADED_STORE_UNREACHABLE};
+use crate::domain::admission::{Engine, Entrant, VisitorView, DEGRADED_STORE_UNREACHABLE};
 use crate::domain::identity::{VisitorId, VISITOR_COOKIE};
 use crate::domain::pass::pass_cookie;
 use crate::domain::ratelimit::LimitedAction;
 use crate::error::DomainError;
+use crate::store::JoinOptions;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.service(join)
@@ -157,7 +158,7 @@ async fn join(
         }
         Err(e) => return Err(e.into()),
     };
-    let visitor = match engine.entry_visitor(&cfg, entry_token, visitor).await {
+    let Entrant { visitor, lane } = match engine.entry_visitor(&cfg, entry_token, visitor).await {
         Ok(v) => v,
         Err(DomainError::Unavailable) => return Err(ApiError::Unavailable),
         Err(e) => return Err(e.into()),
@@ -173,8 +174,11 @@ async fn join(
     engine
         .check_visitor_limit(&visitor, LimitedAction::Join)
         .await?;
-    let limit = Engine::place_limit(&cfg, client_ip(&req, &engine));
-    let view = match engine.join_from(&room, &visitor, None, limit).await {
+    let opts = JoinOptions {
+        limit: Engine::place_limit(&cfg, client_ip(&req, &engine)),
+        lane,
+    };
+    let view = match engine.join_from(&room, &visitor, None, opts).await {
         Ok(view) => view,
         Err(DomainError::Unavailable) => return Ok(unavailable_keeping(&engine, &visitor)),
         Err(e) => return Err(e.into()),

@@ -12,12 +12,12 @@ use super::support::{
     client_ip, html, identity_cookie, pass_cookie_of, render, room_id, visitor_cookie, PAGE_CSP,
 };
 use crate::config::RoomConfig;
-use crate::domain::admission::{resolve_return, Engine, VisitorView};
+use crate::domain::admission::{resolve_return, Engine, Entrant, VisitorView};
 use crate::domain::i18n::{Lang, Strings};
 use crate::domain::identity::VISITOR_COOKIE;
 use crate::domain::ratelimit::LimitedAction;
 use crate::error::DomainError;
-use crate::store::VisitorState;
+use crate::store::{JoinOptions, VisitorState};
 
 /// Seconds between reloads when scripts are off.
 pub const NOSCRIPT_REFRESH_SECS: u64 = 20;
@@ -256,7 +256,7 @@ async fn queue_page_inner(
         .cookie(VISITOR_COOKIE)
         .and_then(|c| engine.visitors.verify(c.value()));
     let cfg = engine.room_config(&room).await?;
-    let visitor = engine
+    let Entrant { visitor, lane } = engine
         .entry_visitor(&cfg, q.enqueue_token.as_deref(), cookie)
         .await?;
     // A newcomer in a proof-of-work room gets a page that does not join (its script joins
@@ -282,7 +282,10 @@ async fn queue_page_inner(
             &room,
             &visitor,
             redirect_base.as_deref(),
-            Engine::place_limit(&cfg, client_ip(req, engine)),
+            JoinOptions {
+                limit: Engine::place_limit(&cfg, client_ip(req, engine)),
+                lane,
+            },
         )
         .await
     {

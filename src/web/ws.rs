@@ -32,7 +32,7 @@ use crate::domain::admission::{resolve_return, Engine, VisitorView};
 use crate::domain::identity::{VisitorId, VISITOR_COOKIE};
 use crate::domain::ratelimit::LimitedAction;
 use crate::hub::{admitted_message, status_message, Command, HubHandle, Push};
-use crate::store::VisitorState;
+use crate::store::{JoinOptions, VisitorState};
 
 /// Largest client frame accepted.
 pub const MAX_FRAME: usize = 4096;
@@ -105,7 +105,10 @@ async fn ws(
     // The handshake joins. In a room that lets people in line only with an enqueue token
     // or a proof of work, only a visitor who already holds a place may join this way
     // (no store call for other rooms).
-    let visitor = engine.entry_visitor(&cfg, None, Some(visitor)).await?;
+    let visitor = engine
+        .entry_visitor(&cfg, None, Some(visitor))
+        .await?
+        .visitor;
     engine.check_pow(&cfg, &visitor, None).await?;
     let redirect_base = resolve_return(&cfg.target_url, q.ret.as_deref());
     // Check the handshake before joining, so a plain GET changes nothing. The client's
@@ -126,7 +129,10 @@ async fn ws(
             &room,
             &visitor,
             redirect_base.as_deref(),
-            Engine::place_limit(&cfg, client_ip(&req, &engine)),
+            JoinOptions {
+                limit: Engine::place_limit(&cfg, client_ip(&req, &engine)),
+                lane: None,
+            },
         )
         .await?;
     let stream = stream.max_frame_size(MAX_FRAME);

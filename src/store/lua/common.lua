@@ -18,9 +18,13 @@ local K_AWAY
 -- The last ENDS_KEEP session ends, newest first, as `end_ms:duration_ms` (the ETA's
 -- basis: how long sessions really last).
 local K_ENDS
+-- Priority lanes, derived from `st` too: K_LANEV (visitor -> lane, for queued visitors in
+-- a named lane) and K_LANES (`w:<lane>` waiting, `a:<lane>` let in while the room has
+-- lanes). The line's order is the tickets': see enqueue().
+local K_LANEV, K_LANES
 -- Defined before this file from the Rust constants (`lua_prelude` in store/redis.rs), one
 -- source for both: WINDOW_MS (rate-cap window), ENDS_KEEP and BASIS_SESSIONS (ETA basis),
--- PROMOTE_LIMIT (most admissions per call), MINUTE_TTL_MS (how long a minute's figures
+-- PROMOTE_LIMIT (most admissions per call), LANE_STRIDE (ticket spacing: enqueue), MINUTE_TTL_MS (how long a minute's figures
 -- live), PLACE_GROUP_TTL_MS (how long a group's places are remembered: join), WAIT_BOUNDS (upper bounds in ms of the wait histogram buckets h0..h13; h14 is
 -- everything longer).
 
@@ -30,12 +34,22 @@ local function now_ms()
 end
 
 local function load_cfg()
-  local v = redis.call('HMGET', K_CFG, 'capacity', 'rate_cap', 'ttl_ms', 'stock', 'paused', 'closed', 'hb_ms', 'target')
+  local v = redis.call('HMGET', K_CFG, 'capacity', 'rate_cap', 'ttl_ms', 'stock', 'paused', 'closed', 'hb_ms', 'target', 'lane_strides')
   if not v[1] then return nil end
+  -- lanes: nil without lanes, else {stride = {lane = spacing}, names = {'', lane...}}
+  -- from `lane_strides` ("=1429 members=3333": the general line first).
+  local lanes = nil
+  if v[9] and v[9] ~= '' then
+    lanes = {stride = {}, names = {}}
+    for name, stride in string.gmatch(v[9], '(%S*)=(%d+)') do
+      lanes.stride[name] = tonumber(stride)
+      lanes.names[#lanes.names + 1] = name
+    end
+  end
   return {
     capacity = tonumber(v[1]), rate_cap = tonumber(v[2]) or 0, ttl_ms = tonumber(v[3]),
     stock = tonumber(v[4]) or -1, paused = v[5] == '1', closed = v[6] == '1',
-    hb_ms = tonumber(v[7]), target = v[8] or '',
+    hb_ms = tonumber(v[7]), target = v[8] or '', lanes = lanes,
   }
 end
 
@@ -51,6 +65,8 @@ local function bind(keys)
     keys[1], keys[2], keys[3], keys[4], keys[5], keys[6], keys[7], keys[8], keys[9], keys[10]
   K_AWAY = K_ST .. ':away'
   K_ENDS = K_ST .. ':ends'
+  K_LANEV = K_ST .. ':lane'
+  K_LANES = K_ST .. ':lanes'
   ACTIVE = nil
 end
 
@@ -137,6 +153,43 @@ local function sample_queue(now)
   redis.call('PEXPIRE', mk, MINUTE_TTL_MS)
 end
 
+-- Puts v at the back of its lane ('' or a lane the room does not have: the general
+-- line). Tickets order the line: each lane spaces its tickets by its stride (LANE_STRIDE /
+-- share) from max(the last ticket let in, the lane's last ticket), so lanes interleave
+-- by their shares, FIFO inside each, and an idle lane banks no credit (a weighted fair
+-- queue). The general line's last ticket is `seq`, a lane's `lf:<lane>`, both in `st`.
+local function enqueue(cfg, v, lane)
+  local name, stride = '', LANE_STRIDE
+  if cfg.lanes then
+    stride = cfg.lanes.stride[''] or LANE_STRIDE
+    if lane ~= '' and cfg.lanes.stride[lane] then name, stride = lane, cfg.lanes.stride[lane] end
+  end
+  local field = name == '' and 'seq' or ('lf:' .. name)
+  local s = redis.call('HMGET', K_ST, 'vt', field)
+  local ticket = math.max(tonumber(s[1]) or 0, tonumber(s[2]) or 0) + stride
+  redis.call('HSET', K_ST, field, string.format('%d', ticket))
+  redis.call('ZADD', K_Q, string.format('%d', ticket), v)
+  if name ~= '' then
+    redis.call('HSET', K_LANEV, v, name)
+    redis.call('HINCRBY', K_LANES, 'w:' .. name, 1)
+  end
+end
+
+-- vs left the line (admitted: let in): keeps the lanes' counts.
+local function left_line(cfg, vs, admitted)
+  if #vs == 0 then return end
+  local named = redis.call('EXISTS', K_LANEV) == 1
+  local count_admits = admitted and cfg.lanes ~= nil
+  if not named and not count_admits then return end
+  local lanes = named and redis.call('HMGET', K_LANEV, unpack(vs)) or {}
+  for i = 1, #vs do
+    local name = lanes[i] or ''
+    if name ~= '' then redis.call('HINCRBY', K_LANES, 'w:' .. name, -1) end
+    if count_admits then redis.call('HINCRBY', K_LANES, 'a:' .. name, 1) end
+  end
+  if named then redis.call('HDEL', K_LANEV, unpack(vs)) end
+end
+
 -- Admits queue heads in ticket order; returns the admitted visitor ids.
 local function promote(cfg, now, limit)
   local out = {}
@@ -144,16 +197,44 @@ local function promote(cfg, now, limit)
   local free = free_slots(cfg, now)
   if free > limit then free = limit end
   if free <= 0 then return out end
-  local heads = redis.call('ZRANGE', K_Q, 0, free - 1)
+  local heads = redis.call('ZRANGE', K_Q, 0, free - 1, 'WITHSCORES')
+  if #heads == 0 then return out end
   local events = {}
-  for i = 1, #heads do
+  for i = 1, #heads, 2 do
     local v = heads[i]
     redis.call('ZREM', K_Q, v)
     redis.call('ZREM', K_HB, v)
     events[#events + 1] = admit(cfg, v, now, true)
     out[#out + 1] = v
   end
+  -- The last ticket let in: where a lane that was idle starts again (enqueue).
+  redis.call('HSET', K_ST, 'vt', heads[#heads])
+  left_line(cfg, out, true)
   publish(events)
+  return out
+end
+
+-- Each lane's {lane, waiting, admitted}, flat, the general line first (its waiting: the
+-- line less the named lanes'); {} without lanes.
+local function lane_counts(cfg)
+  local out = {}
+  if not cfg.lanes then return out end
+  local named = 0
+  local rows = {}
+  for i = 2, #cfg.lanes.names do
+    local name = cfg.lanes.names[i]
+    local c = redis.call('HMGET', K_LANES, 'w:' .. name, 'a:' .. name)
+    local w = math.max(tonumber(c[1]) or 0, 0)
+    named = named + w
+    rows[#rows + 1] = {name, w, tonumber(c[2]) or 0}
+  end
+  local general = tonumber(redis.call('HGET', K_LANES, 'a:')) or 0
+  out[1] = ''
+  out[2] = math.max(redis.call('ZCARD', K_Q) - named, 0)
+  out[3] = general
+  for i = 1, #rows do
+    for j = 1, 3 do out[#out + 1] = rows[i][j] end
+  end
   return out
 end
 

@@ -1,7 +1,8 @@
--- join(visitor, group, max): idempotent. ARGV[1] = visitor id; ARGV[2] = the group a
--- new place counts against ('' for none: see PlaceLimit in store/mod.rs), ARGV[3] = the
--- most places or live sessions the group may hold. Returns the reply, or
--- {'too_many_places'} (nothing taken).
+-- join(visitor, group, max, lane): idempotent. ARGV[1] = visitor id; ARGV[2] = the group
+-- a new place counts against ('' for none: see PlaceLimit in store/mod.rs), ARGV[3] = the
+-- most places or live sessions the group may hold, ARGV[4] = the lane a new place goes in
+-- ('' = the general line; see enqueue). Returns the reply, or {'too_many_places'}
+-- (nothing taken).
 local v = ARGV[1]
 local cfg = load_cfg()
 if not cfg then return {'no_room'} end
@@ -42,8 +43,7 @@ if not cfg.paused and redis.call('ZCARD', K_Q) == 0 and free_slots(cfg, now) > 0
   publish({admit(cfg, v, now)})
   return reply('admitted', v, cfg, now, promoted)
 end
-local ticket = redis.call('HINCRBY', K_ST, 'seq', 1)
-redis.call('ZADD', K_Q, ticket, v)
+enqueue(cfg, v, ARGV[4] or '')
 redis.call('ZADD', K_HB, now, v)
 redis.call('HSET', K_JT, v, now)
 return reply(waiting_state(cfg, true), v, cfg, now, promoted, away)

@@ -10,6 +10,7 @@ local batch = tonumber(ARGV[1])
 local stale = redis.call('ZRANGEBYSCORE', K_HB, '-inf', now - cfg.hb_ms, 'LIMIT', 0, batch)
 if #stale > 0 then
   redis.call('ZREM', K_Q, unpack(stale))
+  left_line(cfg, stale, false)
   redis.call('ZREM', K_HB, unpack(stale))
   redis.call('HDEL', K_JT, unpack(stale))
   redis.call('HINCRBY', K_ST, 'reaped', #stale)

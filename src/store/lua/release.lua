@@ -11,7 +11,9 @@ if exp then
   if exp > now then claim(v) end
   session_ended(v, exp < now and exp or now)
 end
-local n = redis.call('ZREM', K_ACT, v) + redis.call('ZREM', K_Q, v)
+local left = redis.call('ZREM', K_Q, v)
+if left == 1 then left_line(cfg, {v}, false) end
+local n = redis.call('ZREM', K_ACT, v) + left
 forget_active()
 redis.call('HDEL', K_SESS, v)
 redis.call('ZREM', K_HB, v)

@@ -1,5 +1,5 @@
 -- report(minutes): room figures for the admin view: {room_view, admits, reaped,
--- {minute, fields...}...} for the last `minutes` minutes that have data.
+-- {minute, fields...}...} for the last `minutes` minutes that have data, lane_counts}.
 local cfg = load_cfg()
 if not cfg then return {'no_room'} end
 local now = now_ms()
@@ -13,4 +13,4 @@ for m = current - tonumber(ARGV[1]) + 1, current do
     minutes[#minutes + 1] = h
   end
 end
-return {room_view(cfg, now), tonumber(st[1]) or 0, tonumber(st[2]) or 0, minutes}
+return {room_view(cfg, now), tonumber(st[1]) or 0, tonumber(st[2]) or 0, minutes, lane_counts(cfg)}
