@@ -16,6 +16,10 @@
     '?parent=' + encodeURIComponent(location.origin);
   var lang = script.getAttribute('data-lang');
   if (lang) src += '&lang=' + encodeURIComponent(lang);
+  // A room that lets people in line with the site's enqueue token (one place per person,
+  // priority lanes): the widget's join brings it.
+  var enqueueToken = script.getAttribute('data-enqueue-token');
+  if (enqueueToken) src += '&enqueue_token=' + encodeURIComponent(enqueueToken);
   frame.src = src;
   frame.title = script.getAttribute('data-title') || 'Waiting room';
   frame.setAttribute('data-anteroom', room);

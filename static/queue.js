@@ -79,7 +79,8 @@
     paused: 'reason_paused', resumed: 'reason_resumed', rate_limited: 'reason_rate_limited',
     sessions_longer_than_usual: 'reason_sessions_longer',
     sessions_shorter_than_usual: 'reason_sessions_shorter',
-    places_restored: 'reason_places_restored', stock_may_run_out: 'reason_stock_may_run_out'
+    places_restored: 'reason_places_restored', stock_may_run_out: 'reason_stock_may_run_out',
+    priority_lanes: 'reason_priority_lanes'
   };
   function reasonText(code) {
     // The place was lost by being away too long: say so, never "you keep your place".
@@ -135,6 +136,7 @@
     var lead = t[pair[1]];
     if (state === 'closed' && hasPlace) lead = t.lead_closed_kept;
     if (state === 'sold_out' && hasPlace) lead = t.lead_sold_out_kept;
+    if (state === 'queued' && cfg.lanes) lead = t.lead_queued_lanes;
     setText('lead', lead);
     if (changed && state !== 'admitted') announce(t[pair[0]] + '. ' + lead);
     var waiting = state === 'queued' || state === 'paused';
@@ -172,7 +174,10 @@
   // proof of work answers 403 with a challenge: it is solved in a worker (progress shown
   // in the lead) and the join sent again with the solution, a few times at most.
   function postJoin(solution, round) {
-    var body = token ? JSON.stringify({ visitor_token: token }) : undefined;
+    var fields = {};
+    if (token) fields.visitor_token = token;
+    if (cfg.enqueue_token) fields.enqueue_token = cfg.enqueue_token;
+    var body = token || cfg.enqueue_token ? JSON.stringify(fields) : undefined;
     var headers = body ? { 'Content-Type': 'application/json' } : {};
     if (solution) headers['X-Anteroom-Challenge'] = solution;
     return fetch(cfg.join_path, {
@@ -420,11 +425,25 @@
     var ls = store('localStorage');
     try { token = ls && ls.getItem(tokenKey); } catch (e) { token = null; }
     postJoin().then(function (r) {
-      if (r.status === 401 && token) {
-        // A stale token (keys rotated): start afresh.
-        try { ls.removeItem(tokenKey); } catch (e) { /* ignore */ }
-        token = null;
-        return embedJoin();
+      if (r.status === 401) {
+        return r.json().then(function (m) { return m && m.error && m.error.code || ''; },
+          function () { return ''; }).then(function (code) {
+          if (code.indexOf('token_') === 0) {
+            // The site's enqueue token is missing, expired or not this line's: say so
+            // (retrying cannot help).
+            setText('title', t.err_entry);
+            setText('lead', t.err_entry_lead);
+            conn('');
+            return;
+          }
+          if (token) {
+            // A stale visitor token (keys rotated): start afresh.
+            try { ls.removeItem(tokenKey); } catch (e) { /* ignore */ }
+            token = null;
+            return embedJoin();
+          }
+          conn(t.reconnecting); setTimeout(embedJoin, backoff());
+        });
       }
       if (r.status === 503) {
         // The store is busy: keep the identity the join was made under, so the retry

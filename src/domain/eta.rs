@@ -89,6 +89,7 @@ pub mod reason {
     pub const PLACES_RESTORED: &str = "places_restored";
     pub const YOU_WERE_AWAY: &str = "you_were_away";
     pub const STOCK_MAY_RUN_OUT: &str = "stock_may_run_out";
+    pub const PRIORITY_LANES: &str = "priority_lanes";
 }
 
 /// A room's estimates for every place, computed from one [`EtaBasis`].

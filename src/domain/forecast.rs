@@ -83,7 +83,11 @@ impl Entry {
             .event
             .filter(|&(_, at)| at + REASON_KEEP_MS > now)
             .map(|(e, _)| e);
-        let standing = schedule.rate_limited.then_some(reason::RATE_LIMITED);
+        let standing = if schedule.rate_limited {
+            Some(reason::RATE_LIMITED)
+        } else {
+            b.lanes.then_some(reason::PRIORITY_LANES)
+        };
         let f = Arc::new(Forecast {
             reason: recent.or(standing),
             schedule,

@@ -994,6 +994,7 @@ impl Store for MemoryStore {
                 recent.fold((0, 0), |(a, d), (_, s)| (a + s.admissions, d + s.reaped));
             super::EtaBasis {
                 now_ms: now,
+                lanes: !r.cfg.lanes.is_empty(),
                 capacity: r.cfg.capacity,
                 session_ttl_ms: r.cfg.session_ttl_secs * 1000,
                 rate_cap_per_minute: r.cfg.max_admissions_per_minute,

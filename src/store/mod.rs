@@ -99,6 +99,8 @@ pub const WINDOW_MS: u64 = 60_000;
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct EtaBasis {
     pub now_ms: u64,
+    /// The room has priority lanes (a place can move back as lane visitors arrive).
+    pub lanes: bool,
     pub capacity: u64,
     pub session_ttl_ms: u64,
     pub rate_cap_per_minute: u64,

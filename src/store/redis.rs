@@ -1068,7 +1068,7 @@ impl Store for RedisStore {
 
     async fn eta_basis(&self, room: &str) -> StoreResult<EtaBasis> {
         let a = as_array(self.run_room(&ETA_BASIS, room, &[]).await?)?;
-        if a.len() != 17 {
+        if a.len() != 18 {
             return Err(protocol("eta_basis arity"));
         }
         let n = |i: usize| u(&a[i]);
@@ -1085,6 +1085,7 @@ impl Store for RedisStore {
             .collect();
         Ok(EtaBasis {
             now_ms: n(0)?,
+            lanes: n(17)? == 1,
             capacity: n(1)?,
             session_ttl_ms: n(2)?,
             rate_cap_per_minute: n(3)?,

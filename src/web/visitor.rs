@@ -78,6 +78,12 @@ struct ScriptConfig<'a> {
     /// The page was rendered without joining: the script solves the room's proof of
     /// work, then joins.
     pow_check: bool,
+    /// The room has priority lanes (the queued lead says so).
+    lanes: bool,
+    /// The enqueue token the page was opened with: the script's own joins (after a proof
+    /// of work, the widget's first join, a join again) bring it, so they count as the
+    /// token's person, in the token's lane.
+    enqueue_token: Option<String>,
     support_code: String,
     keep_open: String,
     /// The sentence for `eta_reason: "you_were_away"`, with the room's timeout in it.
@@ -89,6 +95,7 @@ struct ScriptConfig<'a> {
 #[template(path = "queue.html")]
 struct QueuePage {
     t: &'static Strings,
+    footer: &'static str,
     room_name: String,
     state: &'static str,
     title: &'static str,
@@ -402,6 +409,8 @@ fn script_config(
         start: q.start.unwrap_or(0).max(position),
         has_place: position > 0,
         pow_check: false,
+        lanes: !cfg.lanes.is_empty(),
+        enqueue_token: q.enqueue_token.clone(),
         support_code: view.map(|v| v.support_code.clone()).unwrap_or_default(),
         keep_open: with_timeout(lang.strings().keep_open, cfg),
         away_note: with_timeout(lang.strings().you_were_away, cfg),
@@ -420,7 +429,12 @@ fn queue_page_body(
     grant: Option<&str>,
 ) -> QueuePage {
     let t = lang.strings();
-    let (title, lead) = texts(t, view.state, view.position > 0);
+    let (title, mut lead) = texts(t, view.state, view.position > 0);
+    // With priority lanes the line is not first come first served overall: never say so.
+    let lanes = !cfg.lanes.is_empty();
+    if lanes && view.state == VisitorState::Queued {
+        lead = t.lead_queued_lanes;
+    }
     let start = q.start.unwrap_or(0).max(view.position);
     let mut refresh = vec![
         ("start", start.to_string()),
@@ -438,6 +452,7 @@ fn queue_page_body(
     }
     QueuePage {
         t,
+        footer: if lanes { t.footer_lanes } else { t.footer },
         room_name: cfg.display_name().to_string(),
         state: view.state.as_str(),
         title,

@@ -19,6 +19,7 @@ mod faults;
 mod fuzz;
 mod hostile;
 mod hostile_table;
+mod lanes;
 mod nginx;
 mod pages;
 mod pow;

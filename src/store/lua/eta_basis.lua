@@ -53,4 +53,5 @@ end
 local silent = redis.call('ZCOUNT', K_HB, '-inf', now - math.floor(cfg.hb_ms / 2))
 return {now, cfg.capacity, cfg.ttl_ms, cfg.rate_cap, cfg.stock, cfg.paused and 1 or 0,
   cfg.closed and 1 or 0, redis.call('ZCARD', K_Q), active_count(now), sessions,
-  ends, window, a, r, silent, tonumber(redis.call('HGET', K_ST, 'admits')) or 0, quiet}
+  ends, window, a, r, silent, tonumber(redis.call('HGET', K_ST, 'admits')) or 0, quiet,
+  cfg.lanes and 1 or 0}
