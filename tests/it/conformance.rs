@@ -1103,7 +1103,7 @@ async fn lanes_get_their_shares_fifo_inside_and_positions_are_the_real_order(b: 
     let s = &b.store;
     // 1,500 of each, arriving alternately.
     let n = 3000;
-    let lane_of = |i: usize| if i % 2 == 0 { "" } else { "members" };
+    let lane_of = |i: usize| if i.is_multiple_of(2) { "" } else { "members" };
     for i in 0..n {
         join_in(s, i, lane_of(i)).await;
     }
