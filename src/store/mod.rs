@@ -11,8 +11,9 @@
 //! ## Rules (both backends)
 //! - `join` is idempotent: admitted → same admission; queued → same place (heartbeat
 //!   refreshed); otherwise admitted at once if the queue is empty and a slot is free
-//!   (capacity, arrival-rate cap and stock permitting), else appended with a
-//!   monotonically increasing ticket.
+//!   (capacity, arrival-rate cap and stock permitting), else appended with a ticket that
+//!   orders the line: rising by a fixed stride in the general line, or interleaved by
+//!   share with the room's priority lanes (see [`LANE_STRIDE`]).
 //! - Active sessions are stored with their expiry and *counted* (sessions whose expiry is
 //!   in the future), never tracked with a free-running counter.
 //! - `promote` admits queue heads while slots, stock and the rate cap allow, unless the
