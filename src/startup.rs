@@ -38,7 +38,7 @@ pub async fn open_store(settings: &Settings) -> anyhow::Result<Arc<dyn Store>> {
         Some(url) => Arc::new(
             RedisStore::connect(url, &settings.key_prefix, &settings.store)
                 .await
-                .with_context(|| format!("connecting to Redis at {url}"))?,
+                .with_context(|| format!("redis_url: cannot connect to Redis at {url}"))?,
         ),
         None => Arc::new(MemoryStore::new()),
     })

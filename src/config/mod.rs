@@ -583,14 +583,22 @@ impl Settings {
             return Err(invalid("listen", "must be an address like 127.0.0.1:8080"));
         }
         if let Some(url) = &self.redis_url {
-            let ok = ["redis://", "redis+cluster://", "redis+unix://"]
-                .iter()
-                .any(|p| url.starts_with(p));
+            let ok = [
+                "redis://",
+                "redis+cluster://",
+                "redis+unix://",
+                "redis+sentinel://",
+            ]
+            .iter()
+            .any(|p| url.starts_with(p));
             if !ok {
                 return Err(invalid(
                     "redis_url",
-                    "must start with redis://, redis+cluster:// or redis+unix:// (TLS is not built in; terminate it with a local proxy such as stunnel)",
+                    "must start with redis://, redis+cluster://, redis+sentinel:// or redis+unix:// (TLS is not built in; terminate it with a local proxy such as stunnel)",
                 ));
+            }
+            if url.starts_with("redis+sentinel://") {
+                crate::store::sentinel::parse_url(url).map_err(|m| invalid("redis_url", &m))?;
             }
         }
         self.trusted_proxy_nets()?;

@@ -29,6 +29,7 @@
 
 pub mod memory;
 pub mod redis;
+pub mod sentinel;
 
 use async_trait::async_trait;
 use futures_util::stream::BoxStream;

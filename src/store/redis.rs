@@ -155,6 +155,8 @@ static LEASE_RELEASE: LazyLock<Script> =
 pub enum Conn {
     Single(ConnectionManager),
     Cluster(ClusterConnection),
+    /// The master a set of Redis Sentinels names, followed through failovers.
+    Sentinel(super::sentinel::SentinelConn),
 }
 
 impl ConnectionLike for Conn {
@@ -162,6 +164,7 @@ impl ConnectionLike for Conn {
         match self {
             Conn::Single(c) => c.req_packed_command(cmd),
             Conn::Cluster(c) => c.req_packed_command(cmd),
+            Conn::Sentinel(c) => c.req_packed_command(cmd),
         }
     }
     fn req_packed_commands<'a>(
@@ -173,12 +176,14 @@ impl ConnectionLike for Conn {
         match self {
             Conn::Single(c) => c.req_packed_commands(pipeline, offset, count),
             Conn::Cluster(c) => c.req_packed_commands(pipeline, offset, count),
+            Conn::Sentinel(c) => c.req_packed_commands(pipeline, offset, count),
         }
     }
     fn get_db(&self) -> i64 {
         match self {
             Conn::Single(c) => c.get_db(),
             Conn::Cluster(c) => c.get_db(),
+            Conn::Sentinel(c) => c.get_db(),
         }
     }
 }
@@ -197,7 +202,8 @@ pub struct RedisStore {
 
 impl RedisStore {
     /// A single node is connected lazily: the process starts even while Redis is down
-    /// (readiness says so). A cluster is connected at start (its slot map is needed).
+    /// (readiness says so). A cluster is connected at start (its slot map is needed), and
+    /// so is Sentinel (the master must be found once).
     /// Every command is bounded by the configured timeouts.
     pub async fn connect(url: &str, prefix: &str, t: &StoreSettings) -> StoreResult<Self> {
         let connect = Duration::from_millis(t.connect_timeout_ms);
@@ -216,14 +222,20 @@ impl RedisStore {
                 .build()?;
             Conn::Cluster(client.get_async_connection().await?)
         } else {
-            let client = redis::Client::open(url)?;
-            pubsub_client = Some(client.clone());
             let cfg = ConnectionManagerConfig::new()
                 .set_connection_timeout(Some(connect))
                 .set_response_timeout(Some(response))
                 .set_number_of_retries(2)
                 .set_max_delay(Duration::from_millis(500));
-            Conn::Single(ConnectionManager::new_lazy_with_config(client, cfg)?)
+            if url.starts_with("redis+sentinel://") {
+                Conn::Sentinel(
+                    super::sentinel::SentinelConn::connect(url, cfg, connect + response).await?,
+                )
+            } else {
+                let client = redis::Client::open(url)?;
+                pubsub_client = Some(client.clone());
+                Conn::Single(ConnectionManager::new_lazy_with_config(client, cfg)?)
+            }
         };
         Ok(Self {
             conn,
@@ -916,8 +928,10 @@ impl Store for RedisStore {
         if let Some(nodes) = &self.cluster_nodes {
             return self.subscribe_cluster(nodes.clone()).await;
         }
-        let Some(client) = &self.client else {
-            return Err(StoreError::Unavailable("no pub/sub client".into()));
+        let client = match (&self.client, &self.conn) {
+            (Some(c), _) => c.clone(),
+            (None, Conn::Sentinel(s)) => s.master_client().await?,
+            (None, _) => return Err(StoreError::Unavailable("no pub/sub client".into())),
         };
         let mut pubsub = tokio::time::timeout(self.connect_timeout, client.get_async_pubsub())
             .await

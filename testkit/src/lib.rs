@@ -286,6 +286,130 @@ impl Drop for RedisCluster {
     }
 }
 
+/// A master, one replica and three sentinels (quorum 2, a master down after 1 s, failover
+/// timeout 5 s), all on free loopback ports; killed on drop.
+pub struct RedisSentinel {
+    pub master: RedisServer,
+    pub replica: RedisServer,
+    pub sentinel_ports: Vec<u16>,
+    _dir: tempfile::TempDir,
+    sentinels: Vec<Child>,
+}
+
+/// The name the sentinels monitor the master under.
+pub const SENTINEL_MASTER: &str = "anteroom";
+
+impl RedisSentinel {
+    pub fn start() -> Self {
+        let master = RedisServer::start();
+        let port = master.port.to_string();
+        let replica = RedisServer::start_with_args(&["--replicaof", "127.0.0.1", &port]);
+        wait_sync(
+            || {
+                let info: String = redis::cmd("INFO")
+                    .arg("replication")
+                    .query(&mut replica.conn())
+                    .ok()?;
+                info.contains("master_link_status:up").then_some(())
+            },
+            "the replica to sync",
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let mut ports = Vec::new();
+        let mut sentinels = Vec::new();
+        for i in 0..3 {
+            let p = free_port();
+            let conf = dir.path().join(format!("sentinel-{i}.conf"));
+            std::fs::write(
+                &conf,
+                format!(
+                    "port {p}\nbind 127.0.0.1\ndir {}\nsentinel monitor {SENTINEL_MASTER} 127.0.0.1 {port} 2\n\
+                     sentinel down-after-milliseconds {SENTINEL_MASTER} 1000\n\
+                     sentinel failover-timeout {SENTINEL_MASTER} 5000\n\
+                     sentinel parallel-syncs {SENTINEL_MASTER} 1\n",
+                    dir.path().display()
+                ),
+            )
+            .unwrap();
+            sentinels.push(
+                Command::new(redis_bin())
+                    .arg(&conf)
+                    .arg("--sentinel")
+                    .stdout(Stdio::null())
+                    .stderr(Stdio::null())
+                    .spawn()
+                    .expect("redis-server (sentinel mode)"),
+            );
+            ports.push(p);
+        }
+        let s = Self {
+            master,
+            replica,
+            sentinel_ports: ports,
+            _dir: dir,
+            sentinels,
+        };
+        // Each sentinel knows the replica and the two other sentinels (they find each
+        // other through the master's hello channel): a failover can be agreed.
+        for p in &s.sentinel_ports {
+            wait_sync(
+                || {
+                    let mut c = redis::Client::open(format!("redis://127.0.0.1:{p}"))
+                        .ok()?
+                        .get_connection_with_timeout(Duration::from_millis(200))
+                        .ok()?;
+                    let others: Vec<redis::Value> = redis::cmd("SENTINEL")
+                        .arg("sentinels")
+                        .arg(SENTINEL_MASTER)
+                        .query(&mut c)
+                        .ok()?;
+                    let replicas: Vec<redis::Value> = redis::cmd("SENTINEL")
+                        .arg("replicas")
+                        .arg(SENTINEL_MASTER)
+                        .query(&mut c)
+                        .ok()?;
+                    (others.len() == 2 && replicas.len() == 1).then_some(())
+                },
+                "the sentinels to know each other and the replica",
+            );
+        }
+        s
+    }
+
+    pub fn url(&self) -> String {
+        let nodes: Vec<String> = self
+            .sentinel_ports
+            .iter()
+            .map(|p| format!("127.0.0.1:{p}"))
+            .collect();
+        format!("redis+sentinel://{}/{SENTINEL_MASTER}", nodes.join(","))
+    }
+
+    /// The port of the node the sentinels name master now.
+    pub fn master_port(&self) -> Option<u16> {
+        let p = self.sentinel_ports[0];
+        let mut c = redis::Client::open(format!("redis://127.0.0.1:{p}"))
+            .ok()?
+            .get_connection_with_timeout(Duration::from_millis(200))
+            .ok()?;
+        let addr: Vec<String> = redis::cmd("SENTINEL")
+            .arg("get-master-addr-by-name")
+            .arg(SENTINEL_MASTER)
+            .query(&mut c)
+            .ok()?;
+        addr.get(1)?.parse().ok()
+    }
+}
+
+impl Drop for RedisSentinel {
+    fn drop(&mut self) {
+        for c in &mut self.sentinels {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
 fn ping_port(p: u16) -> Option<()> {
     let mut conn = redis::Client::open(format!("redis://127.0.0.1:{p}"))
         .ok()?

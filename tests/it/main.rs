@@ -25,4 +25,5 @@ mod pages;
 mod pow;
 mod reaper;
 mod recovery;
+mod sentinel;
 mod ws;

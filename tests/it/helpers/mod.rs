@@ -12,7 +12,9 @@ pub mod browser;
 use std::sync::{Arc, Once};
 use std::time::Duration;
 
-pub use anteroom_testkit::{free_port, wait_for_port, wait_until, RedisCluster, RedisServer};
+pub use anteroom_testkit::{
+    free_port, wait_for_port, wait_until, RedisCluster, RedisSentinel, RedisServer,
+};
 
 use anteroom::config::{RoomConfig, Secret, Settings};
 use anteroom::domain::admission::Engine;
