@@ -3,7 +3,11 @@
 machine hurts every build alike. Each argument is a folder holding an `anteroom` and an
 `anteroom-loadtest` binary (e.g. copies of target/release from two commits).
 
-    python3 bench/compare_builds.py /tmp/before /tmp/after --rounds 3
+    python3 bench/compare_builds.py /tmp/before /tmp/after /tmp/after+lanes --rounds 3
+
+A build named with `+lanes` runs the same scenario in a room with a priority lane
+(`lanes = [{ name = "members", share = 0.3 }]`; the load generator's joins carry no token,
+so they queue in the general line through the lanes' code path).
 
 Prints one Markdown row per run: the same-run EVALSHA ceiling, join+status requests/s and
 p99 at full speed, and Redis script time and `redis.call`s per decision from
@@ -20,16 +24,22 @@ import harness  # noqa: E402
 import scenarios  # noqa: E402
 
 
-def one(bin_dir):
+LANES = 'lanes = [{ name = "members", share = 0.3 }]'
+
+
+def one(spec):
+    bin_dir, _, variant = spec.partition("+")
     lt = os.path.join(bin_dir, "anteroom-loadtest")
     tmp = tempfile.mkdtemp(prefix="anteroom-compare-")
     try:
         ceiling = scenarios.redis_ceiling(lt, 300000)
-        out = scenarios.join_status(bin_dir, lt, tmp, 10, False)
+        out = scenarios.join_status(bin_dir, lt, tmp, 10, False,
+                                    room_extra=LANES if variant == "lanes" else "")
     finally:
         harness.stop_all()
     js, rc = out["join_status_max"], out["join_status_redis"]
-    return (f"| {os.path.basename(bin_dir.rstrip('/'))} | {ceiling:,.0f} | {js['requests_per_s']:,.0f} | "
+    name = os.path.basename(bin_dir.rstrip('/')) + (f" ({variant})" if variant else "")
+    return (f"| {name} | {ceiling:,.0f} | {js['requests_per_s']:,.0f} | "
             f"{js['latency']['p99_ms']:.1f} | {rc['usec_per_decision']:.1f} | {rc['calls_per_script']:.1f} |")
 
 

@@ -302,7 +302,8 @@ def _drain(fd):
 class Stack:
     """A Redis and some Anteroom instances with one shared key prefix."""
 
-    def __init__(self, bin_dir, tmp, instances=1, capacity=1000, ttl=60, hb=120, extra_env=None):
+    def __init__(self, bin_dir, tmp, instances=1, capacity=1000, ttl=60, hb=120, extra_env=None,
+                 room_extra=""):
         self.redis = start_redis(os.path.join(bin_dir, "anteroom-loadtest"), maxclients=60000)
         self.redis_port = self.redis.ports[0]
         self.redis_pid = self.redis.pids[0]
@@ -335,6 +336,7 @@ capacity = {capacity}
 session_ttl_secs = {ttl}
 heartbeat_timeout_secs = {hb}
 target_url = "http://127.0.0.1:{port}/"
+{room_extra}
 """)
             log = open(os.path.join(tmp, f"anteroom-{port}.log"), "w")
             p = start([os.path.join(bin_dir, "anteroom"), "--config", cfg],

@@ -325,6 +325,16 @@ impl Room {
         self.queue.remove(v).is_some()
     }
 
+    /// A new configuration. Lanes switched off: from here a join only adds to `seq`, so
+    /// `seq` moves past every ticket given in any lane (as `settle_tickets` in Lua).
+    fn set_cfg(&mut self, cfg: RoomConfig) {
+        if !self.cfg.lanes.is_empty() && cfg.lanes.is_empty() {
+            let top = self.lane_tails.values().copied().max().unwrap_or(0);
+            self.seq = self.seq.max(self.last_let_in).max(top);
+        }
+        self.cfg = cfg;
+    }
+
     /// Puts v at the back of its lane (as `enqueue` in Lua).
     fn enqueue(&mut self, v: &str, lane: Option<&str>) {
         let strides = super::lane_strides(&self.cfg);
@@ -332,6 +342,12 @@ impl Room {
             Some((n, s)) if !self.cfg.lanes.is_empty() && !n.is_empty() => (n.clone(), *s),
             _ => (String::new(), strides[0].1),
         };
+        if self.cfg.lanes.is_empty() {
+            // No lanes: `seq` is past every ticket given (see set_cfg).
+            self.seq += stride;
+            self.queue.insert(v, self.seq, "");
+            return;
+        }
         let tail = if name.is_empty() {
             self.seq
         } else {
@@ -574,7 +590,7 @@ impl Store for MemoryStore {
         match rooms.get_mut(&cfg.id) {
             Some(_) if create_only => Ok(false),
             Some(r) => {
-                r.cfg = cfg.clone();
+                r.set_cfg(cfg.clone());
                 r.version += 1;
                 Ok(true)
             }
@@ -871,7 +887,7 @@ impl Store for MemoryStore {
                 ..patch.applied_to(&r.cfg)
             };
             if cfg != r.cfg {
-                r.cfg = cfg;
+                r.set_cfg(cfg);
                 r.version += 1;
             }
             PatchOutcome::Applied {

@@ -159,11 +159,13 @@ end
 -- by their shares, FIFO inside each, and an idle lane banks no credit (a weighted fair
 -- queue). The general line's last ticket is `seq`, a lane's `lf:<lane>`, both in `st`.
 local function enqueue(cfg, v, lane)
-  local name, stride = '', LANE_STRIDE
-  if cfg.lanes then
-    stride = cfg.lanes.stride[''] or LANE_STRIDE
-    if lane ~= '' and cfg.lanes.stride[lane] then name, stride = lane, cfg.lanes.stride[lane] end
+  if not cfg.lanes then
+    -- No lanes: `seq` is past every ticket given (see settle_tickets), one call as ever.
+    redis.call('ZADD', K_Q, redis.call('HINCRBY', K_ST, 'seq', LANE_STRIDE), v)
+    return
   end
+  local name, stride = '', cfg.lanes.stride[''] or LANE_STRIDE
+  if lane ~= '' and cfg.lanes.stride[lane] then name, stride = lane, cfg.lanes.stride[lane] end
   local field = name == '' and 'seq' or ('lf:' .. name)
   local s = redis.call('HMGET', K_ST, 'vt', field)
   local ticket = math.max(tonumber(s[1]) or 0, tonumber(s[2]) or 0) + stride
@@ -173,6 +175,21 @@ local function enqueue(cfg, v, lane)
     redis.call('HSET', K_LANEV, v, name)
     redis.call('HINCRBY', K_LANES, 'w:' .. name, 1)
   end
+end
+
+-- Lanes switched off (`lane_strides` was set, now is empty): from here a join only adds to
+-- `seq`, so `seq` must be past every ticket given in any lane. Returns nothing.
+local function settle_tickets(old_strides)
+  if not old_strides or old_strides == '' or redis.call('HGET', K_CFG, 'lane_strides') ~= '' then return end
+  local st = redis.call('HGETALL', K_ST)
+  local top = 0
+  for i = 1, #st, 2 do
+    local f = st[i]
+    if f == 'seq' or f == 'vt' or string.sub(f, 1, 3) == 'lf:' then
+      top = math.max(top, tonumber(st[i + 1]) or 0)
+    end
+  end
+  redis.call('HSET', K_ST, 'seq', string.format('%d', top))
 end
 
 -- vs left the line (admitted: let in): keeps the lanes' counts.
