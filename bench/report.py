@@ -82,7 +82,8 @@ def targets_section(r):
 
 
 # Sections written by other runs (not by this suite), carried over from the old report.
-KEPT = ("## Estimated wait (ETA)", "## Redis time per decision, builds compared")
+KEPT = ("## Estimated wait (ETA)", "## Proof of work", "## Redis time per decision, builds compared",
+        "## Priority lanes")
 
 
 def kept_sections(path):
