@@ -158,6 +158,13 @@ impl Line {
 
     fn insert(&mut self, v: &str, ticket: u64, lane: &str) {
         let l = self.lanes.entry(lane.to_string()).or_default();
+        // A place put back after a data loss may come before places already in its lane:
+        // number the lane again in ticket order (rare: only restores do this).
+        let behind = l
+            .by_ticket
+            .keys()
+            .next_back()
+            .is_some_and(|last| *last > (ticket, v.to_string()));
         l.next += 1;
         let seq = l.next;
         l.by_seq.insert(seq, v.to_string());
@@ -176,6 +183,29 @@ impl Line {
                 seq,
             },
         );
+        if behind {
+            self.renumber(lane);
+        }
+    }
+
+    /// Numbers `lane`'s members 1, 2, … in ticket order.
+    fn renumber(&mut self, lane: &str) {
+        let Some(l) = self.lanes.get_mut(lane) else {
+            return;
+        };
+        let keys: Vec<(u64, String)> = l.by_ticket.keys().cloned().collect();
+        l.by_seq.clear();
+        l.by_ticket.clear();
+        for (i, key) in keys.into_iter().enumerate() {
+            let seq = i as u64 + 1;
+            l.by_seq.insert(seq, key.1.clone());
+            if let Some(p) = self.places.get_mut(&key.1) {
+                p.seq = seq;
+            }
+            l.by_ticket.insert(key, seq);
+        }
+        l.next = l.by_seq.len() as u64;
+        l.ranks.rebuild(&l.by_seq);
     }
 
     /// Takes v out of the line; returns its lane.
@@ -192,6 +222,10 @@ impl Line {
             }
         }
         Some(p.lane)
+    }
+
+    fn ticket(&self, v: &str) -> Option<u64> {
+        self.places.get(v).map(|p| p.ticket)
     }
 
     /// 1-based position (0: not in line).
@@ -525,7 +559,25 @@ impl Room {
             rejoined_after_absence: false,
             admits: self.admits,
             target_url: self.cfg.target_url.clone(),
+            ticket: 0,
+            joined_at_ms: 0,
         }
+    }
+
+    /// [`Self::snapshot`] with a queued visitor's ticket and join time (join, restore).
+    fn snapshot_placed(
+        &self,
+        state: VisitorState,
+        v: &str,
+        now: u64,
+        promoted: Vec<String>,
+    ) -> Snapshot {
+        let mut s = self.snapshot(state, v, now, promoted);
+        if s.position > 0 {
+            s.ticket = self.queue.ticket(v).unwrap_or(0);
+            s.joined_at_ms = self.join_times.get(v).copied().unwrap_or(0);
+        }
+        s
     }
 }
 
@@ -647,7 +699,7 @@ impl Store for MemoryStore {
             }
             if r.queue.contains(v) {
                 r.set_heartbeat(v, now);
-                return Ok(r.snapshot(r.waiting_state(true), v, now, promoted));
+                return Ok(r.snapshot_placed(r.waiting_state(true), v, now, promoted));
             }
             let away = r.away.remove(v).is_some();
             if r.cfg.stock == Some(0) {
@@ -677,7 +729,7 @@ impl Store for MemoryStore {
             r.enqueue(v, opts.lane.as_deref());
             r.join_times.insert(v.to_string(), now);
             r.set_heartbeat(v, now);
-            let mut s = r.snapshot(r.waiting_state(true), v, now, promoted);
+            let mut s = r.snapshot_placed(r.waiting_state(true), v, now, promoted);
             s.rejoined_after_absence = away;
             Ok(s)
         })?
@@ -694,6 +746,32 @@ impl Store for MemoryStore {
                 r.set_heartbeat(v, now);
             }
             r.snapshot(r.waiting_state(queued), v, now, Vec::new())
+        })
+    }
+
+    async fn restore_place(
+        &self,
+        room: &str,
+        v: &str,
+        ticket: u64,
+        joined_at_ms: u64,
+    ) -> StoreResult<Snapshot> {
+        self.with_room(room, |r, now| {
+            if r.is_admitted(v, now) {
+                return r.snapshot(VisitorState::Admitted, v, now, Vec::new());
+            }
+            if r.queue.contains(v) {
+                r.set_heartbeat(v, now);
+                return r.snapshot_placed(r.waiting_state(true), v, now, Vec::new());
+            }
+            if r.cfg.closed {
+                return r.snapshot(VisitorState::Closed, v, now, Vec::new());
+            }
+            r.queue.insert(v, ticket, "");
+            r.set_heartbeat(v, now);
+            r.join_times.insert(v.to_string(), joined_at_ms);
+            r.seq = r.seq.max(ticket);
+            r.snapshot_placed(r.waiting_state(true), v, now, Vec::new())
         })
     }
 

@@ -215,6 +215,10 @@ pub struct Snapshot {
     pub admits: u64,
     /// Where admitted visitors go.
     pub target_url: String,
+    /// A queued visitor's ticket (the line's order) and join time, from `join` and
+    /// `restore_place` (0 otherwise, and from `status`, which stays cheap).
+    pub ticket: u64,
+    pub joined_at_ms: u64,
 }
 
 /// Room-wide figures shared by every visitor of a room at one instant.
@@ -314,6 +318,8 @@ impl RoomView {
             rejoined_after_absence: false,
             admits: self.admits,
             target_url: self.target_url.clone(),
+            ticket: 0,
+            joined_at_ms: 0,
         }
     }
 }
@@ -599,6 +605,18 @@ pub trait Store: Send + Sync + 'static {
     ) -> StoreResult<Snapshot>;
     /// Where the visitor stands; refreshes a queued visitor's heartbeat.
     async fn status(&self, room: &str, visitor: &str) -> StoreResult<Snapshot>;
+    /// Puts back a place the store forgot (it lost its data) with its original `ticket`
+    /// and join time, so places put back in any order keep their order, and later tickets
+    /// come after it. It does not promote (the promoter lets the restored in, in ticket
+    /// order, once every instance has put its places back). A visitor who holds a place or
+    /// a session keeps it.
+    async fn restore_place(
+        &self,
+        room: &str,
+        visitor: &str,
+        ticket: u64,
+        joined_at_ms: u64,
+    ) -> StoreResult<Snapshot>;
     /// Leaves the queue or ends the session at once, then promotes. Returns whether the
     /// visitor held a session or a place, and who was admitted as a result.
     async fn release(&self, room: &str, visitor: &str) -> StoreResult<(bool, Vec<String>)>;

@@ -80,8 +80,9 @@ room_fn!(FIND, "find");
 room_fn!(REPORT, "report");
 room_fn!(ETA_BASIS, "eta_basis");
 room_fn!(PUT_ROOM, "put_room");
+room_fn!(RESTORE_PLACE, "restore_place");
 
-const ROOM_FNS: [&RoomFn; 15] = [
+const ROOM_FNS: [&RoomFn; 16] = [
     &JOIN,
     &STATUS,
     &RELEASE,
@@ -97,6 +98,7 @@ const ROOM_FNS: [&RoomFn; 15] = [
     &REPORT,
     &ETA_BASIS,
     &PUT_ROOM,
+    &RESTORE_PLACE,
 ];
 
 /// The room library: `common.lua` and every room operation as a Redis Function, loaded
@@ -386,7 +388,7 @@ fn is_missing_function(e: &redis::RedisError) -> bool {
 /// Parses the reply built by `reply()` in `common.lua`.
 fn parse_snapshot(v: Value) -> StoreResult<Snapshot> {
     let a = as_array(v)?;
-    if a.len() != 16 {
+    if a.len() != 18 {
         return Err(protocol("snapshot arity"));
     }
     let state_s = as_string(&a[0])?;
@@ -413,6 +415,8 @@ fn parse_snapshot(v: Value) -> StoreResult<Snapshot> {
         target_url: as_string(&a[13])?,
         rejoined_after_absence: u(&a[14])? == 1,
         admits: u(&a[15])?,
+        ticket: u(&a[16])?,
+        joined_at_ms: u(&a[17])?,
     })
 }
 
@@ -802,6 +806,27 @@ impl Store for RedisStore {
 
     async fn status(&self, room: &str, visitor: &str) -> StoreResult<Snapshot> {
         parse_snapshot(self.run_room(&STATUS, room, &[visitor.to_string()]).await?)
+    }
+
+    async fn restore_place(
+        &self,
+        room: &str,
+        visitor: &str,
+        ticket: u64,
+        joined_at_ms: u64,
+    ) -> StoreResult<Snapshot> {
+        parse_snapshot(
+            self.run_room(
+                &RESTORE_PLACE,
+                room,
+                &[
+                    visitor.to_string(),
+                    ticket.to_string(),
+                    joined_at_ms.to_string(),
+                ],
+            )
+            .await?,
+        )
     }
 
     async fn release(&self, room: &str, visitor: &str) -> StoreResult<(bool, Vec<String>)> {

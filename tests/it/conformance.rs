@@ -1284,6 +1284,66 @@ async fn reaped_lane_visitors_leave_its_count(b: Backend) {
     );
 }
 
+/// A store that lost its data gets places back with their original tickets: put back in
+/// any order they keep their order, later joins queue behind them, a visitor who holds a
+/// place or a session keeps it, and `status` leaves the ticket out (it stays cheap).
+async fn restored_places_keep_their_original_order(b: Backend) {
+    let b = b.with_room(room("r", 1)).await;
+    let s = &b.store;
+    assert_eq!(
+        s.join("r", &v(0)).await.unwrap().state,
+        VisitorState::Admitted
+    );
+    let mut places = Vec::new();
+    for i in 1..=5 {
+        let snap = s.join("r", &v(i)).await.unwrap();
+        assert!(snap.ticket > 0 && snap.joined_at_ms > 0, "{snap:?}");
+        places.push((snap.ticket, snap.joined_at_ms));
+    }
+    assert!(
+        places.windows(2).all(|w| w[0].0 < w[1].0),
+        "tickets rise: {places:?}"
+    );
+    // Joining again reports the same place; status leaves it out.
+    assert_eq!(s.join("r", &v(3)).await.unwrap().ticket, places[2].0);
+    assert_eq!(s.status("r", &v(3)).await.unwrap().ticket, 0);
+    // The store forgets everything (as after FLUSHALL); the room comes back empty.
+    assert!(s.delete_room("r").await.unwrap());
+    assert!(s.put_room(&room("r", 1), true).await.unwrap());
+    for i in [5, 2, 4, 1, 3] {
+        let (t, j) = places[i - 1];
+        let snap = s.restore_place("r", &v(i), t, j).await.unwrap();
+        assert_eq!(
+            snap.state,
+            VisitorState::Queued,
+            "not promoted by the restore"
+        );
+        assert_eq!((snap.ticket, snap.joined_at_ms), (t, j));
+    }
+    // A second restore changes nothing.
+    let again = s.restore_place("r", &v(2), 1, 1).await.unwrap();
+    assert_eq!((again.position, again.ticket), (2, places[1].0));
+    for i in 1..=5 {
+        assert_eq!(s.status("r", &v(i)).await.unwrap().position, i as u64);
+    }
+    // A newcomer's join lets in the first (the free slot) and queues behind the rest.
+    let newcomer = s.join("r", &v(9)).await.unwrap();
+    assert_eq!(
+        (newcomer.promoted.clone(), newcomer.position),
+        (vec![v(1)], 5)
+    );
+    // An admitted visitor is not put back in line.
+    let admitted = s
+        .restore_place("r", &v(1), places[0].0, places[0].1)
+        .await
+        .unwrap();
+    assert_eq!(admitted.state, VisitorState::Admitted);
+    assert!(matches!(
+        s.restore_place("nope", &v(1), 1, 1).await,
+        Err(StoreError::NoSuchRoom)
+    ));
+}
+
 macro_rules! conformance {
     ($($name:ident),* $(,)?) => {
         mod memory {
@@ -1338,4 +1398,5 @@ conformance!(
     lanes_get_their_shares_fifo_inside_and_positions_are_the_real_order,
     an_idle_lane_banks_no_credit_and_counts_follow_the_line,
     reaped_lane_visitors_leave_its_count,
+    restored_places_keep_their_original_order,
 );

@@ -161,8 +161,9 @@ end
 local function enqueue(cfg, v, lane)
   if not cfg.lanes then
     -- No lanes: `seq` is past every ticket given (see settle_tickets), one call as ever.
-    redis.call('ZADD', K_Q, redis.call('HINCRBY', K_ST, 'seq', LANE_STRIDE), v)
-    return
+    local t = redis.call('HINCRBY', K_ST, 'seq', LANE_STRIDE)
+    redis.call('ZADD', K_Q, t, v)
+    return t
   end
   local name, stride = '', cfg.lanes.stride[''] or LANE_STRIDE
   if lane ~= '' and cfg.lanes.stride[lane] then name, stride = lane, cfg.lanes.stride[lane] end
@@ -175,6 +176,7 @@ local function enqueue(cfg, v, lane)
     redis.call('HSET', K_LANEV, v, name)
     redis.call('HINCRBY', K_LANES, 'w:' .. name, 1)
   end
+  return ticket
 end
 
 -- Lanes switched off (`lane_strides` was set, now is empty): from here a join only adds to
@@ -257,9 +259,11 @@ end
 
 -- The reply shared by join and status:
 -- {state, position, queue_length, active, capacity, ttl_ms, stock, serial, issued_ms,
---  expires_ms, now, promoted, rate_cap, target, away, admits}
+--  expires_ms, now, promoted, rate_cap, target, away, admits, ticket, joined_ms}
 -- `pos`: the caller's ZRANK + 1 when it has one (0: not queued), else read here.
-local function reply(state, v, cfg, now, promoted, away, pos)
+-- `place`: {ticket, joined_ms} of a queued visitor when the caller has them (join and
+-- restore_place; status leaves them 0, to stay cheap).
+local function reply(state, v, cfg, now, promoted, away, pos, place)
   local serial, issued, expires = 0, 0, 0
   if state == 'admitted' then
     serial, issued = parse_session(redis.call('HGET', K_SESS, v))
@@ -269,9 +273,16 @@ local function reply(state, v, cfg, now, promoted, away, pos)
     local r = redis.call('ZRANK', K_Q, v)
     pos = r and r + 1 or 0
   end
+  local ticket, joined = 0, 0
+  if place and pos > 0 then ticket, joined = place[1], place[2] end
   return {state, pos, redis.call('ZCARD', K_Q), active_count(now), cfg.capacity, cfg.ttl_ms,
     cfg.stock, serial, issued, expires, now, promoted, cfg.rate_cap, cfg.target,
-    away and 1 or 0, tonumber(redis.call('HGET', K_ST, 'admits')) or 0}
+    away and 1 or 0, tonumber(redis.call('HGET', K_ST, 'admits')) or 0, ticket, joined}
+end
+
+-- {ticket, joined_ms} of a queued visitor.
+local function place_of(v)
+  return {tonumber(redis.call('ZSCORE', K_Q, v)) or 0, tonumber(redis.call('HGET', K_JT, v)) or 0}
 end
 
 -- State of a visitor who holds no live session.

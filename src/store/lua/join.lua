@@ -17,7 +17,7 @@ end
 local r = redis.call('ZRANK', K_Q, v)
 if r then
   redis.call('ZADD', K_HB, now, v)
-  return reply(waiting_state(cfg, true), v, cfg, now, promoted, false, r + 1)
+  return reply(waiting_state(cfg, true), v, cfg, now, promoted, false, r + 1, place_of(v))
 end
 -- Dropped for silence earlier? Then this join puts them at the back, and says so.
 local away = redis.call('ZREM', K_AWAY, v) == 1
@@ -43,7 +43,7 @@ if not cfg.paused and redis.call('ZCARD', K_Q) == 0 and free_slots(cfg, now) > 0
   publish({admit(cfg, v, now)})
   return reply('admitted', v, cfg, now, promoted)
 end
-enqueue(cfg, v, ARGV[4] or '')
+local ticket = enqueue(cfg, v, ARGV[4] or '')
 redis.call('ZADD', K_HB, now, v)
 redis.call('HSET', K_JT, v, now)
-return reply(waiting_state(cfg, true), v, cfg, now, promoted, away)
+return reply(waiting_state(cfg, true), v, cfg, now, promoted, away, nil, {ticket, now})
