@@ -73,6 +73,9 @@ pub enum Command {
         told: VisitorState,
         /// The position and queue length it told.
         told_figures: (u64, u64),
+        /// The place's (ticket, join time), when queued: put back if the store loses its
+        /// data.
+        place: Option<(u64, u64)>,
         tx: mpsc::UnboundedSender<Push>,
     },
     Disconnect {
@@ -197,7 +200,16 @@ struct Watched {
     admitted: bool,
     /// The room state this visitor was last told about; a change is pushed once.
     flag: Option<RoomState>,
+    /// The place's (ticket, join time) while queued, and the store data losses this
+    /// instance had counted when it learnt them.
+    place: Option<(u64, u64)>,
+    losses_seen: u64,
+    /// When its place was put back after a loss (the status says so for a while).
+    restored_at: Option<Instant>,
 }
+
+/// How long a socket whose place was put back is told so (`eta_reason: "places_restored"`).
+const RESTORED_NOTE: Duration = Duration::from_secs(60);
 
 #[derive(Default)]
 struct RoomConns {
@@ -304,6 +316,7 @@ impl Hub {
                 redirect_base,
                 told,
                 told_figures,
+                place,
                 tx,
             } => {
                 self.stats.sockets.fetch_add(1, Ordering::Relaxed);
@@ -318,6 +331,10 @@ impl Hub {
                     w.flag = told_state(told);
                     w.admitted = told == VisitorState::Admitted;
                     w.last = Some((told_figures.0, told_figures.1, told, None, Instant::now()));
+                }
+                if place.is_some() {
+                    w.place = place;
+                    w.losses_seen = self.engine.data_losses.load(Ordering::SeqCst);
                 }
                 w.conns.push(Conn {
                     id: conn,
@@ -474,6 +491,7 @@ impl Hub {
         }
         let Some(view) = view else { return };
         let engine = self.engine.clone();
+        self.restore_lost_places(room, &mut results, now).await;
         let forecast = engine.forecast(room).await;
         let Some(r) = self.rooms.get_mut(room) else {
             return;
@@ -510,7 +528,13 @@ impl Hub {
                 _ => {
                     w.admitted = false;
                     let snap = view.snapshot(&entry);
-                    let (eta, reason) = eta_for(&snap, forecast.as_deref());
+                    let (eta, mut reason) = eta_for(&snap, forecast.as_deref());
+                    if snap.position > 0
+                        && w.restored_at
+                            .is_some_and(|t| now.duration_since(t) < RESTORED_NOTE)
+                    {
+                        reason = Some(crate::domain::eta::reason::PLACES_RESTORED);
+                    }
                     let changed = match w.last {
                         Some((p, q, s, r, at)) => {
                             p != snap.position
@@ -539,6 +563,91 @@ impl Hub {
                     }
                 }
             }
+        }
+    }
+}
+
+impl Hub {
+    /// Sockets whose visitor is gone from the line although it held a place: when the
+    /// store lost its data, put each place back with its ticket (every instance does so
+    /// for its own sockets; the tickets keep the order) and report it as queued. A place
+    /// that ended otherwise (let in, removed by an admin, flushed) is left gone.
+    async fn restore_lost_places(
+        &mut self,
+        room: &str,
+        results: &mut [(String, WatchEntry)],
+        now: Instant,
+    ) {
+        let Some(r) = self.rooms.get(room) else {
+            return;
+        };
+        let gone: Vec<(usize, u64, u64, u64)> = results
+            .iter()
+            .enumerate()
+            .filter(|(_, (_, e))| matches!(e, WatchEntry::Gone))
+            .filter_map(|(i, (v, _))| {
+                let w = r.visitors.get(v)?;
+                let (ticket, joined) = w.place.filter(|_| !w.admitted)?;
+                Some((i, ticket, joined, w.losses_seen))
+            })
+            .collect();
+        if gone.is_empty() {
+            return;
+        }
+        let losses = self.engine.data_losses.load(Ordering::SeqCst);
+        // The epoch is read only when some place is not explained by a loss already noted.
+        let epoch_moved = if gone.iter().any(|g| g.3 >= losses) {
+            self.engine.store_lost_data_since(u64::MAX).await
+        } else {
+            false
+        };
+        let mut restored = 0u64;
+        for (i, ticket, joined, seen) in gone {
+            if seen >= losses && !epoch_moved {
+                continue;
+            }
+            let visitor = results[i].0.clone();
+            self.stats.store_calls.fetch_add(1, Ordering::Relaxed);
+            match self
+                .engine
+                .store
+                .restore_place(room, &visitor, ticket, joined)
+                .await
+            {
+                Ok(s) => {
+                    results[i].1 = match s.admission {
+                        Some(a) => WatchEntry::Admitted(a),
+                        None if s.position > 0 => WatchEntry::Queued {
+                            position: s.position,
+                        },
+                        None => WatchEntry::Gone,
+                    };
+                    restored += 1;
+                    if let Some(w) = self
+                        .rooms
+                        .get_mut(room)
+                        .and_then(|r| r.visitors.get_mut(&visitor))
+                    {
+                        w.losses_seen = losses;
+                        w.restored_at = Some(now);
+                    }
+                }
+                Err(e) => {
+                    tracing::debug!(room, error = %e, "putting a place back failed; next tick")
+                }
+            }
+        }
+        if restored > 0 {
+            tracing::warn!(
+                room,
+                restored,
+                "the store lost its data: put back the places of this instance's sockets"
+            );
+            self.engine
+                .metrics
+                .places_restored
+                .with_label_values(&[room])
+                .inc_by(restored);
         }
     }
 }

@@ -64,6 +64,8 @@ pub async fn keep_once(
 /// Runs [`keep_once`] every `reaper.keeper_interval_ms` until cancelled, reporting what it finds.
 /// `known` is the epoch seen at start-up, if any.
 pub async fn run_keeper(engine: Arc<Engine>, mut known: Option<String>, cancel: CancellationToken) {
+    // unwrap: never poisoned (no panics while held).
+    *engine.known_epoch.lock().unwrap() = known.clone();
     let every = Duration::from_millis(engine.settings.reaper.keeper_interval_ms);
     let mut tick = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -74,6 +76,8 @@ pub async fn run_keeper(engine: Arc<Engine>, mut known: Option<String>, cancel: 
         }
         match keep_once(engine.store.as_ref(), &engine.declared_rooms, &mut known).await {
             Ok(o) => {
+                // unwrap: never poisoned (no panics while held).
+                *engine.known_epoch.lock().unwrap() = known.clone();
                 if o.data_lost {
                     tracing::error!(
                         "the store lost its data (its epoch changed): declared rooms are being re-created; places of visitors not yet back are gone unless they return"

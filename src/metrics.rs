@@ -36,6 +36,8 @@ pub struct Metrics {
     pub bypassed: IntCounterVec,
     /// Enqueue tokens naming a lane the room does not have (queued in the general line).
     pub lane_unknown: IntCounterVec,
+    /// Places put back after the store lost its data (by this instance's hub).
+    pub places_restored: IntCounterVec,
     ws_sockets: IntGauge,
     ws_pushes: IntCounter,
     hub_store_calls: IntCounter,
@@ -120,6 +122,12 @@ impl Metrics {
                 "anteroom_bypass_total",
                 "Requests passed without a pass by a [[bypass]] rule",
                 &["rule"],
+            ),
+            places_restored: counter(
+                &r,
+                "anteroom_places_restored_total",
+                "Places put back after the store lost its data (this instance's sockets)",
+                &["room"],
             ),
             lane_unknown: counter(
                 &r,

@@ -136,6 +136,8 @@ impl Application {
             bypass: crate::domain::bypass::Bypass::from_rules(&settings.bypass)?,
             declared_rooms: declared,
             data_lost_at: Default::default(),
+            data_losses: Default::default(),
+            known_epoch: Default::default(),
             forecasts: Default::default(),
             room_cache: Default::default(),
             pow,

@@ -61,6 +61,10 @@ pub struct VisitorView {
     /// fail-open admission).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub degraded: Option<&'static str>,
+    /// A queued visitor's (ticket, join time) when the store reported them (a join): the
+    /// hub keeps them to put the place back if the store loses its data.
+    #[serde(skip)]
+    pub place: Option<(u64, u64)>,
 }
 
 /// The value of `X-Anteroom-Degraded` (and `degraded`) when the store is unreachable.
@@ -105,6 +109,10 @@ pub struct Engine {
     /// When this instance last found the store's data gone (ms since the epoch), for
     /// the dashboard.
     pub data_lost_at: std::sync::Mutex<Option<u64>>,
+    /// How many times this instance found the store's data gone, and the store epoch it
+    /// knows (the keeper's): the hub puts its sockets' places back after a loss.
+    pub data_losses: std::sync::atomic::AtomicU64,
+    pub known_epoch: std::sync::Mutex<Option<String>>,
     /// Per-room ETA schedules, refreshed once a second.
     pub forecasts: Forecasts,
     /// Room configurations for the join's entry check, read at most once a second.
@@ -195,6 +203,23 @@ impl Engine {
         let now = crate::clock::wall_ms();
         // unwrap: never poisoned (no panics while held).
         *self.data_lost_at.lock().unwrap() = Some(now);
+        self.data_losses
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// Whether the store lost its data since this instance counted `seen` losses: a loss
+    /// it has noted since, or an epoch other than the one it knows (another instance, or
+    /// nobody yet, noticed first). Reading the epoch writes a fresh one if it is missing,
+    /// as the keeper's look does.
+    pub async fn store_lost_data_since(&self, seen: u64) -> bool {
+        if self.data_losses.load(std::sync::atomic::Ordering::SeqCst) > seen {
+            return true;
+        }
+        let known = self.known_epoch.lock().unwrap().clone();
+        match (known, self.store.epoch(VisitorId::random().as_str()).await) {
+            (Some(k), Ok(e)) => k != e,
+            _ => false,
+        }
     }
 
     /// Whether `room` is declared in the configuration.
@@ -306,6 +331,7 @@ impl Engine {
             admitted_at: Some(admitted_at),
             eta_reason: None,
             degraded,
+            place: None,
         }
     }
 
@@ -356,6 +382,7 @@ impl Engine {
             admitted_at,
             eta_reason,
             degraded: None,
+            place: (s.ticket > 0).then_some((s.ticket, s.joined_at_ms)),
         }
     }
 

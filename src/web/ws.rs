@@ -237,6 +237,7 @@ async fn session_loop(
         redirect_base,
         told: first.state,
         told_figures: (first.position, first.queue_length),
+        place: first.place,
         tx,
     });
 

@@ -269,3 +269,112 @@ async fn the_queue_page_and_socket_say_you_were_away() {
     let first = next_json(&mut ws, Duration::from_secs(5)).await;
     assert_eq!(first["eta_reason"], "you_were_away", "{first}");
 }
+
+/// The store loses its data (FLUSHALL) under two instances whose sockets hold places:
+/// each hub puts its sockets' places back with their tickets, so the line comes back in
+/// its original order whichever instance a visitor is on; no socket is told it lost its
+/// place, and each is told why (`places_restored`). A newcomer queues behind them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sockets_get_their_places_back_in_order_after_the_store_lost_its_data() {
+    let r = RedisServer::start();
+    // Paused: nobody is let in, so the positions show the order alone.
+    let s = test_settings(
+        Some(r.url()),
+        &prefix(),
+        vec![anteroom::config::RoomConfig {
+            paused: true,
+            ..room("r", 1)
+        }],
+    );
+    let apps = [spawn_app(s.clone()).await, spawn_app(s).await];
+    let mut tokens = Vec::new();
+    let mut sockets = Vec::new();
+    for i in 0..10 {
+        let app = &apps[i % 2];
+        let t = app.join("r").await.token();
+        let mut ws = connect(app, "r", &t, None).await.unwrap();
+        assert_eq!(
+            next_json(&mut ws, Duration::from_secs(5)).await["position"],
+            i + 1
+        );
+        tokens.push(t);
+        sockets.push(ws);
+    }
+    flushall(&r);
+    let t0 = Instant::now();
+    wait_until(
+        Duration::from_secs(10),
+        "every place to be back in order",
+        || async {
+            let mut positions = Vec::new();
+            for (i, t) in tokens.iter().enumerate() {
+                positions.push(apps[i % 2].status("r", t).await.body["position"].clone());
+            }
+            (positions == (1..=10).map(serde_json::Value::from).collect::<Vec<_>>()).then_some(())
+        },
+    )
+    .await;
+    let back_after = t0.elapsed();
+    // What the sockets heard: never that the place was lost; then why it moved.
+    for ws in sockets.iter_mut().take(2) {
+        let until = Instant::now() + Duration::from_secs(3);
+        let mut told_restored = false;
+        while Instant::now() < until && !told_restored {
+            let m = next_json(ws, Duration::from_secs(6)).await;
+            assert_ne!(m["state"], "not_queued", "{m}");
+            assert_ne!(m["type"], "closed", "{m}");
+            told_restored = m["eta_reason"] == "places_restored";
+        }
+        assert!(told_restored, "a socket was told its place was put back");
+    }
+    let mut restored = 0;
+    for app in &apps {
+        let m = app.get("/metrics").await.body;
+        let m = m.as_str().unwrap();
+        if let Some(line) = m
+            .lines()
+            .find(|l| l.starts_with(r#"anteroom_places_restored_total{room="r"}"#))
+        {
+            restored += line.rsplit(' ').next().unwrap().parse::<u64>().unwrap();
+        }
+    }
+    assert_eq!(
+        restored, 10,
+        "each instance put back its own sockets' places"
+    );
+    assert_eq!(apps[0].join("r").await.body["position"], 11);
+    eprintln!("10 places on two instances back in order {back_after:?} after FLUSHALL");
+}
+
+/// A place that ended on purpose (the queue flushed by an admin) is not put back: the
+/// store did not lose its data.
+#[tokio::test]
+async fn a_flushed_queue_is_not_put_back() {
+    let r = RedisServer::start();
+    let app = spawn_app(test_settings(
+        Some(r.url()),
+        &prefix(),
+        vec![anteroom::config::RoomConfig {
+            paused: true,
+            ..room("r", 1)
+        }],
+    ))
+    .await;
+    let t = app.join("r").await.token();
+    let mut ws = connect(&app, "r", &t, None).await.unwrap();
+    assert_eq!(
+        next_json(&mut ws, Duration::from_secs(5)).await["position"],
+        1
+    );
+    app.engine.store.flush("r").await.unwrap();
+    // The hub tells the socket within a tick or two (a silent socket fails the wait).
+    let until = Instant::now() + Duration::from_secs(5);
+    loop {
+        let m = next_json(&mut ws, Duration::from_secs(6)).await;
+        if m["state"] == "not_queued" {
+            break;
+        }
+        assert!(Instant::now() < until, "never told: {m}");
+    }
+    assert_eq!(app.engine.store.stats("r").await.unwrap().queue_length, 0);
+}
