@@ -237,7 +237,7 @@ pub static EN: Strings = Strings {
     reason_rate_limited: "People are let in at a fixed pace per minute; the estimate follows that pace.",
     reason_sessions_longer: "People who were let in are staying longer than usual, so the line moves more slowly.",
     reason_sessions_shorter: "People who were let in are leaving sooner than usual, so the line moves faster.",
-    reason_places_restored: "The waiting room recovered from a fault; everyone kept their place.",
+    reason_places_restored: "The waiting room recovered from a fault; you kept your place.",
     reason_stock_may_run_out: "Fewer items are left than people ahead of you: it may sell out before your turn. You keep your place in case more are added.",
     reason_priority_lanes: "This line has priority lanes: people in them are let in alongside it, so your place can move back a little as they arrive.",
     progress_label: "Progress through the line",
@@ -333,7 +333,7 @@ pub static ZH: Strings = Strings {
     reason_rate_limited: "每分钟按固定速度放行，预计时间按此速度计算。",
     reason_sessions_longer: "已进入的人停留时间比平常长，因此队伍移动变慢。",
     reason_sessions_shorter: "已进入的人离开得比平常快，因此队伍移动变快。",
-    reason_places_restored: "等候室已从故障中恢复，每个人都保留了原来的位置。",
+    reason_places_restored: "等候室已从故障中恢复，您保留了原来的位置。",
     reason_stock_may_run_out:
         "剩余数量少于排在您前面的人数：轮到您之前可能已售罄。您的位置会保留，以防补货。",
     reason_priority_lanes: "本队伍设有优先通道：优先通道中的人会与队伍交替进入，因此他们到达时您的位置可能会稍稍后移。",
