@@ -1340,6 +1340,8 @@ mod tests {
             b("https://shop.example/"),
             Value::Int(1),
             Value::Int(42),
+            Value::Int(7_000),
+            Value::Int(1_699_999_999_000),
         ]);
         let s = parse_snapshot(reply).unwrap();
         assert_eq!(s.state, VisitorState::Queued);
@@ -1356,6 +1358,7 @@ mod tests {
         assert_eq!((s.rate_cap_per_minute, s.admits), (20, 42));
         assert_eq!(s.target_url, "https://shop.example/");
         assert!(s.rejoined_after_absence);
+        assert_eq!((s.ticket, s.joined_at_ms), (7_000, 1_699_999_999_000));
 
         let admitted = Value::Array(vec![
             b("admitted"),
@@ -1374,6 +1377,8 @@ mod tests {
             b(""),
             Value::Int(0),
             Value::Int(5),
+            Value::Int(0),
+            Value::Int(0),
         ]);
         let a = parse_snapshot(admitted).unwrap();
         assert_eq!(a.stock, Some(7));
@@ -1388,7 +1393,7 @@ mod tests {
             Err(StoreError::Protocol(_))
         ));
         let mut bad_state = vec![b("dancing")];
-        bad_state.extend((0..15).map(|_| Value::Int(0)));
+        bad_state.extend((0..17).map(|_| Value::Int(0)));
         assert!(matches!(
             parse_snapshot(Value::Array(bad_state)),
             Err(StoreError::Protocol(_))
