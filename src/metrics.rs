@@ -38,6 +38,8 @@ pub struct Metrics {
     pub lane_unknown: IntCounterVec,
     /// Places put back after the store lost its data (by this instance's hub).
     pub places_restored: IntCounterVec,
+    /// Admissions put back from passes after the store lost its data.
+    pub sessions_restored: IntCounterVec,
     ws_sockets: IntGauge,
     ws_pushes: IntCounter,
     hub_store_calls: IntCounter,
@@ -122,6 +124,12 @@ impl Metrics {
                 "anteroom_bypass_total",
                 "Requests passed without a pass by a [[bypass]] rule",
                 &["rule"],
+            ),
+            sessions_restored: counter(
+                &r,
+                "anteroom_sessions_restored_total",
+                "Admissions put back from their passes after the store lost its data",
+                &["room"],
             ),
             places_restored: counter(
                 &r,

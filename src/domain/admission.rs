@@ -207,6 +207,43 @@ impl Engine {
             .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
     }
 
+    /// A pass whose session the store does not have: if the store lost its data after the
+    /// pass was issued, put the admission back from the pass (it counts against capacity
+    /// again) and say whether it is live now. Sessions that ended on purpose before the
+    /// loss (released, removed) come back too: their end was in the lost data.
+    async fn restore_session_from(
+        &self,
+        room: &str,
+        claims: &crate::domain::pass::Claims,
+        serial: u64,
+    ) -> bool {
+        let issued_ms = claims.iat * 1000;
+        // unwrap: never poisoned (no panics while held).
+        let noted = self
+            .data_lost_at
+            .lock()
+            .unwrap()
+            .is_some_and(|at| issued_ms <= at);
+        if !noted && !self.store_lost_data_since(u64::MAX).await {
+            return false;
+        }
+        let a = Admission {
+            serial,
+            issued_at_ms: issued_ms,
+            expires_at_ms: claims.exp * 1000,
+        };
+        match self.store.restore_session(room, &claims.sub, &a).await {
+            Ok(true) => {
+                self.metrics
+                    .sessions_restored
+                    .with_label_values(&[room])
+                    .inc();
+                true
+            }
+            _ => false,
+        }
+    }
+
     /// Whether the store lost its data since this instance counted `seen` losses: a loss
     /// it has noted since, or an epoch other than the one it knows (another instance, or
     /// nobody yet, noticed first). Reading the epoch writes a fresh one if it is missing,
@@ -684,7 +721,15 @@ impl Engine {
                 claims,
                 degraded: false,
             }),
-            Ok(false) => Err(DomainError::SessionEnded),
+            Ok(false) => match claims.serial() {
+                Some(serial) if self.restore_session_from(room, &claims, serial).await => {
+                    Ok(Verified {
+                        claims,
+                        degraded: false,
+                    })
+                }
+                _ => Err(DomainError::SessionEnded),
+            },
             Err(StoreError::Unavailable(e)) => {
                 // Counted, not logged per request: an outage under load would flood the log
                 // (the store failures themselves are logged by the store's callers).

@@ -775,6 +775,26 @@ impl Store for MemoryStore {
         })
     }
 
+    async fn restore_session(&self, room: &str, v: &str, a: &Admission) -> StoreResult<bool> {
+        self.with_room(room, |r, now| {
+            if a.expires_at_ms <= now {
+                return false;
+            }
+            if r.is_admitted(v, now) {
+                return r.sessions.get(v).is_some_and(|s| s.serial == a.serial);
+            }
+            if r.queue.contains(v) {
+                return false;
+            }
+            // An expired, not yet pruned session of this visitor goes first.
+            r.end_session(v);
+            r.expiries.insert((a.expires_at_ms, v.to_string()));
+            r.sessions.insert(v.to_string(), a.clone());
+            r.admits = r.admits.max(a.serial);
+            true
+        })
+    }
+
     async fn release(&self, room: &str, v: &str) -> StoreResult<(bool, Vec<String>)> {
         self.with_room(room, |r, now| {
             // Releasing is being there: the session was a stay.

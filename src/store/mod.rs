@@ -617,6 +617,16 @@ pub trait Store: Send + Sync + 'static {
         ticket: u64,
         joined_at_ms: u64,
     ) -> StoreResult<Snapshot>;
+    /// Puts back an admission the store forgot, from the visitor's unexpired pass, so it
+    /// counts against capacity again (`admits` raised to its serial). Nothing happens if
+    /// it has expired, or the visitor holds a session (answer: is it this one) or a place.
+    /// Returns whether this admission is live now.
+    async fn restore_session(
+        &self,
+        room: &str,
+        visitor: &str,
+        admission: &Admission,
+    ) -> StoreResult<bool>;
     /// Leaves the queue or ends the session at once, then promotes. Returns whether the
     /// visitor held a session or a place, and who was admitted as a result.
     async fn release(&self, room: &str, visitor: &str) -> StoreResult<(bool, Vec<String>)>;

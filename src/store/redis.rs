@@ -81,8 +81,9 @@ room_fn!(REPORT, "report");
 room_fn!(ETA_BASIS, "eta_basis");
 room_fn!(PUT_ROOM, "put_room");
 room_fn!(RESTORE_PLACE, "restore_place");
+room_fn!(RESTORE_SESSION, "restore_session");
 
-const ROOM_FNS: [&RoomFn; 16] = [
+const ROOM_FNS: [&RoomFn; 17] = [
     &JOIN,
     &STATUS,
     &RELEASE,
@@ -99,6 +100,7 @@ const ROOM_FNS: [&RoomFn; 16] = [
     &ETA_BASIS,
     &PUT_ROOM,
     &RESTORE_PLACE,
+    &RESTORE_SESSION,
 ];
 
 /// The room library: `common.lua` and every room operation as a Redis Function, loaded
@@ -852,6 +854,27 @@ impl Store for RedisStore {
     async fn session_live(&self, room: &str, visitor: &str, serial: u64) -> StoreResult<bool> {
         let v = self
             .run_room(&SESSION, room, &[visitor.to_string(), serial.to_string()])
+            .await?;
+        Ok(as_int(&v)? == 1)
+    }
+
+    async fn restore_session(
+        &self,
+        room: &str,
+        visitor: &str,
+        admission: &Admission,
+    ) -> StoreResult<bool> {
+        let v = self
+            .run_room(
+                &RESTORE_SESSION,
+                room,
+                &[
+                    visitor.to_string(),
+                    admission.serial.to_string(),
+                    admission.issued_at_ms.to_string(),
+                    admission.expires_at_ms.to_string(),
+                ],
+            )
             .await?;
         Ok(as_int(&v)? == 1)
     }

@@ -1344,6 +1344,43 @@ async fn restored_places_keep_their_original_order(b: Backend) {
     ));
 }
 
+/// An admission the store forgot comes back from the pass: it counts against capacity,
+/// later admissions take later serials, and nothing is put back for an expired pass, a
+/// visitor back in line, or over another session.
+async fn restored_sessions_count_again(b: Backend) {
+    let b = b.with_room(room("r", 1)).await;
+    let s = &b.store;
+    let a0 = s.join("r", &v(0)).await.unwrap().admission.unwrap();
+    assert!(s.delete_room("r").await.unwrap());
+    assert!(s.put_room(&room("r", 1), true).await.unwrap());
+    assert!(s.restore_session("r", &v(0), &a0).await.unwrap());
+    assert!(
+        s.restore_session("r", &v(0), &a0).await.unwrap(),
+        "idempotent"
+    );
+    assert_eq!(s.stats("r").await.unwrap().active, 1);
+    assert!(s.session_live("r", &v(0), a0.serial).await.unwrap());
+    // It holds the slot: the next visitor waits.
+    assert_eq!(s.join("r", &v(1)).await.unwrap().position, 1);
+    // Not over another session, not for someone in line, not when expired.
+    let other = anteroom::store::Admission {
+        serial: a0.serial + 7,
+        ..a0.clone()
+    };
+    assert!(!s.restore_session("r", &v(0), &other).await.unwrap());
+    assert!(!s.restore_session("r", &v(1), &a0).await.unwrap());
+    let expired = anteroom::store::Admission {
+        expires_at_ms: 1,
+        ..a0.clone()
+    };
+    assert!(!s.restore_session("r", &v(2), &expired).await.unwrap());
+    // The next admission takes a later serial than the one put back.
+    let (_, promoted) = s.release("r", &v(0)).await.unwrap();
+    assert_eq!(promoted, vec![v(1)]);
+    let a1 = s.status("r", &v(1)).await.unwrap().admission.unwrap();
+    assert!(a1.serial > a0.serial, "{a1:?} after {a0:?}");
+}
+
 macro_rules! conformance {
     ($($name:ident),* $(,)?) => {
         mod memory {
@@ -1399,4 +1436,5 @@ conformance!(
     an_idle_lane_banks_no_credit_and_counts_follow_the_line,
     reaped_lane_visitors_leave_its_count,
     restored_places_keep_their_original_order,
+    restored_sessions_count_again,
 );

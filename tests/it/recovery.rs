@@ -378,3 +378,30 @@ async fn a_flushed_queue_is_not_put_back() {
     }
     assert_eq!(app.engine.store.stats("r").await.unwrap().queue_length, 0);
 }
+
+/// An admitted visitor's unexpired pass keeps its admission through a store that lost its
+/// data: verify puts the session back (it counts against capacity again, so the next
+/// visitor waits) instead of answering `401 invalid_pass`.
+#[tokio::test]
+async fn an_admitted_visitor_keeps_the_admission_after_the_store_lost_its_data() {
+    let r = RedisServer::start();
+    let app = spawn_app(test_settings(Some(r.url()), &prefix(), vec![room("r", 1)])).await;
+    let holder = app.join("r").await;
+    let pass = holder.body["pass"].as_str().unwrap().to_string();
+    assert_eq!(app.verify("r", &pass).await.status, 200);
+    flushall(&r);
+    wait_until(Duration::from_secs(5), "the room to be back", || async {
+        (app.engine.store.room("r").await.ok()??.id == "r").then_some(())
+    })
+    .await;
+    assert_eq!(app.verify("r", &pass).await.status, 200);
+    assert_eq!(app.engine.store.stats("r").await.unwrap().active, 1);
+    assert_eq!(app.join("r").await.body["position"], 1, "the slot is held");
+    let m = app.get("/metrics").await.body;
+    assert!(
+        m.as_str()
+            .unwrap()
+            .contains(r#"anteroom_sessions_restored_total{room="r"} 1"#),
+        "{m}"
+    );
+}
