@@ -59,6 +59,9 @@ pub enum DomainError {
     /// An enqueue token missing, expired, for another room or not valid.
     #[error(transparent)]
     Entry(#[from] crate::domain::entry::EntryError),
+    /// A place receipt forged, expired, or another visitor's or room's.
+    #[error(transparent)]
+    Receipt(#[from] crate::domain::identity::ReceiptError),
     /// A join that needs a new place without a usable proof of work; carries a fresh
     /// challenge to solve.
     #[error("{error}")]

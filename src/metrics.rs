@@ -36,7 +36,8 @@ pub struct Metrics {
     pub bypassed: IntCounterVec,
     /// Enqueue tokens naming a lane the room does not have (queued in the general line).
     pub lane_unknown: IntCounterVec,
-    /// Places put back after the store lost its data (by this instance's hub).
+    /// Places put back after the store lost its data (this instance's sockets, by its
+    /// hub; place receipts, by the join).
     pub places_restored: IntCounterVec,
     /// Admissions put back from passes after the store lost its data.
     pub sessions_restored: IntCounterVec,
@@ -134,7 +135,7 @@ impl Metrics {
             places_restored: counter(
                 &r,
                 "anteroom_places_restored_total",
-                "Places put back after the store lost its data (this instance's sockets)",
+                "Places put back after the store lost its data (sockets by the hub, place receipts by the join)",
                 &["room"],
             ),
             lane_unknown: counter(

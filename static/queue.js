@@ -24,6 +24,9 @@
   var tokenKey = 'anteroom:token:' + cfg.room;
   var startKey = 'anteroom:start:' + cfg.room;
   var token = null;
+  // The latest place receipt (join and status answers): if the store loses its data, the
+  // join that follows brings it and the place comes back.
+  var placeReceipt = cfg.place_receipt || null;
   var ws = null;
   var attempt = 0;
   var everOpened = false;
@@ -177,7 +180,8 @@
     var fields = {};
     if (token) fields.visitor_token = token;
     if (cfg.enqueue_token) fields.enqueue_token = cfg.enqueue_token;
-    var body = token || cfg.enqueue_token ? JSON.stringify(fields) : undefined;
+    if (placeReceipt) fields.place_receipt = placeReceipt;
+    var body = Object.keys(fields).length ? JSON.stringify(fields) : undefined;
     var headers = body ? { 'Content-Type': 'application/json' } : {};
     if (solution) headers['X-Anteroom-Challenge'] = solution;
     return fetch(cfg.join_path, {
@@ -238,6 +242,7 @@
   }
 
   function update(m) {
+    if (m.place_receipt) placeReceipt = m.place_receipt;
     if (typeof m.position === 'number') {
       hasPlace = m.position > 0;
       if (hasPlace) everHadPlace = true;

@@ -65,6 +65,11 @@ pub struct VisitorView {
     /// hub keeps them to put the place back if the store loses its data.
     #[serde(skip)]
     pub place: Option<(u64, u64)>,
+    /// A queued visitor's signed place receipt (join and status): presented to the join
+    /// after the store lost its data, it puts the place back. Good for the room's
+    /// heartbeat timeout.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub place_receipt: Option<String>,
 }
 
 /// The value of `X-Anteroom-Degraded` (and `degraded`) when the store is unreachable.
@@ -369,6 +374,7 @@ impl Engine {
             eta_reason: None,
             degraded,
             place: None,
+            place_receipt: None,
         }
     }
 
@@ -420,7 +426,70 @@ impl Engine {
             eta_reason,
             degraded: None,
             place: (s.ticket > 0).then_some((s.ticket, s.joined_at_ms)),
+            place_receipt: self.receipt_for(room, visitor, s).await,
         }
+    }
+
+    /// The place receipt for a snapshot that carries the place (see
+    /// [`VisitorView::place_receipt`]).
+    async fn receipt_for(&self, room: &str, visitor: &VisitorId, s: &Snapshot) -> Option<String> {
+        if s.ticket == 0 || s.position == 0 {
+            return None;
+        }
+        let hb = self
+            .room_config_cached(room)
+            .await
+            .map(|c| c.heartbeat_timeout_secs)
+            .ok()?;
+        let now_s = crate::clock::wall_ms() / 1000;
+        let p = crate::domain::identity::PlaceReceipt {
+            ticket: s.ticket,
+            joined_at_ms: s.joined_at_ms,
+            iat_s: now_s,
+            exp_s: now_s + hb,
+        };
+        Some(self.visitors.place_receipt(room, visitor, &p))
+    }
+
+    /// A join that brings a place receipt: when the store lost its data after the
+    /// receipt was issued (a loss this instance noted, or an epoch other than its
+    /// keeper's), the place is put back with its ticket; otherwise the receipt has
+    /// nothing to restore and the join is an ordinary one (`None`: go on). A refused
+    /// receipt is an error.
+    pub async fn join_with_receipt(
+        &self,
+        room: &str,
+        visitor: &VisitorId,
+        receipt: &str,
+    ) -> Result<Option<VisitorView>, DomainError> {
+        let now_s = crate::clock::wall_ms() / 1000;
+        let p = self
+            .visitors
+            .check_place_receipt(receipt, room, visitor, now_s)?;
+        if self.holds_place(room, visitor).await? {
+            return Ok(None);
+        }
+        // unwrap: never poisoned (no panics while held).
+        let noted = self
+            .data_lost_at
+            .lock()
+            .unwrap()
+            .is_some_and(|at| p.iat_s * 1000 <= at);
+        if !noted && !self.store_lost_data_since(u64::MAX).await {
+            return Ok(None);
+        }
+        let s = self
+            .store
+            .restore_place(room, visitor.as_str(), p.ticket, p.joined_at_ms)
+            .await
+            .map_err(|e| self.store_failed("restore_place", room, e))?;
+        if s.position > 0 {
+            self.metrics
+                .places_restored
+                .with_label_values(&[room])
+                .inc();
+        }
+        Ok(Some(self.view(room, visitor, &s).await))
     }
 
     /// A room's live configuration; unknown rooms are an error. With `store.fail_open`,
@@ -687,7 +756,7 @@ impl Engine {
     ) -> Result<VisitorView, DomainError> {
         let s = self
             .store
-            .status(room, visitor.as_str())
+            .status_placed(room, visitor.as_str())
             .await
             .map_err(|e| self.store_failed("status", room, e))?;
         Ok(self.view(room, visitor, &s).await)

@@ -100,6 +100,37 @@ pub fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
 }
 
 /// Signs and checks visitor tokens.
+/// What a place receipt says ([`VisitorSigner::place_receipt`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PlaceReceipt {
+    pub ticket: u64,
+    pub joined_at_ms: u64,
+    pub iat_s: u64,
+    pub exp_s: u64,
+}
+
+/// Why a place receipt was refused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ReceiptError {
+    #[error("the place receipt is not valid")]
+    Invalid,
+    #[error("the place receipt has expired (it lasts the room's heartbeat timeout)")]
+    Expired,
+    #[error("the place receipt is for another visitor or another room")]
+    Foreign,
+}
+
+impl ReceiptError {
+    /// The error code clients see.
+    pub fn code(self) -> &'static str {
+        match self {
+            Self::Invalid => "receipt_invalid",
+            Self::Expired => "receipt_expired",
+            Self::Foreign => "receipt_foreign",
+        }
+    }
+}
+
 #[derive(Clone)]
 pub struct VisitorSigner {
     key: Vec<u8>,
@@ -133,6 +164,58 @@ impl VisitorSigner {
     /// Checks a tag made by [`VisitorSigner::tag`], in constant time.
     pub fn check_tag(&self, domain: &str, data: &str, tag: &str) -> bool {
         constant_time_eq(self.tag(domain, data).as_bytes(), tag.as_bytes())
+    }
+
+    /// A place receipt: the visitor's place in `room` (its ticket and join time), signed,
+    /// issued at `iat_s` and good until `exp_s` (seconds since the epoch):
+    /// `<room>.<visitor>.<ticket>.<joined_ms>.<iat_s>.<exp_s>.<tag>`. Presented after the
+    /// store lost its data, it puts the place back ([`crate::store::Store::restore_place`]).
+    pub fn place_receipt(&self, room: &str, id: &VisitorId, p: &PlaceReceipt) -> String {
+        let data = format!(
+            "{room}.{}.{}.{}.{}.{}",
+            id.as_str(),
+            p.ticket,
+            p.joined_at_ms,
+            p.iat_s,
+            p.exp_s
+        );
+        let tag = self.tag("place-receipt", &data);
+        format!("{data}.{tag}")
+    }
+
+    /// Checks a place receipt for `room` and visitor `id` at `now_s`.
+    pub fn check_place_receipt(
+        &self,
+        receipt: &str,
+        room: &str,
+        id: &VisitorId,
+        now_s: u64,
+    ) -> Result<PlaceReceipt, ReceiptError> {
+        if receipt.len() > 400 {
+            return Err(ReceiptError::Invalid);
+        }
+        let (data, tag) = receipt.rsplit_once('.').ok_or(ReceiptError::Invalid)?;
+        if !self.check_tag("place-receipt", data, tag) {
+            return Err(ReceiptError::Invalid);
+        }
+        let parts: Vec<&str> = data.split('.').collect();
+        let [r, v, ticket, joined, iat, exp] = parts[..] else {
+            return Err(ReceiptError::Invalid);
+        };
+        if r != room || v != id.as_str() {
+            return Err(ReceiptError::Foreign);
+        }
+        let n = |s: &str| s.parse::<u64>().map_err(|_| ReceiptError::Invalid);
+        let p = PlaceReceipt {
+            ticket: n(ticket)?,
+            joined_at_ms: n(joined)?,
+            iat_s: n(iat)?,
+            exp_s: n(exp)?,
+        };
+        if p.exp_s < now_s {
+            return Err(ReceiptError::Expired);
+        }
+        Ok(p)
     }
 
     /// A grant the queue page hands its own socket, so that a page load and the socket

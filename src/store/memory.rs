@@ -749,6 +749,18 @@ impl Store for MemoryStore {
         })
     }
 
+    async fn status_placed(&self, room: &str, v: &str) -> StoreResult<Snapshot> {
+        let s = self.status(room, v).await?;
+        if s.position == 0 {
+            return Ok(s);
+        }
+        self.with_room(room, |r, _| Snapshot {
+            ticket: r.queue.ticket(v).unwrap_or(0),
+            joined_at_ms: r.join_times.get(v).copied().unwrap_or(0),
+            ..s
+        })
+    }
+
     async fn restore_place(
         &self,
         room: &str,

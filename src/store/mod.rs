@@ -605,6 +605,9 @@ pub trait Store: Send + Sync + 'static {
     ) -> StoreResult<Snapshot>;
     /// Where the visitor stands; refreshes a queued visitor's heartbeat.
     async fn status(&self, room: &str, visitor: &str) -> StoreResult<Snapshot>;
+    /// [`Self::status`] with a queued visitor's ticket and join time (two more reads: for
+    /// the place receipt the status API hands out).
+    async fn status_placed(&self, room: &str, visitor: &str) -> StoreResult<Snapshot>;
     /// Puts back a place the store forgot (it lost its data) with its original `ticket`
     /// and join time, so places put back in any order keep their order, and later tickets
     /// come after it. It does not promote (the promoter lets the restored in, in ticket

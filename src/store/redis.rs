@@ -810,6 +810,13 @@ impl Store for RedisStore {
         parse_snapshot(self.run_room(&STATUS, room, &[visitor.to_string()]).await?)
     }
 
+    async fn status_placed(&self, room: &str, visitor: &str) -> StoreResult<Snapshot> {
+        parse_snapshot(
+            self.run_room(&STATUS, room, &[visitor.to_string(), "1".into()])
+                .await?,
+        )
+    }
+
     async fn restore_place(
         &self,
         room: &str,

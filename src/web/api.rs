@@ -33,6 +33,9 @@ struct JoinBody {
     /// A proof-of-work solution (ALTCHA payload, base64); or the `X-Anteroom-Challenge`
     /// header.
     altcha: Option<String>,
+    /// The place receipt a join or status answered with: after the store lost its data,
+    /// it puts the place back.
+    place_receipt: Option<String>,
 }
 
 /// The visitor making the request, from (in order) a bearer token, a body token, or the
@@ -150,6 +153,22 @@ async fn join(
     let body_token = body.as_ref().and_then(|b| b.visitor_token.as_deref());
     let entry_token = body.as_ref().and_then(|b| b.enqueue_token.as_deref());
     let visitor = visitor_of(&req, &engine, body_token)?;
+    // A place receipt first: a visitor whose place the store forgot gets it back without
+    // a token or a proof of work (they had both when they took it).
+    let mut counted = false;
+    if let Some(receipt) = body.as_ref().and_then(|b| b.place_receipt.as_deref()) {
+        let Some(v) = &visitor else {
+            return Err(DomainError::from(crate::domain::identity::ReceiptError::Foreign).into());
+        };
+        engine.check_visitor_limit(v, LimitedAction::Join).await?;
+        counted = true;
+        match engine.join_with_receipt(&room, v, receipt).await {
+            Ok(Some(view)) => return Ok(visitor_response(&engine, &view)),
+            Ok(None) => {}
+            Err(DomainError::Unavailable) => return Ok(unavailable_keeping(&engine, v)),
+            Err(e) => return Err(e.into()),
+        }
+    }
     let cfg = match engine.room_config_cached(&room).await {
         Ok(cfg) => cfg,
         Err(DomainError::Unavailable) => {
@@ -171,9 +190,11 @@ async fn join(
             None => body.as_ref().and_then(|b| b.altcha.as_deref()),
         };
     engine.check_pow(&cfg, &visitor, solution).await?;
-    engine
-        .check_visitor_limit(&visitor, LimitedAction::Join)
-        .await?;
+    if !counted {
+        engine
+            .check_visitor_limit(&visitor, LimitedAction::Join)
+            .await?;
+    }
     let opts = JoinOptions {
         limit: Engine::place_limit(&cfg, client_ip(&req, &engine)),
         lane,

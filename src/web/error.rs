@@ -100,6 +100,7 @@ impl From<DomainError> for ApiError {
             }
             DomainError::InvalidToken => ApiError::unauthorized("invalid_token", message),
             DomainError::Entry(e) => ApiError::unauthorized(e.code(), message),
+            DomainError::Receipt(e) => ApiError::unauthorized(e.code(), message),
             DomainError::Challenge { error, fresh } => ApiError::Challenge {
                 code: error.code(),
                 message,

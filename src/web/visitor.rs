@@ -84,6 +84,8 @@ struct ScriptConfig<'a> {
     /// of work, the widget's first join, a join again) bring it, so they count as the
     /// token's person, in the token's lane.
     enqueue_token: Option<String>,
+    /// The place receipt of the view the page was rendered with (see `queue.js`).
+    place_receipt: Option<String>,
     support_code: String,
     keep_open: String,
     /// The sentence for `eta_reason: "you_were_away"`, with the room's timeout in it.
@@ -411,6 +413,7 @@ fn script_config(
         pow_check: false,
         lanes: !cfg.lanes.is_empty(),
         enqueue_token: q.enqueue_token.clone(),
+        place_receipt: view.and_then(|v| v.place_receipt.clone()),
         support_code: view.map(|v| v.support_code.clone()).unwrap_or_default(),
         keep_open: with_timeout(lang.strings().keep_open, cfg),
         away_note: with_timeout(lang.strings().you_were_away, cfg),

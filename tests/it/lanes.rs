@@ -226,11 +226,19 @@ async fn the_widget_and_the_page_join_with_the_token_in_its_lane() {
     )
     .await
     .unwrap();
-    let frames = c
-        .find_all(Locator::Css("iframe[data-anteroom='t']"))
-        .await
-        .unwrap();
-    assert_eq!(frames.len(), 2);
+    // embed.js loads and runs on its own time: wait for the second frame.
+    let frames = crate::helpers::wait_until(
+        std::time::Duration::from_secs(10),
+        "the second widget's frame",
+        || async {
+            let f = c
+                .find_all(Locator::Css("iframe[data-anteroom='t']"))
+                .await
+                .unwrap();
+            (f.len() == 2).then_some(f)
+        },
+    )
+    .await;
     frames[1].clone().enter_frame().await.unwrap();
     wait_text(&c, "#title", "This line needs an invitation from the site").await;
     c.enter_parent_frame().await.unwrap();

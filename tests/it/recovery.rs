@@ -405,3 +405,115 @@ async fn an_admitted_visitor_keeps_the_admission_after_the_store_lost_its_data()
         "{m}"
     );
 }
+
+/// A join body with a visitor token and a place receipt.
+async fn join_with_receipt(
+    app: &crate::helpers::TestApp,
+    room: &str,
+    token: &str,
+    receipt: &str,
+) -> crate::helpers::Reply {
+    crate::helpers::Reply::from(
+        reqwest::Client::new()
+            .post(app.url(&format!("/api/rooms/{room}/join")))
+            .bearer_auth(token)
+            .json(&serde_json::json!({"place_receipt": receipt}))
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await
+}
+
+/// Visitors who only poll keep their places through a store that lost its data: join and
+/// status hand out a signed place receipt, and the join that brings it after the loss puts
+/// the place back with its ticket (in any order, the original order). Forged, expired,
+/// another visitor's or another room's receipts are refused with their reason; without a
+/// loss a receipt restores nothing (a place that ended on purpose stays ended).
+#[tokio::test]
+async fn polling_visitors_get_their_places_back_with_a_place_receipt() {
+    let r = RedisServer::start();
+    let app = spawn_app(test_settings(
+        Some(r.url()),
+        &prefix(),
+        vec![
+            anteroom::config::RoomConfig {
+                paused: true,
+                ..room("r", 1)
+            },
+            room("other", 1),
+        ],
+    ))
+    .await;
+    let a = app.join("r").await;
+    let b = app.join("r").await;
+    let (ta, tb) = (a.token(), b.token());
+    let ra = a.body["place_receipt"].as_str().unwrap().to_string();
+    let rb = app.status("r", &tb).await.body["place_receipt"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    // Refused receipts, each with its reason; nothing changes.
+    let forged = format!("{}x", &ra[..ra.len() - 1]);
+    for (tok, rc, code) in [
+        (&ta, forged.as_str(), "receipt_invalid"),
+        (&ta, "not-a-receipt", "receipt_invalid"),
+        (&ta, rb.as_str(), "receipt_foreign"),
+    ] {
+        let res = join_with_receipt(&app, "r", tok, rc).await;
+        assert_eq!(
+            (res.status, res.error_code()),
+            (401, code),
+            "{:?}",
+            res.body
+        );
+    }
+    let res = join_with_receipt(&app, "other", &ta, &ra).await;
+    assert_eq!((res.status, res.error_code()), (401, "receipt_foreign"));
+    let id = anteroom::domain::identity::VisitorId::parse(ta.split('.').next().unwrap()).unwrap();
+    let old = app.engine.visitors.place_receipt(
+        "r",
+        &id,
+        &anteroom::domain::identity::PlaceReceipt {
+            ticket: 1,
+            joined_at_ms: 1,
+            iat_s: 1,
+            exp_s: 2,
+        },
+    );
+    let res = join_with_receipt(&app, "r", &ta, &old).await;
+    assert_eq!((res.status, res.error_code()), (401, "receipt_expired"));
+    // Without a loss, a receipt restores nothing: a flushed line stays flushed.
+    app.engine.store.flush("r").await.unwrap();
+    let res = join_with_receipt(&app, "r", &tb, &rb).await;
+    assert_eq!(res.body["position"], 1, "an ordinary join: {:?}", res.body);
+    app.engine.store.flush("r").await.unwrap();
+    let a = app.join_as("r", &ta).await;
+    let b = app.join_as("r", &tb).await;
+    let (ra, rb) = (
+        a.body["place_receipt"].as_str().unwrap().to_string(),
+        b.body["place_receipt"].as_str().unwrap().to_string(),
+    );
+
+    flushall(&r);
+    wait_until(Duration::from_secs(5), "the room to be back", || async {
+        (app.engine.store.room("r").await.ok()??.id == "r").then_some(())
+    })
+    .await;
+    assert_eq!(app.status("r", &ta).await.state(), "not_queued");
+    // Back in the other order: the tickets keep the first.
+    assert_eq!(
+        join_with_receipt(&app, "r", &tb, &rb).await.body["position"],
+        1
+    );
+    assert_eq!(
+        join_with_receipt(&app, "r", &ta, &ra).await.body["position"],
+        1
+    );
+    assert_eq!(app.status("r", &tb).await.body["position"], 2);
+    assert_eq!(
+        app.join("r").await.body["position"],
+        3,
+        "a newcomer queues behind"
+    );
+}
