@@ -83,7 +83,7 @@ def targets_section(r):
 
 # Sections written by other runs (not by this suite), carried over from the old report.
 KEPT = ("## Estimated wait (ETA)", "## Proof of work", "## Redis time per decision, builds compared",
-        "## Priority lanes")
+        "## Priority lanes", "## Place receipts")
 
 
 def kept_sections(path):
