@@ -184,3 +184,94 @@ async fn the_visitor_limiter_fails_open_when_redis_is_down() {
         .unwrap()
         .contains("anteroom_store_errors_total{op=\"rate_limit\"} 1"));
 }
+
+/// An instance SIGKILLed while it holds 1,000 queued sockets: each visitor reconnects to
+/// another instance with its token and finds its place, in the same order; nobody is
+/// lost (the places live in Redis, and the reconnections come well within the heartbeat
+/// timeout). The time for all 1,000 to be back is printed (RELIABILITY.md quotes it).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_instance_killed_with_1000_sockets_loses_no_place() {
+    use crate::helpers::ws::{connect, next_json};
+    use futures_util::future::join_all;
+    const N: usize = 1000;
+    let redis = RedisServer::start();
+    let prefix = crate::helpers::prefix();
+    let mut a = crate::helpers::ServerProcess::start(&format!(
+        "redis_url = \"{}\"\nkey_prefix = \"{prefix}\"\n[[rooms]]\nid = \"r\"\ncapacity = 1\nsession_ttl_secs = 600\nheartbeat_timeout_secs = 60\ntarget_url = \"http://example.test/\"\n",
+        redis.url()
+    ));
+    let b = spawn_app(test_settings(
+        Some(redis.url()),
+        &prefix,
+        vec![anteroom::config::RoomConfig {
+            session_ttl_secs: 600,
+            heartbeat_timeout_secs: 60,
+            ..room("r", 1)
+        }],
+    ))
+    .await;
+    let http = reqwest::Client::new();
+    let join_a = || async {
+        crate::helpers::Reply::from(http.post(a.url("/api/rooms/r/join")).send().await.unwrap())
+            .await
+    };
+    assert_eq!(join_a().await.state(), "admitted"); // holds the only slot
+    let mut tokens = Vec::with_capacity(N);
+    for i in 0..N {
+        let r = join_a().await;
+        assert_eq!(r.body["position"], i + 1);
+        tokens.push(r.token());
+    }
+    // Every visitor on a socket to A.
+    let port_a = a.port;
+    let to_a = |t: &String| {
+        let url = format!("ws://127.0.0.1:{port_a}/r/r/ws?token={t}");
+        async move {
+            tokio_tungstenite::connect_async(url)
+                .await
+                .map(|(ws, _)| ws)
+        }
+    };
+    let mut sockets = Vec::with_capacity(N);
+    for chunk in tokens.chunks(100) {
+        let opened = join_all(chunk.iter().map(to_a)).await;
+        for ws in opened {
+            sockets.push(ws.unwrap());
+        }
+    }
+    for ws in sockets.iter_mut().take(5) {
+        assert_eq!(
+            next_json(ws, Duration::from_secs(10)).await["type"],
+            "status"
+        );
+    }
+
+    a.kill();
+    let killed = Instant::now();
+    drop(sockets);
+    // Each reconnects to B; its first message is its place.
+    let mut positions = Vec::with_capacity(N);
+    for chunk in tokens.chunks(100) {
+        let got = join_all(chunk.iter().map(|t| async {
+            let mut ws = connect(&b, "r", t, None).await.unwrap();
+            next_json(&mut ws, Duration::from_secs(10)).await["position"].clone()
+        }))
+        .await;
+        positions.extend(got);
+    }
+    let back = killed.elapsed();
+    let lost = positions
+        .iter()
+        .enumerate()
+        .filter(|(i, p)| **p != serde_json::json!(i + 1))
+        .count();
+    assert_eq!(lost, 0, "places lost or moved");
+    assert_eq!(
+        b.engine.store.stats("r").await.unwrap().queue_length,
+        N as u64
+    );
+    eprintln!(
+        "instance killed with {N} sockets: all {N} back on the other instance in {:.2} s, {lost} places lost",
+        back.as_secs_f64()
+    );
+}
