@@ -20,6 +20,7 @@ mod fuzz;
 mod hostile;
 mod hostile_table;
 mod lanes;
+mod model;
 mod nginx;
 mod pages;
 mod pow;
