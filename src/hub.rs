@@ -597,7 +597,7 @@ impl Hub {
         let losses = self.engine.data_losses.load(Ordering::SeqCst);
         // The epoch is read only when some place is not explained by a loss already noted.
         let epoch_moved = if gone.iter().any(|g| g.3 >= losses) {
-            self.engine.store_lost_data_since(u64::MAX).await
+            self.engine.store_epoch_moved().await
         } else {
             false
         };

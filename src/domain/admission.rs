@@ -223,13 +223,7 @@ impl Engine {
         serial: u64,
     ) -> bool {
         let issued_ms = claims.iat * 1000;
-        // unwrap: never poisoned (no panics while held).
-        let noted = self
-            .data_lost_at
-            .lock()
-            .unwrap()
-            .is_some_and(|at| issued_ms <= at);
-        if !noted && !self.store_lost_data_since(u64::MAX).await {
+        if !self.store_lost_data_after(issued_ms).await {
             return false;
         }
         let a = Admission {
@@ -249,14 +243,20 @@ impl Engine {
         }
     }
 
-    /// Whether the store lost its data since this instance counted `seen` losses: a loss
-    /// it has noted since, or an epoch other than the one it knows (another instance, or
-    /// nobody yet, noticed first). Reading the epoch writes a fresh one if it is missing,
-    /// as the keeper's look does.
-    pub async fn store_lost_data_since(&self, seen: u64) -> bool {
-        if self.data_losses.load(std::sync::atomic::Ordering::SeqCst) > seen {
-            return true;
-        }
+    /// Whether the store lost its data after `ms` (ms since the epoch): a loss this
+    /// instance noted since, or [`Self::store_epoch_moved`].
+    async fn store_lost_data_after(&self, ms: u64) -> bool {
+        // unwrap: never poisoned (no panics while held).
+        let noted = self.data_lost_at.lock().unwrap().is_some_and(|at| ms <= at);
+        noted || self.store_epoch_moved().await
+    }
+
+    /// Whether the store's epoch is not the one this instance's keeper knows: it lost its
+    /// data and this instance has not noted it yet (another instance, or nobody yet,
+    /// noticed first). Reading the epoch writes a fresh one if it is missing, as the
+    /// keeper's look does.
+    pub async fn store_epoch_moved(&self) -> bool {
+        // unwrap: never poisoned (no panics while held).
         let known = self.known_epoch.lock().unwrap().clone();
         match (known, self.store.epoch(VisitorId::random().as_str()).await) {
             (Some(k), Ok(e)) => k != e,
@@ -469,13 +469,7 @@ impl Engine {
         if self.holds_place(room, visitor).await? {
             return Ok(None);
         }
-        // unwrap: never poisoned (no panics while held).
-        let noted = self
-            .data_lost_at
-            .lock()
-            .unwrap()
-            .is_some_and(|at| p.iat_s * 1000 <= at);
-        if !noted && !self.store_lost_data_since(u64::MAX).await {
+        if !self.store_lost_data_after(p.iat_s * 1000).await {
             return Ok(None);
         }
         let s = self

@@ -371,17 +371,17 @@ impl Room {
 
     /// Puts v at the back of its lane (as `enqueue` in Lua).
     fn enqueue(&mut self, v: &str, lane: Option<&str>) {
-        let strides = super::lane_strides(&self.cfg);
-        let (name, stride) = match lane.and_then(|l| strides.iter().find(|(n, _)| n == l)) {
-            Some((n, s)) if !self.cfg.lanes.is_empty() && !n.is_empty() => (n.clone(), *s),
-            _ => (String::new(), strides[0].1),
-        };
         if self.cfg.lanes.is_empty() {
             // No lanes: `seq` is past every ticket given (see set_cfg).
-            self.seq += stride;
+            self.seq += super::LANE_STRIDE;
             self.queue.insert(v, self.seq, "");
             return;
         }
+        let strides = super::lane_strides(&self.cfg.lanes);
+        let (name, stride) = match lane.and_then(|l| strides.iter().find(|(n, _)| n == l)) {
+            Some((n, s)) if !n.is_empty() => (n.clone(), *s),
+            _ => (String::new(), strides[0].1),
+        };
         let tail = if name.is_empty() {
             self.seq
         } else {
@@ -564,6 +564,25 @@ impl Room {
         }
     }
 
+    /// Where v stands (see `Store::status`); `placed`: with a queued visitor's ticket and
+    /// join time (`Store::status_placed`).
+    fn status(&mut self, v: &str, now: u64, placed: bool) -> Snapshot {
+        if self.is_admitted(v, now) {
+            self.unclaimed.remove(v);
+            return self.snapshot(VisitorState::Admitted, v, now, Vec::new());
+        }
+        let queued = self.queue.contains(v);
+        if queued {
+            self.set_heartbeat(v, now);
+        }
+        let state = self.waiting_state(queued);
+        if placed {
+            self.snapshot_placed(state, v, now, Vec::new())
+        } else {
+            self.snapshot(state, v, now, Vec::new())
+        }
+    }
+
     /// [`Self::snapshot`] with a queued visitor's ticket and join time (join, restore).
     fn snapshot_placed(
         &self,
@@ -736,29 +755,11 @@ impl Store for MemoryStore {
     }
 
     async fn status(&self, room: &str, v: &str) -> StoreResult<Snapshot> {
-        self.with_room(room, |r, now| {
-            if r.is_admitted(v, now) {
-                r.unclaimed.remove(v);
-                return r.snapshot(VisitorState::Admitted, v, now, Vec::new());
-            }
-            let queued = r.queue.contains(v);
-            if queued {
-                r.set_heartbeat(v, now);
-            }
-            r.snapshot(r.waiting_state(queued), v, now, Vec::new())
-        })
+        self.with_room(room, |r, now| r.status(v, now, false))
     }
 
     async fn status_placed(&self, room: &str, v: &str) -> StoreResult<Snapshot> {
-        let s = self.status(room, v).await?;
-        if s.position == 0 {
-            return Ok(s);
-        }
-        self.with_room(room, |r, _| Snapshot {
-            ticket: r.queue.ticket(v).unwrap_or(0),
-            joined_at_ms: r.join_times.get(v).copied().unwrap_or(0),
-            ..s
-        })
+        self.with_room(room, |r, now| r.status(v, now, true))
     }
 
     async fn restore_place(

@@ -161,12 +161,12 @@ pub struct JoinOptions {
 /// ticket) + its spacing`, so an idle lane banks no credit).
 pub const LANE_STRIDE: u64 = 1000;
 
-/// `(lane, spacing)` for a room: the general line (`""`) first, then each lane.
-pub fn lane_strides(cfg: &RoomConfig) -> Vec<(String, u64)> {
+/// `(lane, spacing)` for a room's lanes: the general line (`""`) first, then each lane.
+pub fn lane_strides(lanes: &[crate::config::Lane]) -> Vec<(String, u64)> {
     let stride = |share: f64| ((LANE_STRIDE as f64) / share).round().max(1.0) as u64;
-    let rest = 1.0 - cfg.lanes.iter().map(|l| l.share).sum::<f64>();
+    let rest = 1.0 - lanes.iter().map(|l| l.share).sum::<f64>();
     std::iter::once((String::new(), stride(rest.max(0.01))))
-        .chain(cfg.lanes.iter().map(|l| (l.name.clone(), stride(l.share))))
+        .chain(lanes.iter().map(|l| (l.name.clone(), stride(l.share))))
         .collect()
 }
 

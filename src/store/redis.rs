@@ -578,11 +578,7 @@ fn lane_fields(lanes: &[crate::config::Lane]) -> (String, String) {
     if lanes.is_empty() {
         return (String::new(), String::new());
     }
-    let cfg = RoomConfig {
-        lanes: lanes.to_vec(),
-        ..RoomConfig::default()
-    };
-    let strides: Vec<String> = super::lane_strides(&cfg)
+    let strides: Vec<String> = super::lane_strides(lanes)
         .iter()
         .map(|(name, stride)| format!("{name}={stride}"))
         .collect();

@@ -101,34 +101,18 @@ impl SentinelConn {
 
     /// The master's client (pub/sub), found again if there is none yet.
     pub async fn master_client(&self) -> RedisResult<redis::Client> {
-        if let Some(c) = self.current_client() {
-            return Ok(c);
-        }
-        self.resolve(true).await?;
-        self.current_client()
-            .ok_or_else(|| RedisError::from((ErrorKind::Io, "no master known")))
-    }
-
-    fn current_client(&self) -> Option<redis::Client> {
-        // unwrap: never poisoned (no panics while held).
-        self.inner
-            .current
-            .lock()
-            .unwrap()
-            .as_ref()
-            .map(|c| c.client.clone())
+        self.with_current(|c| c.client.clone()).await
     }
 
     async fn manager(&self) -> RedisResult<ConnectionManager> {
-        if let Some(m) = self
-            .inner
-            .current
-            .lock()
-            .unwrap()
-            .as_ref()
-            .map(|c| c.manager.clone())
-        {
-            return Ok(m);
+        self.with_current(|c| c.manager.clone()).await
+    }
+
+    /// `f` of the master known now; one is found first if there is none yet.
+    async fn with_current<T>(&self, f: impl Fn(&Current) -> T) -> RedisResult<T> {
+        // unwrap: never poisoned (no panics while held).
+        if let Some(v) = self.inner.current.lock().unwrap().as_ref().map(&f) {
+            return Ok(v);
         }
         self.resolve(true).await?;
         self.inner
@@ -136,7 +120,7 @@ impl SentinelConn {
             .lock()
             .unwrap()
             .as_ref()
-            .map(|c| c.manager.clone())
+            .map(&f)
             .ok_or_else(|| RedisError::from((ErrorKind::Io, "no master known")))
     }
 
