@@ -28,6 +28,7 @@
 //! | 409 | `conflict` | the thing already exists |
 //! | 429 | `rate_limited` | a limiter refused; `Retry-After` says when to come back |
 //! | 503 | `store_unavailable` | the store did not answer in time; nothing was changed twice |
+//! | 503 | `store_restoring` | the store lost its data and the lost places are being put back; `Retry-After` says when to come back |
 //! | 500 | `internal` | a bug; the detail goes to the log, never to the client |
 
 /// What the domain reports; mapped to HTTP once, in `web::error`.
@@ -73,6 +74,10 @@ pub enum DomainError {
     /// `max_places_per_ip` places or sessions in the room.
     #[error("your network already holds the most places this room allows per network; try again once one of them has been let in")]
     TooManyPlaces,
+    /// The store lost its data and the places it held are being put back (a declared
+    /// room being re-created, or its admission hold): no new place for a moment.
+    #[error("the queue is being restored after a store failure; places held before it are being put back; please retry in {retry_after_secs} s")]
+    Restoring { retry_after_secs: u64 },
     /// The store did not answer in time; the caller may retry.
     #[error("the queue store is unavailable; please retry shortly")]
     Unavailable,

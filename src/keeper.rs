@@ -12,7 +12,15 @@
 //!    shown on the dashboard;
 //! 2. re-creates every declared room missing from the store (create-only, so instances
 //!    racing each other write it once), logged at ERROR and counted in
-//!    `anteroom_rooms_recreated_total`.
+//!    `anteroom_rooms_recreated_total`. A room re-created by an instance that had seen
+//!    the store before holds its admissions and new places for `store.restore_hold_ms`
+//!    (`Store::recreate_room`; joins that need a new place get `503 store_restoring`);
+//! 3. after a loss, puts back the sessions of every unexpired pass this instance issued
+//!    (`restore_session`), so admitted visitors count against capacity again before the
+//!    hold ends, whether or not they come back meanwhile. The hubs put their sockets'
+//!    places back on their next tick, and receipts bring polling visitors' places back.
+//!    Joins and admissions wait for the hold, so nobody gets ahead of a restored place
+//!    and nobody is let in over a restored session.
 //!
 //! The interval is `reaper.keeper_interval_ms` (1 s by default).
 //!
@@ -38,13 +46,17 @@ pub struct KeepOutcome {
     pub recreated: Vec<String>,
 }
 
-/// One look. `known_epoch` is this instance's memory of the store's epoch.
+/// One look. `known_epoch` is this instance's memory of the store's epoch. A room
+/// re-created after this instance had seen the store is held for `hold_ms`; at start-up
+/// (nothing seen yet) rooms are seeded without a hold.
 pub async fn keep_once(
     store: &dyn Store,
     declared: &[RoomConfig],
     known_epoch: &mut Option<String>,
+    hold_ms: u64,
 ) -> Result<KeepOutcome, StoreError> {
     let mut out = KeepOutcome::default();
+    let hold_ms = if known_epoch.is_some() { hold_ms } else { 0 };
     // A fresh candidate each time: if the key is gone, whoever writes next writes a value
     // nobody has seen, so every instance notices.
     let epoch = store.epoch(VisitorId::random().as_str()).await?;
@@ -54,7 +66,7 @@ pub async fn keep_once(
     *known_epoch = Some(epoch);
     let present = store.rooms().await?;
     for cfg in declared {
-        if !present.contains(&cfg.id) && store.put_room(cfg, true).await? {
+        if !present.contains(&cfg.id) && store.recreate_room(cfg, hold_ms).await? {
             out.recreated.push(cfg.id.clone());
         }
     }
@@ -74,7 +86,16 @@ pub async fn run_keeper(engine: Arc<Engine>, mut known: Option<String>, cancel: 
             _ = cancel.cancelled() => break,
             _ = tick.tick() => {}
         }
-        match keep_once(engine.store.as_ref(), &engine.declared_rooms, &mut known).await {
+        let hold_ms = engine.settings.store.restore_hold_ms;
+        engine.issued.prune(crate::clock::wall_ms());
+        match keep_once(
+            engine.store.as_ref(),
+            &engine.declared_rooms,
+            &mut known,
+            hold_ms,
+        )
+        .await
+        {
             Ok(o) => {
                 // unwrap: never poisoned (no panics while held).
                 *engine.known_epoch.lock().unwrap() = known.clone();
@@ -84,6 +105,11 @@ pub async fn run_keeper(engine: Arc<Engine>, mut known: Option<String>, cancel: 
                     );
                     engine.metrics.store_data_loss.inc();
                     engine.note_data_loss();
+                    let n = restore_issued_sessions(&engine).await;
+                    tracing::error!(
+                        sessions = n,
+                        "put back the sessions of the unexpired passes this instance issued"
+                    );
                 }
                 for room in &o.recreated {
                     tracing::error!(room, "a declared room was missing from the store; re-created it from the configuration");
@@ -97,4 +123,27 @@ pub async fn run_keeper(engine: Arc<Engine>, mut known: Option<String>, cancel: 
             Err(e) => tracing::debug!(error = %e, "room keeper: store unavailable"),
         }
     }
+}
+
+/// Puts back the session of every unexpired pass this instance issued (after the store
+/// lost its data); returns how many are live now. Each is counted in
+/// `anteroom_sessions_restored_total`. A pass whose visitor holds another session or a
+/// place in line now is left alone (`restore_session`).
+pub async fn restore_issued_sessions(engine: &Engine) -> usize {
+    let mut live = 0;
+    for (room, visitor, a) in engine.issued.unexpired(crate::clock::wall_ms()) {
+        match engine.store.restore_session(&room, &visitor, &a).await {
+            Ok(true) => {
+                live += 1;
+                engine
+                    .metrics
+                    .sessions_restored
+                    .with_label_values(&[&room])
+                    .inc();
+            }
+            Ok(false) | Err(StoreError::NoSuchRoom) => {}
+            Err(e) => tracing::warn!(room, error = %e, "could not put a session back"),
+        }
+    }
+    live
 }

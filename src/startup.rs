@@ -109,7 +109,8 @@ impl Application {
         // Seed the declared rooms now (create-only: a room already in the store keeps its
         // live configuration); the keeper retries every second if the store is down.
         let mut known_epoch = None;
-        if let Err(e) = crate::keeper::keep_once(store.as_ref(), &declared, &mut known_epoch).await
+        if let Err(e) =
+            crate::keeper::keep_once(store.as_ref(), &declared, &mut known_epoch, 0).await
         {
             tracing::warn!(error = %e, "could not seed rooms yet; the keeper retries (reaper.keeper_interval_ms)");
         }
@@ -138,6 +139,7 @@ impl Application {
             data_lost_at: Default::default(),
             data_losses: Default::default(),
             known_epoch: Default::default(),
+            issued: Default::default(),
             forecasts: Default::default(),
             room_cache: Default::default(),
             pow,

@@ -148,6 +148,11 @@ pub struct StoreSettings {
     pub fail_open: bool,
     /// Lifetime of a fail-open pass, in seconds.
     pub fail_open_pass_secs: u64,
+    /// After the store lost its data, how long (ms) a re-created declared room holds its
+    /// admissions and new places while every instance puts back the places (its
+    /// sockets', receipts') and sessions (the passes it issued) it knows. Longer than
+    /// the keeper's interval plus a hub tick, so every instance has looked.
+    pub restore_hold_ms: u64,
 }
 
 /// Limits on the hot endpoints.
@@ -635,6 +640,9 @@ impl Settings {
         }
         if self.store.response_timeout_ms == 0 {
             return Err(invalid("store.response_timeout_ms", "must be at least 1"));
+        }
+        if self.store.restore_hold_ms > 60_000 {
+            return Err(invalid("store.restore_hold_ms", "must be at most 60000"));
         }
         if self.store.fail_open_pass_secs == 0 || self.store.fail_open_pass_secs > 3600 {
             return Err(invalid(

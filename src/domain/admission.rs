@@ -118,6 +118,9 @@ pub struct Engine {
     /// knows (the keeper's): the hub puts its sockets' places back after a loss.
     pub data_losses: std::sync::atomic::AtomicU64,
     pub known_epoch: std::sync::Mutex<Option<String>>,
+    /// The unexpired passes this instance signed: the keeper puts their sessions back
+    /// after the store lost its data.
+    pub issued: crate::domain::issued::IssuedPasses,
     /// Per-room ETA schedules, refreshed once a second.
     pub forecasts: Forecasts,
     /// Room configurations for the join's entry check, read at most once a second.
@@ -288,7 +291,21 @@ impl Engine {
     /// where store errors are turned into what a caller is told.
     pub fn store_failed(&self, op: &'static str, room: &str, e: StoreError) -> DomainError {
         match e {
+            // A declared room missing from the store is being re-created by the keeper
+            // (within a second): a moment's wait, not an unknown room.
+            StoreError::NoSuchRoom if self.is_declared(room) => DomainError::Restoring {
+                retry_after_secs: 1,
+            },
             StoreError::NoSuchRoom => DomainError::UnknownRoom(room.to_string()),
+            StoreError::Held { retry_after_ms } => {
+                self.metrics
+                    .degraded
+                    .with_label_values(&["held_for_restore"])
+                    .inc();
+                DomainError::Restoring {
+                    retry_after_secs: retry_after_ms.div_ceil(1000).max(1),
+                }
+            }
             StoreError::TooManyPlaces => {
                 self.metrics
                     .rate_limited
@@ -395,6 +412,7 @@ impl Engine {
         let (pass, redirect_url, expires_at, admitted_at) = match (&s.admission, s.state) {
             (Some(a), VisitorState::Admitted) => {
                 let pass = self.passes.issue(room, visitor.as_str(), a);
+                self.issued.record(room, visitor.as_str(), a);
                 let redirect = redirect_with_pass(redirect_base.unwrap_or(&s.target_url), &pass);
                 (
                     Some(pass),
@@ -793,7 +811,11 @@ impl Engine {
                 }
                 _ => Err(DomainError::SessionEnded),
             },
-            Err(StoreError::Unavailable(e)) => {
+            // A declared room missing from the store is being re-created after a data
+            // loss (within a second): the store cannot answer for it yet, as in an outage.
+            Err(e @ StoreError::Unavailable(_)) | Err(e @ StoreError::NoSuchRoom)
+                if !matches!(e, StoreError::NoSuchRoom) || self.is_declared(room) =>
+            {
                 // Counted, not logged per request: an outage under load would flood the log
                 // (the store failures themselves are logged by the store's callers).
                 tracing::debug!(room, error = %e, "store unreachable: pass checked offline");

@@ -290,6 +290,9 @@ struct Room {
     outbox: Vec<(String, Admission)>,
     /// queued visitor → join time (wait statistics).
     join_times: HashMap<String, u64>,
+    /// Admissions and new places held until then (ms; `hold_until` in Lua): a room
+    /// re-created after the store lost its data (`recreate_room`).
+    hold_until: u64,
     /// Visitors dropped for silence → when (kept for `AWAY_KEEP_MS`).
     away: HashMap<String, u64>,
     /// Places by group (`join_limited`): group → visitors, pruned lazily.
@@ -498,7 +501,7 @@ impl Room {
     }
 
     fn promote(&mut self, now: u64, limit: u64) -> Vec<String> {
-        if self.cfg.paused || self.cfg.closed {
+        if self.cfg.paused || self.cfg.closed || self.hold_until > now {
             return Vec::new();
         }
         let free = self.free_slots(now).min(limit);
@@ -679,6 +682,24 @@ impl Store for MemoryStore {
         }
     }
 
+    async fn recreate_room(&self, cfg: &RoomConfig, hold_ms: u64) -> StoreResult<bool> {
+        let now = self.clock.now_ms();
+        let mut rooms = self.rooms.lock().unwrap();
+        if rooms.contains_key(&cfg.id) {
+            return Ok(false);
+        }
+        rooms.insert(
+            cfg.id.clone(),
+            Room {
+                cfg: cfg.clone(),
+                version: 1,
+                hold_until: if hold_ms > 0 { now + hold_ms } else { 0 },
+                ..Room::default()
+            },
+        );
+        Ok(true)
+    }
+
     async fn room_versioned(&self, room: &str) -> StoreResult<Option<(RoomConfig, u64)>> {
         Ok(self
             .rooms
@@ -719,6 +740,12 @@ impl Store for MemoryStore {
             if r.queue.contains(v) {
                 r.set_heartbeat(v, now);
                 return Ok(r.snapshot_placed(r.waiting_state(true), v, now, promoted));
+            }
+            // A re-created room gives no new place while lost places are put back.
+            if r.hold_until > now {
+                return Err(StoreError::Held {
+                    retry_after_ms: r.hold_until - now,
+                });
             }
             let away = r.away.remove(v).is_some();
             if r.cfg.stock == Some(0) {

@@ -544,6 +544,10 @@ pub enum StoreError {
     /// A join that needs a new place from an address already holding the most allowed.
     #[error("this address already holds the most places allowed in this room")]
     TooManyPlaces,
+    /// A join that needs a new place in a room re-created after the store lost its data,
+    /// while the places and sessions that were lost are put back (`recreate_room`).
+    #[error("new places are held for {retry_after_ms} ms while lost places are put back")]
+    Held { retry_after_ms: u64 },
     #[error("store unavailable: {0}")]
     Unavailable(String),
     #[error("unexpected store reply: {0}")]
@@ -564,6 +568,11 @@ pub trait Store: Send + Sync + 'static {
     /// Writes a room's live configuration. With `create_only`, an existing room is left
     /// untouched and `false` is returned.
     async fn put_room(&self, cfg: &RoomConfig, create_only: bool) -> StoreResult<bool>;
+    /// Re-creates a room missing from the store (create-only, as `put_room`) and holds
+    /// it for `hold_ms`: no admissions and no new places (a join that needs one gets
+    /// [`StoreError::Held`]) while the instances put back the places and sessions the
+    /// store lost (`restore_place`, `restore_session`, which the hold does not stop).
+    async fn recreate_room(&self, cfg: &RoomConfig, hold_ms: u64) -> StoreResult<bool>;
     /// The live configuration of a room and its version, read together.
     async fn room_versioned(&self, room: &str) -> StoreResult<Option<(RoomConfig, u64)>>;
     /// The live configuration of a room.

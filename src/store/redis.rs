@@ -312,9 +312,42 @@ impl RedisStore {
                 if b.as_slice() == b"too_many_places" {
                     return Err(StoreError::TooManyPlaces);
                 }
+                if b.as_slice() == b"held" {
+                    let ms = match items.get(1) {
+                        Some(Value::Int(ms)) => *ms as u64,
+                        _ => 1000,
+                    };
+                    return Err(StoreError::Held { retry_after_ms: ms });
+                }
             }
         }
         Ok(v)
+    }
+
+    /// `put_room`, with `hold_ms` > 0 holding admissions and new places that long
+    /// (`recreate_room`).
+    async fn write_room(
+        &self,
+        cfg: &RoomConfig,
+        create_only: bool,
+        hold_ms: u64,
+    ) -> StoreResult<bool> {
+        let mut args = vec![
+            if create_only { "1" } else { "0" }.to_string(),
+            hold_ms.to_string(),
+        ];
+        args.extend(cfg_fields(cfg));
+
+        let written = as_int(&self.run_room(&PUT_ROOM, &cfg.id, &args).await?)? == 1;
+        // The room set lives in another slot, so it is written separately; it is only
+        // an index (a room exists when its cfg hash does).
+        let mut conn = self.conn.clone();
+        redis::cmd("SADD")
+            .arg(self.rooms_key())
+            .arg(&cfg.id)
+            .query_async::<()>(&mut conn)
+            .await?;
+        Ok(written)
     }
 
     /// `FUNCTION LOAD REPLACE` of the room library (on every primary of a Cluster).
@@ -720,18 +753,11 @@ fn cfg_from_hash(room: &str, h: &std::collections::HashMap<String, String>) -> R
 #[async_trait]
 impl Store for RedisStore {
     async fn put_room(&self, cfg: &RoomConfig, create_only: bool) -> StoreResult<bool> {
-        let mut args = vec![if create_only { "1" } else { "0" }.to_string()];
-        args.extend(cfg_fields(cfg));
-        let written = as_int(&self.run_room(&PUT_ROOM, &cfg.id, &args).await?)? == 1;
-        // The room set lives in another slot, so it is written separately; it is only
-        // an index (a room exists when its cfg hash does).
-        let mut conn = self.conn.clone();
-        redis::cmd("SADD")
-            .arg(self.rooms_key())
-            .arg(&cfg.id)
-            .query_async::<()>(&mut conn)
-            .await?;
-        Ok(written)
+        self.write_room(cfg, create_only, 0).await
+    }
+
+    async fn recreate_room(&self, cfg: &RoomConfig, hold_ms: u64) -> StoreResult<bool> {
+        self.write_room(cfg, true, hold_ms).await
     }
 
     async fn room_versioned(&self, room: &str) -> StoreResult<Option<(RoomConfig, u64)>> {

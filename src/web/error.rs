@@ -43,6 +43,12 @@ pub enum ApiError {
     TooManyPlaces(String),
     #[error("the queue store is unavailable; please retry shortly")]
     Unavailable,
+    /// The store lost its data; the places it held are being put back.
+    #[error("{message}")]
+    Restoring {
+        retry_after_secs: u64,
+        message: String,
+    },
     #[error("the request body did not arrive in time")]
     RequestTimeout,
     #[error("internal error")]
@@ -84,6 +90,7 @@ impl ApiError {
             ApiError::RateLimited { .. } => "rate_limited",
             ApiError::TooManyPlaces(_) => "too_many_places",
             ApiError::Unavailable => "store_unavailable",
+            ApiError::Restoring { .. } => "store_restoring",
             ApiError::RequestTimeout => "request_timeout",
             ApiError::Internal(_) => "internal",
         }
@@ -119,6 +126,10 @@ impl From<DomainError> for ApiError {
                 ApiError::RateLimited { retry_after_secs }
             }
             DomainError::Unavailable => ApiError::Unavailable,
+            DomainError::Restoring { retry_after_secs } => ApiError::Restoring {
+                retry_after_secs,
+                message,
+            },
             DomainError::TooManyPlaces => ApiError::TooManyPlaces(message),
             DomainError::Internal(detail) => ApiError::Internal(detail),
         }
@@ -142,7 +153,7 @@ impl ResponseError for ApiError {
             ApiError::RateLimited { .. } | ApiError::TooManyPlaces(_) => {
                 StatusCode::TOO_MANY_REQUESTS
             }
-            ApiError::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
+            ApiError::Unavailable | ApiError::Restoring { .. } => StatusCode::SERVICE_UNAVAILABLE,
             ApiError::RequestTimeout => StatusCode::REQUEST_TIMEOUT,
             ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
@@ -160,6 +171,11 @@ impl ResponseError for ApiError {
             }
             ApiError::Unavailable => {
                 res.insert_header((header::RETRY_AFTER, "1"));
+            }
+            ApiError::Restoring {
+                retry_after_secs, ..
+            } => {
+                res.insert_header((header::RETRY_AFTER, retry_after_secs.to_string()));
             }
             ApiError::TooManyPlaces(_) => {
                 res.insert_header((header::RETRY_AFTER, TOO_MANY_PLACES_RETRY_SECS.to_string()));

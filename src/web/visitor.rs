@@ -150,7 +150,10 @@ struct DemoHostPage {
 pub(super) fn error_page(lang: Lang, e: &ApiError, retry_url: String) -> HttpResponse {
     let t = lang.strings();
     let retry_after_secs = match e {
-        ApiError::RateLimited { retry_after_secs } => Some(*retry_after_secs),
+        ApiError::RateLimited { retry_after_secs }
+        | ApiError::Restoring {
+            retry_after_secs, ..
+        } => Some(*retry_after_secs),
         _ => None,
     };
     let (title, lead, retry) = match e {
@@ -159,6 +162,14 @@ pub(super) fn error_page(lang: Lang, e: &ApiError, retry_url: String) -> HttpRes
         ApiError::RateLimited { retry_after_secs } => (
             t.err_rate_limited,
             t.err_rate_limited_lead
+                .replace("{n}", &retry_after_secs.to_string()),
+            Some(retry_url),
+        ),
+        ApiError::Restoring {
+            retry_after_secs, ..
+        } => (
+            t.err_restoring,
+            t.err_restoring_lead
                 .replace("{n}", &retry_after_secs.to_string()),
             Some(retry_url),
         ),

@@ -1381,6 +1381,55 @@ async fn restored_sessions_count_again(b: Backend) {
     assert!(a1.serial > a0.serial, "{a1:?} after {a0:?}");
 }
 
+/// A room re-created after the store lost its data holds admissions and new places for a
+/// while: the places and sessions put back during the hold come first, and a newcomer
+/// queues behind them once it ends.
+async fn a_recreated_room_holds_admissions_while_places_come_back(b: Backend) {
+    let s = &b.store;
+    let cfg = room("r", 2);
+    let a0 = {
+        assert!(s.put_room(&cfg, true).await.unwrap());
+        let a0 = s.join("r", &v(0)).await.unwrap().admission.unwrap();
+        assert!(s.delete_room("r").await.unwrap());
+        a0
+    };
+    assert!(s.recreate_room(&cfg, 400).await.unwrap());
+    assert!(!s.recreate_room(&cfg, 400).await.unwrap(), "create-only");
+    match s.join("r", &v(9)).await {
+        Err(StoreError::Held { retry_after_ms }) => {
+            assert!((1..=400).contains(&retry_after_ms), "{retry_after_ms}")
+        }
+        other => panic!("a newcomer got {other:?} during the hold"),
+    }
+    assert!(s.restore_session("r", &v(0), &a0).await.unwrap());
+    for (i, ticket) in [(2, 7000), (1, 5000)] {
+        s.restore_place("r", &v(i), ticket, 1).await.unwrap();
+    }
+    // A free slot, a line, and no admission while held (promote, and the join of someone
+    // in line, which promotes first).
+    assert_eq!(s.promote("r", 10).await.unwrap(), Vec::<String>::new());
+    let v1 = s.join("r", &v(1)).await.unwrap();
+    assert_eq!((v1.state, v1.position), (VisitorState::Queued, 1));
+    // Once the hold ends the head goes in, and the newcomer queues behind the rest.
+    let late = wait_until(DEADLINE, "the hold to end", || async {
+        s.join("r", &v(9)).await.ok()
+    })
+    .await;
+    assert_eq!(
+        s.status("r", &v(1)).await.unwrap().state,
+        VisitorState::Admitted
+    );
+    assert_eq!(s.status("r", &v(2)).await.unwrap().position, 1);
+    assert_eq!((late.state, late.position), (VisitorState::Queued, 2));
+    // Without a hold, a re-created room admits at once.
+    assert!(s.delete_room("r").await.unwrap());
+    assert!(s.recreate_room(&cfg, 0).await.unwrap());
+    assert_eq!(
+        s.join("r", &v(3)).await.unwrap().state,
+        VisitorState::Admitted
+    );
+}
+
 macro_rules! conformance {
     ($($name:ident),* $(,)?) => {
         mod memory {
@@ -1437,4 +1486,5 @@ conformance!(
     reaped_lane_visitors_leave_its_count,
     restored_places_keep_their_original_order,
     restored_sessions_count_again,
+    a_recreated_room_holds_admissions_while_places_come_back,
 );

@@ -67,6 +67,7 @@ async fn readyz_is_503_while_a_declared_room_is_missing() {
         app.engine.store.as_ref(),
         &app.engine.declared_rooms,
         &mut known,
+        0,
     )
     .await
     .unwrap();
@@ -78,6 +79,7 @@ async fn readyz_is_503_while_a_declared_room_is_missing() {
         app.engine.store.as_ref(),
         &app.engine.declared_rooms,
         &mut known,
+        0,
     )
     .await
     .unwrap();

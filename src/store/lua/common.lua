@@ -34,7 +34,7 @@ local function now_ms()
 end
 
 local function load_cfg()
-  local v = redis.call('HMGET', K_CFG, 'capacity', 'rate_cap', 'ttl_ms', 'stock', 'paused', 'closed', 'hb_ms', 'target', 'lane_strides')
+  local v = redis.call('HMGET', K_CFG, 'capacity', 'rate_cap', 'ttl_ms', 'stock', 'paused', 'closed', 'hb_ms', 'target', 'lane_strides', 'hold_until')
   if not v[1] then return nil end
   -- lanes: nil without lanes, else {stride = {lane = spacing}, names = {'', lane...}}
   -- from `lane_strides` ("=1429 members=3333": the general line first).
@@ -50,6 +50,9 @@ local function load_cfg()
     capacity = tonumber(v[1]), rate_cap = tonumber(v[2]) or 0, ttl_ms = tonumber(v[3]),
     stock = tonumber(v[4]) or -1, paused = v[5] == '1', closed = v[6] == '1',
     hb_ms = tonumber(v[7]), target = v[8] or '', lanes = lanes,
+    -- Admissions held until then (ms): a room re-created after the store lost its data
+    -- waits while the instances put the places and sessions they know back (put_room).
+    hold_until = tonumber(v[10]) or 0,
   }
 end
 
@@ -212,7 +215,7 @@ end
 -- Admits queue heads in ticket order; returns the admitted visitor ids.
 local function promote(cfg, now, limit)
   local out = {}
-  if cfg.paused or cfg.closed then return out end
+  if cfg.paused or cfg.closed or cfg.hold_until > now then return out end
   local free = free_slots(cfg, now)
   if free > limit then free = limit end
   if free <= 0 then return out end

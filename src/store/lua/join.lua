@@ -2,7 +2,8 @@
 -- a new place counts against ('' for none: see PlaceLimit in store/mod.rs), ARGV[3] = the
 -- most places or live sessions the group may hold, ARGV[4] = the lane a new place goes in
 -- ('' = the general line; see enqueue). Returns the reply, or {'too_many_places'}
--- (nothing taken).
+-- (nothing taken), or {'held', ms left} while a re-created room holds new places
+-- (put_room).
 local v = ARGV[1]
 local cfg = load_cfg()
 if not cfg then return {'no_room'} end
@@ -19,6 +20,9 @@ if r then
   redis.call('ZADD', K_HB, now, v)
   return reply(waiting_state(cfg, true), v, cfg, now, promoted, false, r + 1, place_of(v))
 end
+-- A room re-created after the store lost its data gives no new place while the places
+-- that were lost are put back: a newcomer now would go ahead of them.
+if cfg.hold_until > now then return {'held', cfg.hold_until - now} end
 -- Dropped for silence earlier? Then this join puts them at the back, and says so.
 local away = redis.call('ZREM', K_AWAY, v) == 1
 if cfg.stock == 0 then return reply('sold_out', v, cfg, now, promoted) end
