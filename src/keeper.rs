@@ -15,12 +15,14 @@
 //!    `anteroom_rooms_recreated_total`. A room re-created by an instance that had seen
 //!    the store before holds its admissions and new places for `store.restore_hold_ms`
 //!    (`Store::recreate_room`; joins that need a new place get `503 store_restoring`);
-//! 3. after a loss, puts back the sessions of every unexpired pass this instance issued
-//!    (`restore_session`), so admitted visitors count against capacity again before the
-//!    hold ends, whether or not they come back meanwhile. The hubs put their sockets'
-//!    places back on their next tick, and receipts bring polling visitors' places back.
-//!    Joins and admissions wait for the hold, so nobody gets ahead of a restored place
-//!    and nobody is let in over a restored session.
+//! 3. lists each declared room's live sessions (`Store::sessions`, at most
+//!    [`SESSIONS_KEPT`] a room) into [`KnownSessions`](crate::domain::known_sessions),
+//!    and after a loss puts every known session back (`restore_session`), so admitted
+//!    visitors count against capacity again before the hold ends, whether or not they
+//!    come back meanwhile and whichever instance let them in. The hubs put their
+//!    sockets' places back on their next tick, and receipts bring polling visitors'
+//!    places back. Joins and admissions wait for the hold, so nobody gets ahead of a
+//!    restored place and nobody is let in over a restored session.
 //!
 //! The interval is `reaper.keeper_interval_ms` (1 s by default).
 //!
@@ -87,7 +89,6 @@ pub async fn run_keeper(engine: Arc<Engine>, mut known: Option<String>, cancel: 
             _ = tick.tick() => {}
         }
         let hold_ms = engine.settings.store.restore_hold_ms;
-        engine.issued.prune(crate::clock::wall_ms());
         match keep_once(
             engine.store.as_ref(),
             &engine.declared_rooms,
@@ -105,11 +106,13 @@ pub async fn run_keeper(engine: Arc<Engine>, mut known: Option<String>, cancel: 
                     );
                     engine.metrics.store_data_loss.inc();
                     engine.note_data_loss();
-                    let n = restore_issued_sessions(&engine).await;
+                    let n = restore_known_sessions(&engine).await;
                     tracing::error!(
                         sessions = n,
-                        "put back the sessions of the unexpired passes this instance issued"
+                        "put back the live sessions this instance knew of"
                     );
+                } else {
+                    list_sessions(&engine, &known).await;
                 }
                 for room in &o.recreated {
                     tracing::error!(room, "a declared room was missing from the store; re-created it from the configuration");
@@ -125,13 +128,37 @@ pub async fn run_keeper(engine: Arc<Engine>, mut known: Option<String>, cancel: 
     }
 }
 
-/// Puts back the session of every unexpired pass this instance issued (after the store
-/// lost its data); returns how many are live now. Each is counted in
-/// `anteroom_sessions_restored_total`. A pass whose visitor holds another session or a
-/// place in line now is left alone (`restore_session`).
-pub async fn restore_issued_sessions(engine: &Engine) -> usize {
+/// The most sessions of one room an instance keeps listed (the soonest to expire are
+/// put back first if there are more; the rest come back when their visitors verify).
+pub const SESSIONS_KEPT: u32 = 100_000;
+
+/// Lists each declared room's live sessions into `known_sessions`. A list read across a
+/// loss (the epoch moved meanwhile) is dropped: it could be the emptied store's.
+pub async fn list_sessions(engine: &Engine, known: &Option<String>) {
+    let began = crate::clock::wall_ms();
+    let mut lists = Vec::new();
+    for cfg in &engine.declared_rooms {
+        match engine.store.sessions(&cfg.id, SESSIONS_KEPT).await {
+            Ok(list) => lists.push((cfg.id.clone(), list)),
+            Err(_) => return,
+        }
+    }
+    match engine.store.epoch(VisitorId::random().as_str()).await {
+        Ok(e) if known.as_ref() == Some(&e) => {}
+        _ => return,
+    }
+    for (room, list) in lists {
+        engine.known_sessions.listed(&room, list, began);
+    }
+}
+
+/// Puts back every live session this instance knew of (after the store lost its data);
+/// returns how many are live now. Each is counted in `anteroom_sessions_restored_total`.
+/// One whose visitor holds another session or a place in line now, or released since
+/// the loss, is left alone (`restore_session`).
+pub async fn restore_known_sessions(engine: &Engine) -> usize {
     let mut live = 0;
-    for (room, visitor, a) in engine.issued.unexpired(crate::clock::wall_ms()) {
+    for (room, visitor, a) in engine.known_sessions.unexpired(crate::clock::wall_ms()) {
         match engine.store.restore_session(&room, &visitor, &a).await {
             Ok(true) => {
                 live += 1;

@@ -139,7 +139,7 @@ impl Application {
             data_lost_at: Default::default(),
             data_losses: Default::default(),
             known_epoch: Default::default(),
-            issued: Default::default(),
+            known_sessions: Default::default(),
             forecasts: Default::default(),
             room_cache: Default::default(),
             pow,

@@ -118,9 +118,9 @@ pub struct Engine {
     /// knows (the keeper's): the hub puts its sockets' places back after a loss.
     pub data_losses: std::sync::atomic::AtomicU64,
     pub known_epoch: std::sync::Mutex<Option<String>>,
-    /// The unexpired passes this instance signed: the keeper puts their sessions back
-    /// after the store lost its data.
-    pub issued: crate::domain::issued::IssuedPasses,
+    /// The live sessions this instance knows: the keeper puts them back after the store
+    /// lost its data.
+    pub known_sessions: crate::domain::known_sessions::KnownSessions,
     /// Per-room ETA schedules, refreshed once a second.
     pub forecasts: Forecasts,
     /// Room configurations for the join's entry check, read at most once a second.
@@ -412,7 +412,8 @@ impl Engine {
         let (pass, redirect_url, expires_at, admitted_at) = match (&s.admission, s.state) {
             (Some(a), VisitorState::Admitted) => {
                 let pass = self.passes.issue(room, visitor.as_str(), a);
-                self.issued.record(room, visitor.as_str(), a);
+                self.known_sessions
+                    .signed(room, visitor.as_str(), a, crate::clock::wall_ms());
                 let redirect = redirect_with_pass(redirect_base.unwrap_or(&s.target_url), &pass);
                 (
                     Some(pass),

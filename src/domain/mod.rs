@@ -9,7 +9,7 @@
 //! - [`eta`]: the estimated wait.
 //! - [`pass`]: Ed25519 passes and the JWK set.
 //! - [`identity`]: HMAC-signed visitor ids.
-//! - [`issued`]: the unexpired passes this instance signed (put back after a data loss).
+//! - [`known_sessions`]: the live sessions this instance knows (put back after a data loss).
 //! - [`ratelimit`]: the limited actions and the per-IP limiter.
 //! - [`bypass`]: `[[bypass]]` rules (requests that pass `verify` without a pass).
 //! - [`entry`]: enqueue tokens (one place per person).
@@ -25,7 +25,7 @@ pub mod eta;
 pub mod forecast;
 pub mod i18n;
 pub mod identity;
-pub mod issued;
+pub mod known_sessions;
 pub mod live;
 pub mod pass;
 pub mod pow;

@@ -20,7 +20,7 @@ use super::{
 };
 use crate::config::RoomConfig;
 
-use super::{HISTORY_MINUTES, PROMOTE_LIMIT, WINDOW_MS};
+use super::{GONE_KEEP_MS, HISTORY_MINUTES, PROMOTE_LIMIT, WINDOW_MS};
 
 /// A source of "now" in milliseconds since the epoch.
 pub trait Clock: Send + Sync + 'static {
@@ -290,6 +290,9 @@ struct Room {
     outbox: Vec<(String, Admission)>,
     /// queued visitor → join time (wait statistics).
     join_times: HashMap<String, u64>,
+    /// Visitors whose release found no session → when (`st:gone` in Lua), kept
+    /// `GONE_KEEP_MS`: `restore_session` does not put such a session back.
+    gone: HashMap<String, u64>,
     /// Admissions and new places held until then (ms; `hold_until` in Lua): a room
     /// re-created after the store lost its data (`recreate_room`).
     hold_until: u64,
@@ -815,6 +818,17 @@ impl Store for MemoryStore {
         })
     }
 
+    async fn sessions(&self, room: &str, limit: u32) -> StoreResult<Vec<(String, Admission)>> {
+        self.with_room(room, |r, now| {
+            r.expiries
+                .iter()
+                .filter(|(exp, _)| *exp > now)
+                .filter_map(|(_, v)| Some((v.clone(), r.sessions.get(v)?.clone())))
+                .take(limit as usize)
+                .collect()
+        })
+    }
+
     async fn restore_session(&self, room: &str, v: &str, a: &Admission) -> StoreResult<bool> {
         self.with_room(room, |r, now| {
             if a.expires_at_ms <= now {
@@ -824,6 +838,9 @@ impl Store for MemoryStore {
                 return r.sessions.get(v).is_some_and(|s| s.serial == a.serial);
             }
             if r.queue.contains(v) {
+                return false;
+            }
+            if r.gone.get(v).is_some_and(|at| *at + GONE_KEEP_MS > now) {
                 return false;
             }
             // An expired, not yet pruned session of this visitor goes first.
@@ -845,6 +862,10 @@ impl Store for MemoryStore {
             let ended = r.end_session(v);
             let left = r.dequeue(v);
             r.join_times.remove(v);
+            if !(ended || left) {
+                r.gone.retain(|_, at| *at + GONE_KEEP_MS > now);
+                r.gone.insert(v.to_string(), now);
+            }
             (ended || left, r.promote(now, PROMOTE_LIMIT))
         })
     }

@@ -89,6 +89,11 @@ pub struct Admission {
 /// told they lost their place (`Snapshot::rejoined_after_absence`).
 pub const AWAY_KEEP_MS: u64 = 3_600_000;
 
+/// How long a release that found no session is remembered (`st:gone`), so that a session
+/// the store forgot and its visitor then ended is not put back by an instance restoring
+/// the passes it issued (`restore_session`), which may come a moment later.
+pub const GONE_KEEP_MS: u64 = 60_000;
+
 /// Session ends a room keeps for the ETA (`ENDS_KEEP` in Lua comes from here).
 pub const ENDS_KEEP: usize = 64;
 /// Live sessions the ETA basis reads, soonest expiry first (`BASIS_SESSIONS` in Lua).
@@ -629,6 +634,9 @@ pub trait Store: Send + Sync + 'static {
         ticket: u64,
         joined_at_ms: u64,
     ) -> StoreResult<Snapshot>;
+    /// The room's live sessions (visitor, admission), soonest expiry first, at most
+    /// `limit`: each instance keeps this picture to put them back after a data loss.
+    async fn sessions(&self, room: &str, limit: u32) -> StoreResult<Vec<(String, Admission)>>;
     /// Puts back an admission the store forgot, from the visitor's unexpired pass, so it
     /// counts against capacity again (`admits` raised to its serial). Nothing happens if
     /// it has expired, or the visitor holds a session (answer: is it this one) or a place.

@@ -38,7 +38,7 @@ fn lua_prelude() -> String {
     format!(
         "local WINDOW_MS = {}\nlocal ENDS_KEEP = {}\nlocal BASIS_SESSIONS = {}\n\
          local PROMOTE_LIMIT = {}\nlocal MINUTE_TTL_MS = {}\nlocal WAIT_BOUNDS = {{{}}}\n\
-         local PLACE_GROUP_TTL_MS = {}\nlocal LANE_STRIDE = {}\n",
+         local PLACE_GROUP_TTL_MS = {}\nlocal LANE_STRIDE = {}\nlocal GONE_KEEP_MS = {}\n",
         super::WINDOW_MS,
         super::ENDS_KEEP,
         super::BASIS_SESSIONS,
@@ -46,7 +46,8 @@ fn lua_prelude() -> String {
         super::HISTORY_MINUTES * 60_000,
         bounds.join(", "),
         super::PLACE_GROUP_TTL_MS,
-        super::LANE_STRIDE
+        super::LANE_STRIDE,
+        super::GONE_KEEP_MS
     )
 }
 
@@ -82,8 +83,9 @@ room_fn!(ETA_BASIS, "eta_basis");
 room_fn!(PUT_ROOM, "put_room");
 room_fn!(RESTORE_PLACE, "restore_place");
 room_fn!(RESTORE_SESSION, "restore_session");
+room_fn!(SESSIONS, "sessions");
 
-const ROOM_FNS: [&RoomFn; 17] = [
+const ROOM_FNS: [&RoomFn; 18] = [
     &JOIN,
     &STATUS,
     &RELEASE,
@@ -101,6 +103,7 @@ const ROOM_FNS: [&RoomFn; 17] = [
     &PUT_ROOM,
     &RESTORE_PLACE,
     &RESTORE_SESSION,
+    &SESSIONS,
 ];
 
 /// The room library: `common.lua` and every room operation as a Redis Function, loaded
@@ -792,6 +795,7 @@ impl Store for RedisStore {
         // This half hour's per-minute statistics (they would expire on their own).
         let minute = crate::clock::wall_ms() / 60_000;
         del.arg(format!("{}:away", self.room_key(room, "st")));
+        del.arg(format!("{}:gone", self.room_key(room, "st")));
         del.arg(format!("{}:ends", self.room_key(room, "st")));
         del.arg(format!("{}:lane", self.room_key(room, "st")));
         del.arg(format!("{}:lanes", self.room_key(room, "st")));
@@ -885,6 +889,25 @@ impl Store for RedisStore {
             .run_room(&SESSION, room, &[visitor.to_string(), serial.to_string()])
             .await?;
         Ok(as_int(&v)? == 1)
+    }
+
+    async fn sessions(&self, room: &str, limit: u32) -> StoreResult<Vec<(String, Admission)>> {
+        let a = as_array(self.run_room(&SESSIONS, room, &[limit.to_string()]).await?)?;
+        if a.len() % 4 != 0 {
+            return Err(protocol("sessions arity"));
+        }
+        a.chunks(4)
+            .map(|c| {
+                Ok((
+                    as_string(&c[0])?,
+                    Admission {
+                        serial: u(&c[1])?,
+                        issued_at_ms: u(&c[2])?,
+                        expires_at_ms: u(&c[3])?,
+                    },
+                ))
+            })
+            .collect()
     }
 
     async fn restore_session(

@@ -1379,6 +1379,13 @@ async fn restored_sessions_count_again(b: Backend) {
     assert_eq!(promoted, vec![v(1)]);
     let a1 = s.status("r", &v(1)).await.unwrap().admission.unwrap();
     assert!(a1.serial > a0.serial, "{a1:?} after {a0:?}");
+    // A session the store forgot and its visitor then released is not put back by an
+    // instance restoring a moment later.
+    assert!(s.delete_room("r").await.unwrap());
+    assert!(s.put_room(&room("r", 1), true).await.unwrap());
+    assert_eq!(s.release("r", &v(1)).await.unwrap(), (false, vec![]));
+    assert!(!s.restore_session("r", &v(1), &a1).await.unwrap());
+    assert_eq!(s.stats("r").await.unwrap().active, 0);
 }
 
 /// A room re-created after the store lost its data holds admissions and new places for a
@@ -1428,6 +1435,29 @@ async fn a_recreated_room_holds_admissions_while_places_come_back(b: Backend) {
         s.join("r", &v(3)).await.unwrap().state,
         VisitorState::Admitted
     );
+}
+
+/// The live sessions listed (what each instance keeps to put them back after a loss):
+/// each with its admission, soonest expiry first, ended ones left out, at most `limit`.
+async fn live_sessions_are_listed_with_their_admissions(b: Backend) {
+    let b = b.with_room(room("r", 2)).await;
+    let s = &b.store;
+    let a0 = s.join("r", &v(0)).await.unwrap().admission.unwrap();
+    let a1 = s.join("r", &v(1)).await.unwrap().admission.unwrap();
+    assert_eq!(s.join("r", &v(2)).await.unwrap().position, 1);
+    let mut listed = s.sessions("r", 10).await.unwrap();
+    listed.sort_by_key(|(_, a)| a.serial);
+    assert_eq!(listed, vec![(v(0), a0), (v(1), a1.clone())]);
+    assert_eq!(s.sessions("r", 1).await.unwrap().len(), 1);
+    s.release("r", &v(0)).await.unwrap();
+    let a2 = s.status("r", &v(2)).await.unwrap().admission.unwrap();
+    let mut listed = s.sessions("r", 10).await.unwrap();
+    listed.sort_by_key(|(_, a)| a.serial);
+    assert_eq!(listed, vec![(v(1), a1), (v(2), a2)]);
+    assert!(matches!(
+        s.sessions("nope", 10).await,
+        Err(StoreError::NoSuchRoom)
+    ));
 }
 
 macro_rules! conformance {
@@ -1487,4 +1517,5 @@ conformance!(
     restored_places_keep_their_original_order,
     restored_sessions_count_again,
     a_recreated_room_holds_admissions_while_places_come_back,
+    live_sessions_are_listed_with_their_admissions,
 );

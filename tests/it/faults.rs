@@ -278,13 +278,13 @@ async fn an_instance_killed_with_1000_sockets_loses_no_place() {
 
 /// A TCP proxy between one instance and Redis that can blackhole the traffic (bytes stop
 /// flowing both ways and are delivered when it heals, as a network partition does).
-struct Blackhole {
-    port: u16,
+pub(crate) struct Blackhole {
+    pub(crate) port: u16,
     cut: tokio::sync::watch::Sender<bool>,
 }
 
 impl Blackhole {
-    async fn start(upstream: u16) -> Self {
+    pub(crate) async fn start(upstream: u16) -> Self {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let port = listener.local_addr().unwrap().port();
         let (cut, rx) = tokio::sync::watch::channel(false);
@@ -327,7 +327,7 @@ impl Blackhole {
         }
     }
 
-    fn set(&self, cut: bool) {
+    pub(crate) fn set(&self, cut: bool) {
         self.cut.send_replace(cut);
     }
 }

@@ -8,6 +8,22 @@ use crate::helpers::ws::{connect, next_json};
 use crate::helpers::{prefix, room, spawn_app, test_settings, wait_until, RedisServer};
 use reqwest::Method;
 
+/// A newcomer's join once the restore hold ends: `503 store_restoring` until then.
+async fn join_after_hold(app: &crate::helpers::TestApp, room: &str) -> crate::helpers::Reply {
+    wait_until(
+        Duration::from_secs(10),
+        "the restore hold to end",
+        || async {
+            let r = app.join(room).await;
+            if r.status == 503 {
+                assert_eq!(r.error_code(), "store_restoring", "{:?}", r.body);
+            }
+            (r.status == 200).then_some(r)
+        },
+    )
+    .await
+}
+
 fn flushall(r: &RedisServer) {
     let _: () = redis::cmd("FLUSHALL").query(&mut r.conn()).unwrap();
 }
@@ -27,10 +43,25 @@ async fn declared_rooms_come_back_after_the_store_lost_its_data() {
     flushall(&r);
     let t = Instant::now();
     wait_until(Duration::from_secs(3), "the room to be back", || async {
-        (app.join("r").await.status == 200).then_some(())
+        app.engine.store.room("r").await.ok()?
     })
     .await;
     let back_after = t.elapsed();
+    // Held while places are put back: a newcomer is told so, and when to come back.
+    let held = app.join("r").await;
+    assert_eq!(
+        (held.status, held.error_code()),
+        (503, "store_restoring"),
+        "{:?}",
+        held.body
+    );
+    let retry: u64 = held.headers["retry-after"]
+        .to_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!((1..=4).contains(&retry), "Retry-After {retry}");
+    join_after_hold(&app, "r").await;
     let metrics = app.get("/metrics").await.body;
     let metrics = metrics.as_str().unwrap();
     assert!(
@@ -148,7 +179,7 @@ async fn fail_open_lets_new_visitors_through_only_while_the_store_is_down() {
     let mut s = test_settings(Some(r.url()), &prefix(), vec![room("r", 1)]);
     s.store.fail_open = true;
     let app = spawn_app(s).await;
-    app.join("r").await; // the one slot is taken
+    let first = app.join("r").await; // the one slot is taken
 
     r.kill();
     let joined = app.join("r").await;
@@ -186,7 +217,13 @@ async fn fail_open_lets_new_visitors_through_only_while_the_store_is_down() {
         app.engine.store.stats("r").await.ok()
     })
     .await;
-    assert_eq!(app.engine.store.stats("r").await.unwrap().active, 0);
+    // Redis came back empty: the one session there is the first visitor's, put back from
+    // the pass this instance issued; nobody let through fail-open holds one.
+    let stats = app.engine.store.stats("r").await.unwrap();
+    assert_eq!((stats.active, stats.admitted_total), (1, 1));
+    let id = first.token();
+    let id = id.split('.').next().unwrap();
+    assert!(app.engine.store.session_live("r", id, 1).await.unwrap());
 }
 
 #[tokio::test]
@@ -344,7 +381,7 @@ async fn sockets_get_their_places_back_in_order_after_the_store_lost_its_data() 
         restored, 10,
         "each instance put back its own sockets' places"
     );
-    assert_eq!(apps[0].join("r").await.body["position"], 11);
+    assert_eq!(join_after_hold(&apps[0], "r").await.body["position"], 11);
     eprintln!("10 places on two instances back in order {back_after:?} after FLUSHALL");
 }
 
@@ -398,7 +435,11 @@ async fn an_admitted_visitor_keeps_the_admission_after_the_store_lost_its_data()
     .await;
     assert_eq!(app.verify("r", &pass).await.status, 200);
     assert_eq!(app.engine.store.stats("r").await.unwrap().active, 1);
-    assert_eq!(app.join("r").await.body["position"], 1, "the slot is held");
+    assert_eq!(
+        join_after_hold(&app, "r").await.body["position"],
+        1,
+        "the slot is held"
+    );
     let m = app.get("/metrics").await.body;
     assert!(
         m.as_str()
@@ -406,25 +447,6 @@ async fn an_admitted_visitor_keeps_the_admission_after_the_store_lost_its_data()
             .contains(r#"anteroom_sessions_restored_total{room="r"} 1"#),
         "{m}"
     );
-}
-
-/// A join body with a visitor token and a place receipt.
-async fn join_with_receipt(
-    app: &crate::helpers::TestApp,
-    room: &str,
-    token: &str,
-    receipt: &str,
-) -> crate::helpers::Reply {
-    crate::helpers::Reply::from(
-        reqwest::Client::new()
-            .post(app.url(&format!("/api/rooms/{room}/join")))
-            .bearer_auth(token)
-            .json(&serde_json::json!({"place_receipt": receipt}))
-            .send()
-            .await
-            .unwrap(),
-    )
-    .await
 }
 
 /// Visitors who only poll keep their places through a store that lost its data: join and
@@ -462,7 +484,7 @@ async fn polling_visitors_get_their_places_back_with_a_place_receipt() {
         (&ta, "not-a-receipt", "receipt_invalid"),
         (&ta, rb.as_str(), "receipt_foreign"),
     ] {
-        let res = join_with_receipt(&app, "r", tok, rc).await;
+        let res = app.join_with_receipt("r", tok, rc).await;
         assert_eq!(
             (res.status, res.error_code()),
             (401, code),
@@ -470,7 +492,7 @@ async fn polling_visitors_get_their_places_back_with_a_place_receipt() {
             res.body
         );
     }
-    let res = join_with_receipt(&app, "other", &ta, &ra).await;
+    let res = app.join_with_receipt("other", &ta, &ra).await;
     assert_eq!((res.status, res.error_code()), (401, "receipt_foreign"));
     let id = anteroom::domain::identity::VisitorId::parse(ta.split('.').next().unwrap()).unwrap();
     let old = app.engine.visitors.place_receipt(
@@ -483,11 +505,11 @@ async fn polling_visitors_get_their_places_back_with_a_place_receipt() {
             exp_s: 2,
         },
     );
-    let res = join_with_receipt(&app, "r", &ta, &old).await;
+    let res = app.join_with_receipt("r", &ta, &old).await;
     assert_eq!((res.status, res.error_code()), (401, "receipt_expired"));
     // Without a loss, a receipt restores nothing: a flushed line stays flushed.
     app.engine.store.flush("r").await.unwrap();
-    let res = join_with_receipt(&app, "r", &tb, &rb).await;
+    let res = app.join_with_receipt("r", &tb, &rb).await;
     assert_eq!(res.body["position"], 1, "an ordinary join: {:?}", res.body);
     app.engine.store.flush("r").await.unwrap();
     let a = app.join_as("r", &ta).await;
@@ -505,17 +527,80 @@ async fn polling_visitors_get_their_places_back_with_a_place_receipt() {
     assert_eq!(app.status("r", &ta).await.state(), "not_queued");
     // Back in the other order: the tickets keep the first.
     assert_eq!(
-        join_with_receipt(&app, "r", &tb, &rb).await.body["position"],
+        app.join_with_receipt("r", &tb, &rb).await.body["position"],
         1
     );
     assert_eq!(
-        join_with_receipt(&app, "r", &ta, &ra).await.body["position"],
+        app.join_with_receipt("r", &ta, &ra).await.body["position"],
         1
     );
     assert_eq!(app.status("r", &tb).await.body["position"], 2);
     assert_eq!(
-        app.join("r").await.body["position"],
+        join_after_hold(&app, "r").await.body["position"],
         3,
         "a newcomer queues behind"
     );
+}
+
+/// An admitted visitor who does not come back during the restore keeps the slot all the
+/// same: the keeper puts back every live session it listed, so nobody is let in over
+/// them, and a newcomer waits once the hold ends (this failed before the listing: the
+/// session came back only when its visitor next presented the pass).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_admitted_visitor_who_stays_away_keeps_the_slot_through_a_data_loss() {
+    let r = RedisServer::start();
+    let s = test_settings(Some(r.url()), &prefix(), vec![room("r", 1)]);
+    // Two instances: the holder was let in through the first; the second lists it too.
+    let (a, b) = (spawn_app(s.clone()).await, spawn_app(s).await);
+    let holder = a.join("r").await;
+    assert_eq!(holder.state(), "admitted");
+    // The second instance's keeper has listed the live session.
+    wait_until(
+        Duration::from_secs(5),
+        "the session to be listed",
+        || async {
+            (!b.engine
+                .known_sessions
+                .unexpired(anteroom::clock::wall_ms())
+                .is_empty())
+            .then_some(())
+        },
+    )
+    .await;
+    a.shutdown.cancel(); // the instance that let the holder in is gone
+    flushall(&r);
+    wait_until(
+        Duration::from_secs(5),
+        "the session to be put back",
+        || async { (b.engine.store.stats("r").await.ok()?.active == 1).then_some(()) },
+    )
+    .await;
+    let late = join_after_hold(&b, "r").await;
+    assert_eq!(
+        (late.state(), late.body["position"].as_u64()),
+        ("queued", Some(1)),
+        "the slot is still the holder's"
+    );
+    let pass = holder.body["pass"].as_str().unwrap();
+    assert_eq!(b.verify("r", pass).await.status, 200);
+}
+
+/// A receipt for a room that has since been deleted: a clear 404, nothing created.
+#[tokio::test]
+async fn a_receipt_for_a_deleted_room_is_refused() {
+    let r = RedisServer::start();
+    let app = spawn_app(test_settings(Some(r.url()), &prefix(), vec![room("r", 1)])).await;
+    let store = &app.engine.store;
+    assert!(store.put_room(&room("pop-up", 0), true).await.unwrap());
+    let j = app.join("pop-up").await;
+    let receipt = j.body["place_receipt"].as_str().unwrap().to_string();
+    assert!(store.delete_room("pop-up").await.unwrap());
+    let res = app.join_with_receipt("pop-up", &j.token(), &receipt).await;
+    assert_eq!(
+        (res.status, res.error_code()),
+        (404, "unknown_room"),
+        "{:?}",
+        res.body
+    );
+    assert!(store.room("pop-up").await.unwrap().is_none());
 }

@@ -2,8 +2,8 @@
 -- store which lost its data forgot, from the visitor's unexpired pass, so it counts
 -- against capacity again; `admits` is raised to its serial so no later admission reuses
 -- it. Nothing happens if the pass has expired, the visitor holds a session (the answer:
--- is it this one) or a place in line (they joined again). Returns 1 if the admission is
--- live now, else 0; or {'no_room'}.
+-- is it this one) or a place in line (they joined again), or if they released since the
+-- loss (st:gone). Returns 1 if the admission is live now, else 0; or {'no_room'}.
 local v, serial = ARGV[1], tonumber(ARGV[2])
 local issued, expires = tonumber(ARGV[3]), tonumber(ARGV[4])
 local cfg = load_cfg()
@@ -15,6 +15,7 @@ if is_admitted(v, now) then
   return (s and parse_session(s) == serial) and 1 or 0
 end
 if redis.call('ZSCORE', K_Q, v) then return 0 end
+if redis.call('ZSCORE', K_GONE, v) then return 0 end
 redis.call('ZADD', K_ACT, string.format('%d', expires), v)
 redis.call('HSET', K_SESS, v, string.format('%d', serial) .. ':' .. string.format('%d', issued))
 forget_active()

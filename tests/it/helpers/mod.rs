@@ -234,6 +234,20 @@ impl TestApp {
         .await
     }
 
+    /// Joins with a visitor token and a place receipt (after the store lost its data).
+    pub async fn join_with_receipt(&self, room: &str, token: &str, receipt: &str) -> Reply {
+        Reply::from(
+            self.client
+                .post(self.url(&format!("/api/rooms/{room}/join")))
+                .bearer_auth(token)
+                .json(&serde_json::json!({"place_receipt": receipt}))
+                .send()
+                .await
+                .unwrap(),
+        )
+        .await
+    }
+
     /// The HTML of `path` fetched as the visitor whose token is `token` (cookie).
     pub async fn page_as(&self, path: &str, token: &str) -> String {
         self.client
