@@ -83,10 +83,15 @@ pub async fn run_keeper(engine: Arc<Engine>, mut known: Option<String>, cancel: 
     let every = Duration::from_millis(engine.settings.reaper.keeper_interval_ms);
     let mut tick = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut failovers = engine.store.failovers();
     loop {
         tokio::select! {
             _ = cancel.cancelled() => break,
             _ = tick.tick() => {}
+        }
+        if engine.store.failovers() > failovers {
+            failovers = engine.store.failovers();
+            after_failover(&engine).await;
         }
         let hold_ms = engine.settings.store.restore_hold_ms;
         match keep_once(
@@ -128,6 +133,20 @@ pub async fn run_keeper(engine: Arc<Engine>, mut known: Option<String>, cancel: 
     }
 }
 
+/// The store failed over (Redis Sentinel): replication is asynchronous, so the writes the
+/// old master had not passed on may be lost. Treated as a loss of those: noted (the hubs
+/// put their sockets' places back, receipts signed before now restore), and every known
+/// session is put back (idempotent for those the new master has).
+async fn after_failover(engine: &Engine) {
+    engine.metrics.store_failovers.inc();
+    engine.note_data_loss();
+    let n = restore_known_sessions(engine).await;
+    tracing::error!(
+        sessions = n,
+        "the store failed over: writes of its last moments may be lost; places come back from sockets and receipts, and the live sessions this instance knew of were put back"
+    );
+}
+
 /// The most sessions of one room an instance keeps listed (the soonest to expire are
 /// put back first if there are more; the rest come back when their visitors verify).
 pub const SESSIONS_KEPT: u32 = 100_000;
@@ -153,12 +172,16 @@ pub async fn list_sessions(engine: &Engine, known: &Option<String>) {
 }
 
 /// Puts back every live session this instance knew of (after the store lost its data);
-/// returns how many are live now. Each is counted in `anteroom_sessions_restored_total`.
+/// returns how many it put back. Each is counted in `anteroom_sessions_restored_total`.
 /// One whose visitor holds another session or a place in line now, or released since
 /// the loss, is left alone (`restore_session`).
 pub async fn restore_known_sessions(engine: &Engine) -> usize {
     let mut live = 0;
     for (room, visitor, a) in engine.known_sessions.unexpired(crate::clock::wall_ms()) {
+        // Live already (a failover that kept it): nothing to put back, nothing counted.
+        if let Ok(true) = engine.store.session_live(&room, &visitor, a.serial).await {
+            continue;
+        }
         match engine.store.restore_session(&room, &visitor, &a).await {
             Ok(true) => {
                 live += 1;

@@ -28,6 +28,8 @@ pub struct Metrics {
     pub reaper_passes: IntCounterVec,
     /// Times this instance found the store's data gone (its epoch changed).
     pub store_data_loss: IntCounter,
+    /// Failovers of the store followed (Redis Sentinel): each may have lost the last writes.
+    pub store_failovers: IntCounter,
     /// Declared rooms re-created after they went missing from the store.
     pub rooms_recreated: IntCounterVec,
     /// Decisions taken without the store: `verify_offline`, `fail_open_admission`.
@@ -104,6 +106,16 @@ impl Metrics {
                 "Reaper passes by outcome",
                 &["outcome"],
             ),
+            store_failovers: {
+                // unwrap: static, valid name; registered once.
+                let c = IntCounter::new(
+                    "anteroom_store_failovers_total",
+                    "Failovers of the store followed to a new master (Redis Sentinel)",
+                )
+                .unwrap();
+                r.register(Box::new(c.clone())).unwrap();
+                c
+            },
             store_data_loss: {
                 // unwrap: static, valid name; registered once.
                 let c = IntCounter::new(

@@ -573,6 +573,12 @@ pub trait Store: Send + Sync + 'static {
     /// Writes a room's live configuration. With `create_only`, an existing room is left
     /// untouched and `false` is returned.
     async fn put_room(&self, cfg: &RoomConfig, create_only: bool) -> StoreResult<bool>;
+    /// How many times the store failed over to another node (Redis Sentinel) since this
+    /// instance connected. Replication is asynchronous, so each may have lost the last
+    /// writes: the keeper then puts back what it knows, as after a data loss.
+    fn failovers(&self) -> u64 {
+        0
+    }
     /// Re-creates a room missing from the store (create-only, as `put_room`) and holds
     /// it for `hold_ms`: no admissions and no new places (a join that needs one gets
     /// [`StoreError::Held`]) while the instances put back the places and sessions the

@@ -759,6 +759,13 @@ impl Store for RedisStore {
         self.write_room(cfg, create_only, 0).await
     }
 
+    fn failovers(&self) -> u64 {
+        match &self.conn {
+            Conn::Sentinel(c) => c.failovers(),
+            _ => 0,
+        }
+    }
+
     async fn recreate_room(&self, cfg: &RoomConfig, hold_ms: u64) -> StoreResult<bool> {
         self.write_room(cfg, true, hold_ms).await
     }

@@ -62,6 +62,8 @@ struct Inner {
     sentinel: tokio::sync::Mutex<SentinelClient>,
     current: StdMutex<Option<Current>>,
     resolved_at: StdMutex<Option<Instant>>,
+    /// Times this connection moved to another master (a failover).
+    switches: std::sync::atomic::AtomicU64,
     cfg: ConnectionManagerConfig,
     timeout: Duration,
     name: String,
@@ -90,6 +92,7 @@ impl SentinelConn {
                 sentinel: tokio::sync::Mutex::new(client),
                 current: StdMutex::new(None),
                 resolved_at: StdMutex::new(None),
+                switches: Default::default(),
                 cfg,
                 timeout,
                 name,
@@ -97,6 +100,14 @@ impl SentinelConn {
         };
         conn.resolve(true).await?;
         Ok(conn)
+    }
+
+    /// How many times this connection moved to another master: each failover may have
+    /// lost the writes the old master had not yet passed to the replica.
+    pub fn failovers(&self) -> u64 {
+        self.inner
+            .switches
+            .load(std::sync::atomic::Ordering::SeqCst)
     }
 
     /// The master's client (pub/sub), found again if there is none yet.
@@ -148,6 +159,9 @@ impl SentinelConn {
         if !same {
             if current.is_some() {
                 tracing::warn!(master = %self.inner.name, %addr, "Redis Sentinel: following the master to a new node");
+                self.inner
+                    .switches
+                    .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
             }
             let manager =
                 ConnectionManager::new_lazy_with_config(client.clone(), self.inner.cfg.clone())?;

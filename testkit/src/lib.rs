@@ -303,9 +303,16 @@ pub const SENTINEL_MASTER: &str = "anteroom";
 
 impl RedisSentinel {
     pub fn start() -> Self {
+        Self::start_linked(|master| master)
+    }
+
+    /// Like `start`, the replica replicating from the port `link` gives for the master's
+    /// (a proxy a test can cut, so that writes stop reaching the replica).
+    pub fn start_linked(link: impl FnOnce(u16) -> u16) -> Self {
         let master = RedisServer::start();
         let port = master.port.to_string();
-        let replica = RedisServer::start_with_args(&["--replicaof", "127.0.0.1", &port]);
+        let upstream = link(master.port).to_string();
+        let replica = RedisServer::start_with_args(&["--replicaof", "127.0.0.1", &upstream]);
         wait_sync(
             || {
                 let info: String = redis::cmd("INFO")

@@ -284,8 +284,11 @@ pub(crate) struct Blackhole {
 }
 
 impl Blackhole {
-    pub(crate) async fn start(upstream: u16) -> Self {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    /// Starts the proxy (on the current Tokio runtime) in front of `upstream`.
+    pub(crate) fn start(upstream: u16) -> Self {
+        let std_listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        std_listener.set_nonblocking(true).unwrap();
+        let listener = tokio::net::TcpListener::from_std(std_listener).unwrap();
         let port = listener.local_addr().unwrap().port();
         let (cut, rx) = tokio::sync::watch::channel(false);
         tokio::spawn(async move {
@@ -341,7 +344,7 @@ impl Blackhole {
 async fn an_instance_cut_off_from_redis_degrades_and_recovers() {
     let redis = RedisServer::start();
     let prefix = crate::helpers::prefix();
-    let proxy = Blackhole::start(redis.port).await;
+    let proxy = Blackhole::start(redis.port);
     let a = spawn_app(test_settings(
         Some(redis.url()),
         &prefix,

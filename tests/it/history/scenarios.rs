@@ -174,7 +174,7 @@ async fn history_scripts_flushed() {
 async fn history_an_instance_cut_off_from_redis() {
     let w = Workload::default();
     let redis = RedisServer::start();
-    let hole = crate::faults::Blackhole::start(redis.port).await;
+    let hole = crate::faults::Blackhole::start(redis.port);
     let p = prefix();
     let mut cut_off = test_settings(
         Some(format!("redis://127.0.0.1:{}", hole.port)),
