@@ -11,6 +11,7 @@
 //! - [`identity`]: HMAC-signed visitor ids.
 //! - [`ratelimit`]: the limited actions and the per-IP limiter.
 //! - [`bypass`]: `[[bypass]]` rules (requests that pass `verify` without a pass).
+//! - [`revocation`]: ending a session early from its pass, for every gateway.
 //! - [`entry`]: enqueue tokens (one place per person).
 //! - [`pow`]: proof of work at join (ALTCHA's format).
 //! - [`i18n`]: every visitor-facing string (English, Simplified Chinese) and the
@@ -28,3 +29,4 @@ pub mod live;
 pub mod pass;
 pub mod pow;
 pub mod ratelimit;
+pub mod revocation;
