@@ -140,7 +140,7 @@ pub async fn run_poller(
             }
         }
         ticks = ticks.wrapping_add(1);
-        if ticks % PRUNE_EVERY == 0 {
+        if ticks.is_multiple_of(PRUNE_EVERY) {
             set.prune(crate::clock::wall_ms());
         }
     }
