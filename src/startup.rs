@@ -217,11 +217,6 @@ impl Application {
         self.gateway.as_ref().map(|g| g.port)
     }
 
-    /// The revoked passes the gateway knows, when it runs (tests read them).
-    pub fn gateway_revoked(&self) -> Option<Arc<crate::gateway::revoked::RevokedSet>> {
-        self.gateway.as_ref().map(|g| g.revoked.clone())
-    }
-
     /// The shared engine (tests reach the store and keys through it).
     pub fn engine(&self) -> Arc<Engine> {
         self.engine.clone()

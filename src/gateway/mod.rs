@@ -54,8 +54,6 @@ pub struct Gateway {
 /// A running gateway: its port, its runtime and the server task.
 pub struct Running {
     pub port: u16,
-    /// The revoked passes this gateway knows (tests look at them).
-    pub revoked: Arc<RevokedSet>,
     server: Option<tokio::task::JoinHandle<()>>,
     /// Declared last: dropped after the task handle.
     _runtime: OwnRuntime,
@@ -127,7 +125,6 @@ pub fn start(
     tracing::info!(addr = %local_addr, upstream = settings.upstream.as_deref().unwrap_or(""), routes = settings.routes.len(), "gateway listening");
     Ok(Running {
         port: local_addr.port(),
-        revoked,
         server: Some(server),
         _runtime: own,
     })

@@ -135,22 +135,24 @@ impl Gateway {
                 .decide(&info, &self.engine.bypass, &self.engine.passes)
         };
         let secure = self.engine.secure_cookies || proto == "https";
+        let client = headers::Client {
+            peer: peer.ip(),
+            proto,
+            host: host.as_deref(),
+            trusted,
+        };
         match decision {
-            Decision::Unguarded => self.proxy(req, peer, proto, None).await,
+            Decision::Unguarded => self.proxy(req, &client, None, None).await,
             Decision::Bypass(rule) => {
                 self.engine
                     .metrics
                     .bypassed
                     .with_label_values(&[&rule])
                     .inc();
-                let mut req = req;
-                if let Ok(v) = HeaderValue::from_str(&rule) {
-                    req.headers_mut().insert(headers::BYPASS, v);
-                }
-                self.proxy(req, peer, proto, None).await
+                self.proxy(req, &client, None, Some(&rule)).await
             }
             Decision::Admitted { room, claims } => {
-                self.proxy(req, peer, proto, Some(Visitor { room, claims }))
+                self.proxy(req, &client, Some(Visitor { room, claims }), None)
                     .await
             }
             Decision::Adopt {
@@ -208,12 +210,14 @@ impl Gateway {
         crate::web::support::forwarded_client(peer, &entries, &self.engine.trusted_proxies)
     }
 
+    /// Forwards the request as `visitor` (a guarded route) or by a bypass `rule`, and
+    /// acts on the upstream's `Anteroom-Command`.
     async fn proxy(
         &self,
         req: Request<Incoming>,
-        peer: SocketAddr,
-        proto: &str,
+        client: &headers::Client<'_>,
         visitor: Option<Visitor>,
+        rule: Option<&str>,
     ) -> Response<Body> {
         let (mut parts, body) = req.into_parts();
         let accept = parts
@@ -222,33 +226,22 @@ impl Gateway {
             .and_then(|v| v.to_str().ok())
             .map(str::to_string);
         strip_hop_by_hop(&mut parts.headers);
+        // Only the gateway says who the visitor is, or which rule let them in.
         parts.headers.remove(headers::VISITOR);
-        if let Some(v) = &visitor {
-            if let Ok(sub) = HeaderValue::from_str(&v.claims.sub) {
-                parts.headers.insert(headers::VISITOR, sub);
+        parts.headers.remove(headers::BYPASS);
+        let said = [
+            (
+                headers::VISITOR,
+                visitor.as_ref().map(|v| v.claims.sub.as_str()),
+            ),
+            (headers::BYPASS, rule),
+        ];
+        for (name, value) in said {
+            if let Some(v) = value.and_then(|v| HeaderValue::from_str(v).ok()) {
+                parts.headers.insert(name, v);
             }
         }
-        let host = parts
-            .headers
-            .get(HOST)
-            .and_then(|v| v.to_str().ok())
-            .map(str::to_string);
-        let trusted = self.engine.settings.trust_forwarded_for
-            && (self.engine.trusted_proxies.is_empty()
-                || self
-                    .engine
-                    .trusted_proxies
-                    .iter()
-                    .any(|n| n.contains(&peer.ip())));
-        set_forwarded(
-            &mut parts.headers,
-            &headers::Client {
-                peer: peer.ip(),
-                proto,
-                host: host.as_deref(),
-                trusted,
-            },
-        );
+        set_forwarded(&mut parts.headers, client);
         let res = match self
             .upstream
             .forward(Request::from_parts(parts, body))
@@ -274,7 +267,7 @@ impl Gateway {
             match &visitor {
                 Some(v) => {
                     self.revoke(v).await;
-                    let secure = self.engine.secure_cookies || proto == "https";
+                    let secure = self.engine.secure_cookies || client.proto == "https";
                     parts
                         .headers
                         .append(SET_COOKIE, pass_cookie_header(&v.room, "", 0, secure));

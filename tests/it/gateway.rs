@@ -104,6 +104,7 @@ async fn unguarded_requests_are_proxied_with_forwarding_headers_and_no_hop_heade
     let r = client()
         .get(s.url("/about?x=1"))
         .header("x-anteroom-visitor", "forged")
+        .header("x-anteroom-bypass", "forged")
         .header("connection", "keep-alive, x-hop")
         .header("x-hop", "1")
         .header("x-forwarded-for", "6.6.6.6")
@@ -130,7 +131,9 @@ async fn unguarded_requests_are_proxied_with_forwarding_headers_and_no_hop_heade
         format!("for=127.0.0.1;proto=http;host=\"{host}\"")
     );
     assert!(
-        h.get("x-hop").is_none() && h.get("x-anteroom-visitor").is_none(),
+        h.get("x-hop").is_none()
+            && h.get("x-anteroom-visitor").is_none()
+            && h.get("x-anteroom-bypass").is_none(),
         "{h}"
     );
 }
