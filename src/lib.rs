@@ -6,6 +6,8 @@
 //! - [`domain`]: admission, the admin service, ETA, passes, identities — free of HTTP.
 //! - [`hub`], [`reaper`] and [`keeper`]: the background work (socket updates; reaping
 //!   and promoting; re-creating declared rooms and noticing a store that lost its data).
+//! - [`gateway`]: the built-in reverse proxy that guards a site's routes with rooms
+//!   (hyper; HTTP-free logic in its own modules).
 //! - [`store`]: the `Store` trait and its `memory` and `redis` backends.
 //! - [`config`], [`error`], [`metrics`], [`telemetry`], [`startup`]: the rest.
 
@@ -13,6 +15,7 @@ pub mod clock;
 pub mod config;
 pub mod domain;
 pub mod error;
+pub mod gateway;
 pub mod hub;
 pub mod keeper;
 pub mod metrics;

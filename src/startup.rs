@@ -27,6 +27,8 @@ pub struct Application {
     engine: Arc<Engine>,
     hub: HubHandle,
     cancel: CancellationToken,
+    /// The gateway, when `[gateway]` sets `listen`.
+    gateway: Option<crate::gateway::Running>,
     /// Every task shutdown waits for: reaper, promoter, keeper, limiter pruning, the hub
     /// and its admission subscription.
     background: Vec<tokio::task::JoinHandle<()>>,
@@ -188,6 +190,13 @@ impl Application {
                 return Err(e);
             }
         };
+        let gateway = match start_gateway(&settings, &engine, &cancel, &mut background) {
+            Ok(g) => g,
+            Err(e) => {
+                cancel.cancel();
+                return Err(e);
+            }
+        };
 
         tracing::info!(%base, store = if settings.redis_url.is_some() { "redis" } else { "memory" }, "anteroom listening");
         Ok(Self {
@@ -196,12 +205,18 @@ impl Application {
             engine,
             hub,
             cancel,
+            gateway,
             background,
         })
     }
 
     pub fn port(&self) -> u16 {
         self.port
+    }
+
+    /// The gateway's port, when it runs.
+    pub fn gateway_port(&self) -> Option<u16> {
+        self.gateway.as_ref().map(|g| g.port)
     }
 
     /// The shared engine (tests reach the store and keys through it).
@@ -223,9 +238,42 @@ impl Application {
             .await
             .map_err(anyhow::Error::from);
         self.cancel.cancel();
+        if let Some(g) = self.gateway {
+            g.stopped().await;
+        }
         for t in self.background {
             let _ = t.await;
         }
         result
     }
+}
+
+/// Binds and starts the gateway beside the main server when `[gateway]` sets `listen`,
+/// with the revocation poller among the background tasks.
+fn start_gateway(
+    settings: &Settings,
+    engine: &Arc<Engine>,
+    cancel: &CancellationToken,
+    background: &mut Vec<tokio::task::JoinHandle<()>>,
+) -> anyhow::Result<Option<crate::gateway::Running>> {
+    let Some(listen) = &settings.gateway.listen else {
+        return Ok(None);
+    };
+    let listener =
+        TcpListener::bind(listen).with_context(|| format!("gateway.listen: binding {listen}"))?;
+    let revoked = Arc::new(crate::gateway::revoked::RevokedSet::default());
+    background.push(tokio::spawn(crate::gateway::revoked::run_poller(
+        engine.store.clone(),
+        revoked.clone(),
+        cancel.clone(),
+    )));
+    crate::gateway::start(
+        listener,
+        &settings.gateway,
+        engine.clone(),
+        revoked,
+        settings.workers,
+        cancel.clone(),
+    )
+    .map(Some)
 }

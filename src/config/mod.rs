@@ -18,6 +18,9 @@ use figment::value::{Dict, Value};
 use figment::Figment;
 use serde::{Deserialize, Serialize};
 
+mod gateway;
+pub use gateway::{GatewayRoute, GatewaySettings};
+
 /// Room ids appear in URLs, Redis keys and cookie names, so they are restricted to
 /// `[A-Za-z0-9_-]{1,64}`.
 pub fn valid_room_id(id: &str) -> bool {
@@ -111,6 +114,8 @@ pub struct Settings {
     /// files): see [`BypassRule`] and `docs/abuse.md`.
     #[serde(default)]
     pub bypass: Vec<BypassRule>,
+    /// The built-in gateway (`[gateway]`, `docs/gateway.md`): off unless `listen` is set.
+    pub gateway: GatewaySettings,
 }
 
 /// One `[[bypass]]` rule: a `name` and exactly one condition. A request that matches
@@ -608,6 +613,7 @@ impl Settings {
         }
         self.trusted_proxy_nets()?;
         crate::domain::bypass::Bypass::from_rules(&self.bypass)?;
+        self.gateway.validate(&self.listen)?;
         if self.key_prefix.is_empty() || self.key_prefix.contains(['{', '}', ' ']) {
             return Err(invalid(
                 "key_prefix",

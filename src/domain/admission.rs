@@ -181,16 +181,22 @@ pub fn eta_for(s: &Snapshot, f: Option<&Forecast>) -> (Eta, Option<&'static str>
     }
 }
 
-/// Resolves `?return=` against the room's target: only a path (`/…`, not `//…`) that
-/// stays on the target's origin is accepted; anything else is ignored, so the queue can
-/// never be used as an open redirect.
+/// Resolves `?return=` against the room's target: a path (`/…`, not `//…`), or an
+/// absolute URL (what the gateway sends), that stays on the target's origin is accepted;
+/// anything else is ignored, so the queue can never be used as an open redirect.
 pub fn resolve_return(target: &str, ret: Option<&str>) -> Option<String> {
     let ret = ret?;
-    if !ret.starts_with('/') || ret.starts_with("//") || ret.contains('\\') {
+    if ret.contains('\\') {
         return None;
     }
     let base = url::Url::parse(target).ok()?;
-    let joined = base.join(ret).ok()?;
+    let joined = if ret.starts_with("http://") || ret.starts_with("https://") {
+        url::Url::parse(ret).ok()?
+    } else if ret.starts_with('/') && !ret.starts_with("//") {
+        base.join(ret).ok()?
+    } else {
+        return None;
+    };
     (joined.origin() == base.origin()).then(|| joined.to_string())
 }
 
@@ -883,9 +889,18 @@ mod tests {
             resolve_return(t, Some("/sale/item/5?x=1")).as_deref(),
             Some("https://shop.example/sale/item/5?x=1")
         );
+        // The gateway's absolute return URL, on the target's origin.
+        assert_eq!(
+            resolve_return(t, Some("https://shop.example/cart?a=1")).as_deref(),
+            Some("https://shop.example/cart?a=1")
+        );
         for bad in [
             "//evil.example/x",
             "https://evil.example/",
+            "http://shop.example/",
+            "https://shop.example.evil.example/",
+            "https://shop.example@evil.example/",
+            "javascript:alert(1)",
             "/\\evil",
             "relative",
         ] {

@@ -12,6 +12,7 @@
 //! - [`known_sessions`]: the live sessions this instance knows (put back after a data loss).
 //! - [`ratelimit`]: the limited actions and the per-IP limiter.
 //! - [`bypass`]: `[[bypass]]` rules (requests that pass `verify` without a pass).
+//! - [`revocation`]: ending a session early from its pass, for every gateway.
 //! - [`entry`]: enqueue tokens (one place per person).
 //! - [`pow`]: proof of work at join (ALTCHA's format).
 //! - [`i18n`]: every visitor-facing string (English, Simplified Chinese) and the
@@ -30,3 +31,4 @@ pub mod live;
 pub mod pass;
 pub mod pow;
 pub mod ratelimit;
+pub mod revocation;

@@ -614,6 +614,7 @@ pub struct MemoryStore {
     sockets: Mutex<HashMap<(String, String), (u64, u64)>>,
     audit: Mutex<VecDeque<String>>,
     epoch: Mutex<Option<String>>,
+    revocations: Mutex<super::revocation::MemoryLog>,
     clock: Arc<dyn Clock>,
     events: broadcast::Sender<AdmittedEvent>,
 }
@@ -637,6 +638,7 @@ impl MemoryStore {
             sockets: Mutex::new(HashMap::new()),
             audit: Mutex::new(VecDeque::new()),
             epoch: Mutex::new(None),
+            revocations: Mutex::default(),
             clock,
             events: broadcast::channel(4096).0,
         }
@@ -1251,6 +1253,22 @@ impl Store for MemoryStore {
 
     async fn ping(&self) -> StoreResult<()> {
         Ok(())
+    }
+
+    async fn revoke(&self, r: &super::Revocation) -> StoreResult<()> {
+        let now = self.clock.now_ms();
+        // unwrap: see with_room.
+        self.revocations.lock().unwrap().push(r, now);
+        Ok(())
+    }
+
+    async fn revocations_since(
+        &self,
+        cursor: u64,
+        limit: usize,
+    ) -> StoreResult<super::RevocationPage> {
+        // unwrap: see with_room.
+        Ok(self.revocations.lock().unwrap().since(cursor, limit))
     }
 }
 

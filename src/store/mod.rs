@@ -29,7 +29,10 @@
 
 pub mod memory;
 pub mod redis;
+pub mod revocation;
 pub mod sentinel;
+
+pub use revocation::{Revocation, RevocationPage};
 
 use async_trait::async_trait;
 use futures_util::stream::BoxStream;
@@ -751,6 +754,16 @@ pub trait Store: Send + Sync + 'static {
     /// value it holds. A store that lost its data (restarted empty, failed over to an
     /// empty replica, FLUSHALL) answers with a value this instance has not seen before.
     async fn epoch(&self, candidate: &str) -> StoreResult<String>;
+
+    /// Appends a revoked pass to the revocation log (see [`revocation`]), kept until its
+    /// `expires_at_ms` (store clock; an already expired one is not written). Expired
+    /// entries are swept as new ones are written.
+    async fn revoke(&self, r: &Revocation) -> StoreResult<()>;
+    /// Revocations written after `cursor` (0: from the start), oldest first, at most
+    /// `limit`, and the cursor to read from next. Entries that expired but were not swept
+    /// yet may be among them. A cursor past the log's end (the store lost its data)
+    /// reads from the start again.
+    async fn revocations_since(&self, cursor: u64, limit: usize) -> StoreResult<RevocationPage>;
 }
 
 /// Admitted visitors first (by id), then queued ones by position: the order

@@ -156,6 +156,9 @@ static LEASE_ACQUIRE: LazyLock<Script> =
     LazyLock::new(|| Script::new(include_str!("lua/lease_acquire.lua")));
 static LEASE_RELEASE: LazyLock<Script> =
     LazyLock::new(|| Script::new(include_str!("lua/lease_release.lua")));
+static REVOKE: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("lua/revoke.lua")));
+static REVOCATIONS: LazyLock<Script> =
+    LazyLock::new(|| Script::new(include_str!("lua/revocations.lua")));
 
 /// A connection to a single Redis or to a Redis Cluster; cheap to clone (multiplexed).
 #[derive(Clone)]
@@ -1311,6 +1314,64 @@ impl Store for RedisStore {
         let now: Option<String> = redis::cmd("GET").arg(&key).query_async(&mut conn).await?;
         Ok(now.unwrap_or_else(|| candidate.to_string()))
     }
+
+    async fn revoke(&self, r: &super::Revocation) -> StoreResult<()> {
+        let mut conn = self.conn.clone();
+        REVOKE
+            .key(self.revoked_key("log"))
+            .key(self.revoked_key("exp"))
+            .key(self.revoked_key("seq"))
+            .arg(r.encode())
+            .arg(r.expires_at_ms)
+            .arg(super::revocation::SWEEP_BATCH)
+            .invoke_async::<i64>(&mut conn)
+            .await?;
+        Ok(())
+    }
+
+    async fn revocations_since(
+        &self,
+        cursor: u64,
+        limit: usize,
+    ) -> StoreResult<super::RevocationPage> {
+        let mut conn = self.conn.clone();
+        let v: Value = REVOCATIONS
+            .key(self.revoked_key("log"))
+            .key(self.revoked_key("seq"))
+            .arg(cursor)
+            .arg(limit)
+            .invoke_async(&mut conn)
+            .await?;
+        let rows = as_array(v)?;
+        let (first, rest) = rows
+            .split_first()
+            .ok_or_else(|| protocol("revocations: empty reply"))?;
+        let mut page = super::RevocationPage {
+            cursor: u(first)?,
+            ..Default::default()
+        };
+        for pair in rest.chunks(2) {
+            if page.entries.len() == limit {
+                page.more = true;
+                break;
+            }
+            let [member, score] = pair else {
+                return Err(protocol("revocations: odd reply"));
+            };
+            let entry = super::Revocation::decode(&as_string(member)?)
+                .ok_or_else(|| protocol("revocations: bad member"))?;
+            // Scores come back as text ("12") or, over RESP3, as doubles.
+            page.cursor = match score {
+                Value::Double(d) => *d as u64,
+                other => as_string(other)?
+                    .parse::<f64>()
+                    .map_err(|_| protocol("revocations: bad score"))?
+                    as u64,
+            };
+            page.entries.push(entry);
+        }
+        Ok(page)
+    }
 }
 
 impl RedisStore {
@@ -1350,6 +1411,12 @@ impl RedisStore {
         })
         .flat_map(futures_util::stream::iter);
         Ok(stream.boxed())
+    }
+
+    /// `P:revoked:{rv}:<part>`: the revocation log (`log`, `exp`, `seq`), one hash tag so
+    /// its scripts touch one Cluster slot.
+    fn revoked_key(&self, part: &str) -> String {
+        format!("{}:revoked:{{rv}}:{}", self.prefix, part)
     }
 
     /// `P:room:{R}:lease:N` for room leases (name `R` or `R/N`), `P:lease:N` otherwise.

@@ -20,6 +20,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .service(status)
         .service(release)
         .service(verify)
+        .service(revoke)
         .service(challenge);
 }
 
@@ -233,7 +234,12 @@ async fn release(
     // A pass (three dot-separated parts) in the bearer names its visitor. It must be the
     // pass of the visitor's live session: an older, superseded pass ends nothing.
     let visitor = match bearer(&req)? {
-        Some(t) if t.matches('.').count() == 2 => engine.verify_pass(&room, t).await?.claims.sub,
+        Some(t) if t.matches('.').count() == 2 => {
+            let claims = engine.verify_pass(&room, t).await?.claims;
+            // Gateways check passes without the store: tell them too.
+            engine.record_revocation(&room, &claims).await?;
+            claims.sub
+        }
         _ => require_visitor(&req, &engine)?.as_str().to_string(),
     };
     engine.release(&room, &visitor).await?;
@@ -243,6 +249,35 @@ async fn release(
     gone.make_removal();
     res.cookie(gone);
     Ok(res.finish())
+}
+
+/// Ends the session of a pass and revokes it everywhere: `verify` refuses it at once,
+/// every gateway within a second. The pass comes as a bearer token or in the
+/// `anteroom_pass_{room}` cookie (for an origin behind nginx that cannot set the
+/// gateway's `Anteroom-Command` header). `204`, also for a pass whose session had
+/// already ended; `401` for a forged, expired or other room's pass.
+#[post("/api/rooms/{room}/revoke")]
+async fn revoke(
+    req: HttpRequest,
+    room: web::Path<String>,
+    engine: web::Data<Engine>,
+) -> Result<HttpResponse, ApiError> {
+    let room = room_id(&room)?;
+    let token = bearer(&req)?
+        .map(str::to_string)
+        .or_else(|| {
+            req.cookie(&pass_cookie(&room))
+                .map(|c| c.value().to_string())
+        })
+        .ok_or_else(|| ApiError::unauthorized("invalid_pass", "no pass presented"))?;
+    let claims = engine.passes.verify(&token, &room)?;
+    engine.revoke(&room, &claims).await?;
+    let mut gone = cookie(&engine, pass_cookie(&room), String::new(), 0, SameSite::Lax);
+    gone.make_removal();
+    Ok(HttpResponse::NoContent()
+        .insert_header(("Cache-Control", "no-store"))
+        .cookie(gone)
+        .finish())
 }
 
 /// The `[[bypass]]` rule this request matches: the client IP, `User-Agent`, headers and

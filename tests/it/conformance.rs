@@ -1460,6 +1460,42 @@ async fn live_sessions_are_listed_with_their_admissions(b: Backend) {
     ));
 }
 
+async fn revocations_are_read_in_order_from_a_cursor(b: Backend) {
+    use anteroom::store::Revocation;
+    let s = &b.store;
+    let far = anteroom::clock::wall_ms() + 600_000;
+    let rev = |i: usize, exp: u64| Revocation {
+        room: "r".into(),
+        visitor: v(i),
+        serial: i as u64,
+        expires_at_ms: exp,
+    };
+    assert!(s.revocations_since(0, 10).await.unwrap().entries.is_empty());
+    s.revoke(&rev(1, far)).await.unwrap();
+    s.revoke(&rev(2, far)).await.unwrap();
+    // Already expired: not written.
+    s.revoke(&rev(3, 1)).await.unwrap();
+    let all = s.revocations_since(0, 10).await.unwrap();
+    assert_eq!(all.entries, vec![rev(1, far), rev(2, far)]);
+    assert!(!all.more);
+    // A limit stops the read and says more is waiting; the cursor goes on from there.
+    let one = s.revocations_since(0, 1).await.unwrap();
+    assert_eq!((one.entries.clone(), one.more), (vec![rev(1, far)], true));
+    let two = s.revocations_since(one.cursor, 1).await.unwrap();
+    assert_eq!((two.entries, two.more), (vec![rev(2, far)], false));
+    // Nothing new: nothing read, the cursor stays.
+    let none = s.revocations_since(all.cursor, 10).await.unwrap();
+    assert!(none.entries.is_empty());
+    assert_eq!(none.cursor, all.cursor);
+    // A pass revoked again comes after the cursor once more.
+    s.revoke(&rev(1, far)).await.unwrap();
+    let again = s.revocations_since(all.cursor, 10).await.unwrap();
+    assert_eq!(again.entries, vec![rev(1, far)]);
+    // A cursor past the log's end (the store lost it) reads from the start.
+    let lost = s.revocations_since(again.cursor + 1000, 10).await.unwrap();
+    assert_eq!(lost.entries, vec![rev(2, far), rev(1, far)]);
+}
+
 macro_rules! conformance {
     ($($name:ident),* $(,)?) => {
         mod memory {
@@ -1518,4 +1554,5 @@ conformance!(
     restored_sessions_count_again,
     a_recreated_room_holds_admissions_while_places_come_back,
     live_sessions_are_listed_with_their_admissions,
+    revocations_are_read_in_order_from_a_cursor,
 );

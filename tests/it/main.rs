@@ -17,6 +17,7 @@ mod eta;
 mod examples;
 mod faults;
 mod fuzz;
+mod gateway;
 mod history;
 mod hostile;
 mod hostile_table;

@@ -8,6 +8,7 @@
 
 pub mod admin;
 pub mod browser;
+pub mod upstream;
 
 use std::sync::{Arc, Once};
 use std::time::Duration;
@@ -114,6 +115,8 @@ pub fn demo_settings(
 pub struct TestApp {
     pub address: String,
     pub port: u16,
+    /// The gateway's port, when `[gateway]` is on.
+    pub gateway_port: Option<u16>,
     pub engine: Arc<Engine>,
     pub hub: anteroom::hub::HubHandle,
     pub shutdown: CancellationToken,
@@ -134,6 +137,7 @@ pub async fn spawn_app(settings: Settings) -> TestApp {
 
 fn finish_spawn(app: Application) -> TestApp {
     let port = app.port();
+    let gateway_port = app.gateway_port();
     let engine = app.engine();
     let hub = app.hub();
     let shutdown = CancellationToken::new();
@@ -141,6 +145,7 @@ fn finish_spawn(app: Application) -> TestApp {
     TestApp {
         address: format!("http://127.0.0.1:{port}"),
         port,
+        gateway_port,
         engine,
         hub,
         shutdown,

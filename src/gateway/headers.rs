@@ -1,0 +1,215 @@
+//! Header rules of a reverse proxy (RFC 9110 §7.6.1, RFC 7239): hop-by-hop headers are
+//! the connection's, not the message's, and are removed both ways; the upstream is told
+//! who the client is with `X-Forwarded-For/-Proto/-Host` and `Forwarded`. Pure
+//! functions over an [`http::HeaderMap`].
+
+use std::net::IpAddr;
+
+use http::header::{HeaderName, HeaderValue, CONNECTION, UPGRADE};
+use http::HeaderMap;
+
+/// Headers that only ever concern one hop.
+const HOP_BY_HOP: [&str; 9] = [
+    "connection",
+    "keep-alive",
+    "proxy-connection",
+    "proxy-authenticate",
+    "proxy-authorization",
+    "te",
+    "trailer",
+    "transfer-encoding",
+    "upgrade",
+];
+
+/// The header an origin ends a visitor's session with (`revoke`); never forwarded to
+/// the browser.
+pub const COMMAND: &str = "anteroom-command";
+/// The visitor id the gateway tells the upstream (what nginx's recipe copies from
+/// `verify`); whatever a client sends under this name is dropped.
+pub const VISITOR: &str = "x-anteroom-visitor";
+/// The bypass rule a request came in by.
+pub const BYPASS: &str = "x-anteroom-bypass";
+
+/// Whether the message asks to switch protocols (`Connection: upgrade` and `Upgrade`).
+pub fn is_upgrade(h: &HeaderMap) -> bool {
+    h.contains_key(UPGRADE)
+        && h.get_all(CONNECTION)
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .flat_map(|v| v.split(','))
+            .any(|t| t.trim().eq_ignore_ascii_case("upgrade"))
+}
+
+/// Removes the hop-by-hop headers, those `Connection` names included. For an upgrade
+/// (see [`is_upgrade`]), `Connection: upgrade` and the `Upgrade` value are put back:
+/// the switch is what the two ends negotiate through the proxy.
+pub fn strip_hop_by_hop(h: &mut HeaderMap) {
+    let upgrade = is_upgrade(h).then(|| h.get(UPGRADE).cloned()).flatten();
+    let named: Vec<HeaderName> = h
+        .get_all(CONNECTION)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .filter_map(|t| HeaderName::from_bytes(t.trim().as_bytes()).ok())
+        .collect();
+    for n in named {
+        h.remove(n);
+    }
+    for n in HOP_BY_HOP {
+        h.remove(n);
+    }
+    if let Some(u) = upgrade {
+        h.insert(CONNECTION, HeaderValue::from_static("upgrade"));
+        h.insert(UPGRADE, u);
+    }
+}
+
+/// Who sent the request, as the gateway sees it.
+pub struct Client<'a> {
+    /// The TCP peer.
+    pub peer: IpAddr,
+    /// `http`, or the `X-Forwarded-Proto` of a trusted proxy in front.
+    pub proto: &'a str,
+    /// The `Host` the client asked for.
+    pub host: Option<&'a str>,
+    /// The peer is a trusted proxy (`trust_forwarded_for`): its forwarding headers are
+    /// kept and this hop is appended; otherwise a client's own are replaced.
+    pub trusted: bool,
+}
+
+/// The scheme the client used: a trusted proxy's `X-Forwarded-Proto` (`https` or
+/// `http`), else `http` (the gateway itself speaks plain HTTP).
+pub fn client_proto(h: &HeaderMap, trusted: bool) -> &'static str {
+    let https = trusted
+        && h.get("x-forwarded-proto")
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.split(',').next())
+            .is_some_and(|v| v.trim().eq_ignore_ascii_case("https"));
+    if https {
+        "https"
+    } else {
+        "http"
+    }
+}
+
+/// Sets `X-Forwarded-For`, `X-Forwarded-Proto`, `X-Forwarded-Host` and `Forwarded`.
+pub fn set_forwarded(h: &mut HeaderMap, c: &Client<'_>) {
+    let peer = c.peer.to_string();
+    let xff = match h.get("x-forwarded-for").and_then(|v| v.to_str().ok()) {
+        Some(prior) if c.trusted => format!("{prior}, {peer}"),
+        _ => peer.clone(),
+    };
+    let node = match c.peer {
+        IpAddr::V6(_) => format!("\"[{peer}]\""),
+        IpAddr::V4(_) => peer,
+    };
+    let mut element = format!("for={node};proto={}", c.proto);
+    if let Some(host) = c.host {
+        let host: String = host.chars().filter(|&ch| ch != '"' && ch != '\\').collect();
+        element.push_str(&format!(";host=\"{host}\""));
+    }
+    let forwarded = match h.get("forwarded").and_then(|v| v.to_str().ok()) {
+        Some(prior) if c.trusted => format!("{prior}, {element}"),
+        _ => element,
+    };
+    let set = |h: &mut HeaderMap, name: &'static str, v: &str| {
+        if let Ok(v) = HeaderValue::from_str(v) {
+            h.insert(name, v);
+        }
+    };
+    set(h, "x-forwarded-for", &xff);
+    set(h, "forwarded", &forwarded);
+    set(h, "x-forwarded-proto", c.proto);
+    let keep_host = c.trusted && h.contains_key("x-forwarded-host");
+    match c.host {
+        Some(host) if !keep_host => set(h, "x-forwarded-host", host),
+        None if !keep_host => {
+            h.remove("x-forwarded-host");
+        }
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn map(pairs: &[(&'static str, &'static str)]) -> HeaderMap {
+        let mut h = HeaderMap::new();
+        for (k, v) in pairs {
+            h.append(*k, HeaderValue::from_static(v));
+        }
+        h
+    }
+
+    #[test]
+    fn hop_by_hop_headers_go_and_an_upgrade_survives() {
+        let mut h = map(&[
+            ("connection", "keep-alive, x-secret"),
+            ("keep-alive", "timeout=5"),
+            ("x-secret", "1"),
+            ("te", "trailers"),
+            ("transfer-encoding", "chunked"),
+            ("proxy-authorization", "Basic x"),
+            ("accept", "*/*"),
+        ]);
+        strip_hop_by_hop(&mut h);
+        let names: Vec<&str> = h.keys().map(|k| k.as_str()).collect();
+        assert_eq!(names, vec!["accept"]);
+
+        let mut h = map(&[("connection", "Upgrade"), ("upgrade", "websocket")]);
+        assert!(is_upgrade(&h));
+        strip_hop_by_hop(&mut h);
+        assert_eq!(h["connection"], "upgrade");
+        assert_eq!(h["upgrade"], "websocket");
+        assert!(!is_upgrade(&map(&[("upgrade", "websocket")])));
+    }
+
+    #[test]
+    fn forwarding_headers_replace_a_clients_and_extend_a_trusted_proxys() {
+        let client = |trusted| Client {
+            peer: "10.0.0.2".parse().unwrap(),
+            proto: "http",
+            host: Some("shop.example"),
+            trusted,
+        };
+        let mut h = map(&[
+            ("x-forwarded-for", "6.6.6.6"),
+            ("forwarded", "for=6.6.6.6"),
+            ("x-forwarded-host", "evil.example"),
+        ]);
+        set_forwarded(&mut h, &client(false));
+        assert_eq!(h["x-forwarded-for"], "10.0.0.2");
+        assert_eq!(
+            h["forwarded"],
+            "for=10.0.0.2;proto=http;host=\"shop.example\""
+        );
+        assert_eq!(h["x-forwarded-host"], "shop.example");
+        assert_eq!(h["x-forwarded-proto"], "http");
+
+        let mut h = map(&[("x-forwarded-for", "1.2.3.4"), ("forwarded", "for=1.2.3.4")]);
+        set_forwarded(&mut h, &client(true));
+        assert_eq!(h["x-forwarded-for"], "1.2.3.4, 10.0.0.2");
+        assert!(h["forwarded"]
+            .to_str()
+            .unwrap()
+            .starts_with("for=1.2.3.4, for=10.0.0.2;"));
+
+        let mut h = HeaderMap::new();
+        let v6 = Client {
+            peer: "::1".parse().unwrap(),
+            host: None,
+            ..client(false)
+        };
+        set_forwarded(&mut h, &v6);
+        assert_eq!(h["forwarded"], "for=\"[::1]\";proto=http");
+    }
+
+    #[test]
+    fn only_a_trusted_proxy_says_https() {
+        let h = map(&[("x-forwarded-proto", "https")]);
+        assert_eq!(client_proto(&h, true), "https");
+        assert_eq!(client_proto(&h, false), "http");
+        assert_eq!(client_proto(&HeaderMap::new(), true), "http");
+    }
+}

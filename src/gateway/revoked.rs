@@ -1,0 +1,194 @@
+//! The revoked passes this instance knows of, fed from the store's revocation log
+//! ([`crate::store::revocation`]) every [`POLL_INTERVAL`], so a pass revoked on any
+//! instance is refused by every gateway within about that long, while a request itself
+//! never waits on the store.
+//!
+//! Kept per (room, visitor): the highest revoked serial and when it stops mattering. A
+//! pass is refused when its serial is at or below it (the visitor's older passes are
+//! superseded sessions anyway); a later admission of the same visitor, with a higher
+//! serial, gets in.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::RwLock;
+use std::time::Duration;
+
+use tokio_util::sync::CancellationToken;
+
+use crate::store::{Revocation, Store, StoreError};
+
+/// How often the log is read. A read that finds nothing is one small script.
+pub const POLL_INTERVAL: Duration = Duration::from_millis(250);
+/// Entries read per call; a longer backlog is read in several calls at once.
+pub const POLL_BATCH: usize = 1000;
+/// How often expired entries are dropped from memory.
+const PRUNE_EVERY: u32 = 40;
+
+/// The revoked passes, and whether the store answered the last read.
+pub struct RevokedSet {
+    /// (room, visitor) → (highest revoked serial, its pass's expiry in ms). A read-write
+    /// lock: every guarded request reads it, writes come a few times a second at most.
+    entries: RwLock<HashMap<(String, String), (u64, u64)>>,
+    /// The last read of the log succeeded. A fail-open pass is accepted only while it
+    /// did not (as `verify` does: such a pass is good only while the store is away).
+    store_reachable: AtomicBool,
+}
+
+impl Default for RevokedSet {
+    fn default() -> Self {
+        Self {
+            entries: RwLock::default(),
+            store_reachable: AtomicBool::new(true),
+        }
+    }
+}
+
+impl RevokedSet {
+    pub fn insert(&self, r: &Revocation) {
+        // unwrap: a poisoned lock means a panic mid-update; nothing here can panic.
+        let mut m = self.entries.write().unwrap();
+        let e = m
+            .entry((r.room.clone(), r.visitor.clone()))
+            .or_insert((r.serial, r.expires_at_ms));
+        e.0 = e.0.max(r.serial);
+        e.1 = e.1.max(r.expires_at_ms);
+    }
+
+    /// Whether the pass `serial` of `visitor` in `room` was revoked.
+    pub fn is_revoked(&self, room: &str, visitor: &str, serial: u64) -> bool {
+        // unwrap: see insert.
+        let m = self.entries.read().unwrap();
+        m.get(&(room.to_string(), visitor.to_string()))
+            .is_some_and(|(s, _)| serial <= *s)
+    }
+
+    /// Drops entries whose passes have expired (their `exp` refuses them now).
+    pub fn prune(&self, now_ms: u64) {
+        // unwrap: see insert.
+        self.entries
+            .write()
+            .unwrap()
+            .retain(|_, (_, exp)| *exp > now_ms);
+    }
+
+    pub fn len(&self) -> usize {
+        // unwrap: see insert.
+        self.entries.read().unwrap().len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    pub fn store_reachable(&self) -> bool {
+        self.store_reachable.load(Ordering::Relaxed)
+    }
+}
+
+/// What one read did.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct PollOutcome {
+    /// Revocations read.
+    pub read: usize,
+    /// The log holds more past the new cursor.
+    pub more: bool,
+}
+
+/// Reads the log once from `cursor` into `set`, moving `cursor` on.
+pub async fn poll_once(
+    store: &dyn Store,
+    set: &RevokedSet,
+    cursor: &mut u64,
+) -> Result<PollOutcome, StoreError> {
+    let page = store.revocations_since(*cursor, POLL_BATCH).await;
+    set.store_reachable.store(page.is_ok(), Ordering::Relaxed);
+    let page = page?;
+    for r in &page.entries {
+        set.insert(r);
+    }
+    *cursor = page.cursor;
+    Ok(PollOutcome {
+        read: page.entries.len(),
+        more: page.more,
+    })
+}
+
+/// Reads the log every [`POLL_INTERVAL`] (at once again while a backlog remains) until
+/// cancelled, pruning expired entries now and then.
+pub async fn run_poller(
+    store: std::sync::Arc<dyn Store>,
+    set: std::sync::Arc<RevokedSet>,
+    cancel: CancellationToken,
+) {
+    let mut cursor = 0;
+    let mut tick = tokio::time::interval(POLL_INTERVAL);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut ticks = 0u32;
+    loop {
+        tokio::select! {
+            _ = cancel.cancelled() => break,
+            _ = tick.tick() => {}
+        }
+        loop {
+            match poll_once(store.as_ref(), &set, &mut cursor).await {
+                Ok(PollOutcome { more: true, .. }) => continue,
+                Ok(_) => break,
+                Err(e) => {
+                    tracing::debug!(error = %e, "gateway: revocation log unreadable; retrying");
+                    break;
+                }
+            }
+        }
+        ticks = ticks.wrapping_add(1);
+        if ticks.is_multiple_of(PRUNE_EVERY) {
+            set.prune(crate::clock::wall_ms());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::memory::MemoryStore;
+
+    fn rev(visitor: &str, serial: u64, exp: u64) -> Revocation {
+        Revocation {
+            room: "sale".into(),
+            visitor: visitor.into(),
+            serial,
+            expires_at_ms: exp,
+        }
+    }
+
+    #[test]
+    fn a_revoked_serial_refuses_itself_and_older_passes_only() {
+        let s = RevokedSet::default();
+        s.insert(&rev("v", 5, 1_000));
+        assert!(s.is_revoked("sale", "v", 5));
+        assert!(s.is_revoked("sale", "v", 3));
+        assert!(!s.is_revoked("sale", "v", 6), "a later admission gets in");
+        assert!(!s.is_revoked("other", "v", 5));
+        assert!(!s.is_revoked("sale", "w", 5));
+        s.prune(999);
+        assert_eq!(s.len(), 1);
+        s.prune(1_000);
+        assert!(s.is_empty());
+    }
+
+    #[tokio::test]
+    async fn the_poller_reads_each_revocation_once_and_follows_the_cursor() {
+        let store = MemoryStore::new();
+        let set = RevokedSet::default();
+        let far = crate::clock::wall_ms() + 60_000;
+        let mut cursor = 0;
+        assert_eq!(poll_once(&store, &set, &mut cursor).await.unwrap().read, 0);
+        store.revoke(&rev("a", 1, far)).await.unwrap();
+        store.revoke(&rev("b", 2, far)).await.unwrap();
+        assert_eq!(poll_once(&store, &set, &mut cursor).await.unwrap().read, 2);
+        assert_eq!(poll_once(&store, &set, &mut cursor).await.unwrap().read, 0);
+        store.revoke(&rev("c", 3, far)).await.unwrap();
+        assert_eq!(poll_once(&store, &set, &mut cursor).await.unwrap().read, 1);
+        assert!(set.is_revoked("sale", "a", 1) && set.is_revoked("sale", "c", 3));
+        assert!(set.store_reachable());
+    }
+}

@@ -1,0 +1,349 @@
+//! The gateway's HTTP/1.1 server (hyper): accepts connections until cancelled, asks the
+//! [`Guard`](super::guard::Guard) about each request, and either answers itself
+//! (redirect, cookie, `503`) or proxies through [`Upstream`](super::proxy::Upstream),
+//! acting on the upstream's `Anteroom-Command` on the way back.
+
+use std::convert::Infallible;
+use std::net::{IpAddr, SocketAddr};
+use std::sync::Arc;
+
+use bytes::Bytes;
+use http::header::{HeaderValue, CACHE_CONTROL, CONTENT_TYPE, COOKIE, HOST, LOCATION, SET_COOKIE};
+use http::{Method, Request, Response, StatusCode};
+use http_body_util::combinators::BoxBody;
+use http_body_util::{BodyExt, Full};
+use hyper::body::Incoming;
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use tokio_util::sync::CancellationToken;
+
+use super::guard::{split_pass_param, with_query, Decision, RequestInfo};
+use super::headers::{self, client_proto, set_forwarded, strip_hop_by_hop};
+use super::pages::{answer, Failure};
+use super::routes::normalize_path;
+use super::Gateway;
+use crate::domain::bypass::RequestFacts;
+use crate::domain::pass::{pass_cookie, Claims};
+use crate::store::Revocation;
+
+pub type Body = BoxBody<Bytes, hyper::Error>;
+
+fn full(body: impl Into<Bytes>) -> Body {
+    Full::new(body.into())
+        .map_err(|never| match never {})
+        .boxed()
+}
+
+/// Accepts connections on `listener` until `cancel`; then open connections finish their
+/// current request and close.
+pub async fn serve(listener: tokio::net::TcpListener, gw: Arc<Gateway>, cancel: CancellationToken) {
+    loop {
+        let (stream, peer) = tokio::select! {
+            _ = cancel.cancelled() => break,
+            accepted = listener.accept() => match accepted {
+                Ok(a) => a,
+                Err(e) => {
+                    // Out of descriptors, mostly: wait a moment rather than spin.
+                    tracing::warn!(error = %e, "gateway: accept failed");
+                    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+        };
+        let _ = stream.set_nodelay(true);
+        let gw = gw.clone();
+        let cancel = cancel.clone();
+        tokio::spawn(async move {
+            let timeout = gw.header_read_timeout;
+            let svc = service_fn(move |req| {
+                let gw = gw.clone();
+                async move { Ok::<_, Infallible>(gw.handle(req, peer).await) }
+            });
+            let conn = http1::Builder::new()
+                .timer(TokioTimer::new())
+                .header_read_timeout(timeout)
+                .serve_connection(TokioIo::new(stream), svc)
+                .with_upgrades();
+            tokio::pin!(conn);
+            tokio::select! {
+                _ = conn.as_mut() => {}
+                _ = cancel.cancelled() => {
+                    conn.as_mut().graceful_shutdown();
+                    let _ = conn.await;
+                }
+            }
+        });
+    }
+}
+
+/// The visitor a proxied request was let in as.
+struct Visitor {
+    room: String,
+    claims: Claims,
+}
+
+impl Gateway {
+    async fn handle(&self, req: Request<Incoming>, peer: SocketAddr) -> Response<Body> {
+        let settings = &self.engine.settings;
+        let trusted = settings.trust_forwarded_for
+            && (self.engine.trusted_proxies.is_empty()
+                || self
+                    .engine
+                    .trusted_proxies
+                    .iter()
+                    .any(|n| n.contains(&peer.ip())));
+        let h = req.headers();
+        let proto = client_proto(h, trusted);
+        let host = h
+            .get(HOST)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string)
+            .or_else(|| req.uri().authority().map(|a| a.to_string()));
+        let ip = self.client_ip(&req, peer.ip());
+        // In a block: the borrowed lookups must not live across the awaits below (they
+        // are not `Send`).
+        let decision = {
+            let cookies: Vec<&str> = h
+                .get_all(COOKIE)
+                .iter()
+                .filter_map(|v| v.to_str().ok())
+                .collect();
+            let cookie = |name: &str| -> Option<&str> {
+                cookies
+                    .iter()
+                    .flat_map(|c| c.split(';'))
+                    .filter_map(|kv| kv.trim().split_once('='))
+                    .find(|(k, _)| *k == name)
+                    .map(|(_, v)| v)
+            };
+            let header = |name: &str| h.get(name).and_then(|v| v.to_str().ok());
+            let normalized = normalize_path(req.uri().path());
+            let info = RequestInfo {
+                host: host.as_deref(),
+                path: req.uri().path(),
+                query: req.uri().query(),
+                cookie: &cookie,
+                facts: RequestFacts {
+                    ip,
+                    user_agent: header("user-agent"),
+                    path: Some(&normalized),
+                    header: &header,
+                },
+            };
+            self.guard
+                .decide(&info, &self.engine.bypass, &self.engine.passes)
+        };
+        let secure = self.engine.secure_cookies || proto == "https";
+        let client = headers::Client {
+            peer: peer.ip(),
+            proto,
+            host: host.as_deref(),
+            trusted,
+        };
+        match decision {
+            Decision::Unguarded => self.proxy(req, &client, None, None).await,
+            Decision::Bypass(rule) => {
+                self.engine
+                    .metrics
+                    .bypassed
+                    .with_label_values(&[&rule])
+                    .inc();
+                self.proxy(req, &client, None, Some(&rule)).await
+            }
+            Decision::Admitted { room, claims } => {
+                self.proxy(req, &client, Some(Visitor { room, claims }), None)
+                    .await
+            }
+            Decision::Adopt {
+                room,
+                pass,
+                max_age_secs,
+                location,
+            } => {
+                let cookie = pass_cookie_header(&room, &pass, max_age_secs, secure);
+                redirect(&location, Some(cookie))
+            }
+            Decision::Refused {
+                room,
+                why,
+                clear_cookie,
+            } => {
+                tracing::debug!(room, why = why.as_str(), "gateway: sent to the queue");
+                let (_, rest) = split_pass_param(req.uri().query());
+                let here = format!(
+                    "{proto}://{}{}",
+                    host.as_deref().unwrap_or(&self.local_addr.to_string()),
+                    with_query(req.uri().path(), &rest)
+                );
+                let queue = format!(
+                    "{}/r/{room}?return={}",
+                    self.engine.public_base,
+                    url::form_urlencoded::byte_serialize(here.as_bytes()).collect::<String>()
+                );
+                let clear = clear_cookie.then(|| pass_cookie_header(&room, "", 0, secure));
+                if req.method() == Method::GET || req.method() == Method::HEAD {
+                    return redirect(&queue, clear);
+                }
+                let mut res = failure_response(self, Failure::NeedPass, &req, Some(&queue));
+                if let Some(c) = clear {
+                    res.headers_mut().append(SET_COOKIE, c);
+                }
+                res
+            }
+        }
+    }
+
+    /// The client address, as the main listener finds it (`trust_forwarded_for`).
+    fn client_ip(&self, req: &Request<Incoming>, peer: IpAddr) -> IpAddr {
+        if !self.engine.settings.trust_forwarded_for {
+            return peer;
+        }
+        let entries: Vec<&str> = req
+            .headers()
+            .get_all("x-forwarded-for")
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .flat_map(|v| v.split(','))
+            .map(str::trim)
+            .collect();
+        crate::web::support::forwarded_client(peer, &entries, &self.engine.trusted_proxies)
+    }
+
+    /// Forwards the request as `visitor` (a guarded route) or by a bypass `rule`, and
+    /// acts on the upstream's `Anteroom-Command`.
+    async fn proxy(
+        &self,
+        req: Request<Incoming>,
+        client: &headers::Client<'_>,
+        visitor: Option<Visitor>,
+        rule: Option<&str>,
+    ) -> Response<Body> {
+        let (mut parts, body) = req.into_parts();
+        let accept = parts
+            .headers
+            .get(http::header::ACCEPT)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string);
+        strip_hop_by_hop(&mut parts.headers);
+        // Only the gateway says who the visitor is, or which rule let them in.
+        parts.headers.remove(headers::VISITOR);
+        parts.headers.remove(headers::BYPASS);
+        let said = [
+            (
+                headers::VISITOR,
+                visitor.as_ref().map(|v| v.claims.sub.as_str()),
+            ),
+            (headers::BYPASS, rule),
+        ];
+        for (name, value) in said {
+            if let Some(v) = value.and_then(|v| HeaderValue::from_str(v).ok()) {
+                parts.headers.insert(name, v);
+            }
+        }
+        set_forwarded(&mut parts.headers, client);
+        let res = match self
+            .upstream
+            .forward(Request::from_parts(parts, body))
+            .await
+        {
+            Ok(res) => res,
+            Err(f) => {
+                let a = answer(f, accept.as_deref(), &self.engine.public_base, None);
+                return answer_response(a);
+            }
+        };
+        let (mut parts, body) = res.into_parts();
+        let revoke = parts
+            .headers
+            .get_all(headers::COMMAND)
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .flat_map(|v| v.split(','))
+            .any(|c| c.trim().eq_ignore_ascii_case("revoke"));
+        parts.headers.remove(headers::COMMAND);
+        strip_hop_by_hop(&mut parts.headers);
+        if revoke {
+            match &visitor {
+                Some(v) => {
+                    self.revoke(v).await;
+                    let secure = self.engine.secure_cookies || client.proto == "https";
+                    parts
+                        .headers
+                        .append(SET_COOKIE, pass_cookie_header(&v.room, "", 0, secure));
+                }
+                None => tracing::debug!(
+                    "gateway: Anteroom-Command: revoke on a request without a pass; ignored"
+                ),
+            }
+        }
+        Response::from_parts(parts, body.boxed())
+    }
+
+    /// Ends the visitor's session (the origin said so): refused here at once, by every
+    /// other gateway once they read the store's log.
+    async fn revoke(&self, v: &Visitor) {
+        if let Some(serial) = v.claims.serial() {
+            self.guard.revoked.insert(&Revocation {
+                room: v.room.clone(),
+                visitor: v.claims.sub.clone(),
+                serial,
+                expires_at_ms: v.claims.exp.saturating_mul(1000),
+            });
+        }
+        if let Err(e) = self.engine.revoke(&v.room, &v.claims).await {
+            tracing::warn!(room = v.room, error = %e, "gateway: could not end the session the origin revoked");
+        }
+    }
+}
+
+/// `anteroom_pass_{room}` for the gateway's host: HttpOnly, SameSite=Lax, `Secure` over
+/// TLS; `max_age_secs` 0 with an empty value removes it.
+fn pass_cookie_header(room: &str, pass: &str, max_age_secs: u64, secure: bool) -> HeaderValue {
+    let secure = if secure { "; Secure" } else { "" };
+    let v = format!(
+        "{}={pass}; Path=/; Max-Age={max_age_secs}; HttpOnly; SameSite=Lax{secure}",
+        pass_cookie(room)
+    );
+    // unwrap: room ids and passes (base64url and dots) are valid header text.
+    HeaderValue::from_str(&v).expect("a cookie of header-safe text")
+}
+
+fn redirect(location: &str, cookie: Option<HeaderValue>) -> Response<Body> {
+    let mut res = Response::new(full(Bytes::new()));
+    *res.status_mut() = StatusCode::FOUND;
+    let h = res.headers_mut();
+    if let Ok(l) = HeaderValue::from_str(location) {
+        h.insert(LOCATION, l);
+    }
+    h.insert(CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    if let Some(c) = cookie {
+        h.append(SET_COOKIE, c);
+    }
+    res
+}
+
+fn failure_response(
+    gw: &Gateway,
+    f: Failure,
+    req: &Request<Incoming>,
+    queue: Option<&str>,
+) -> Response<Body> {
+    let accept = req
+        .headers()
+        .get(http::header::ACCEPT)
+        .and_then(|v| v.to_str().ok());
+    answer_response(answer(f, accept, &gw.engine.public_base, queue))
+}
+
+fn answer_response(a: super::pages::Answer) -> Response<Body> {
+    let mut res = Response::new(full(a.body));
+    *res.status_mut() = StatusCode::from_u16(a.status).unwrap_or(StatusCode::BAD_GATEWAY);
+    let h = res.headers_mut();
+    h.insert(CONTENT_TYPE, HeaderValue::from_static(a.content_type));
+    h.insert(CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    if let Some(secs) = a.retry_after {
+        h.insert(http::header::RETRY_AFTER, HeaderValue::from(secs));
+    }
+    res
+}
