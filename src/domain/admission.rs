@@ -516,7 +516,8 @@ impl Engine {
     /// queue page and the socket reach the fail-open join too.
     pub async fn room_config(&self, room: &str) -> Result<crate::config::RoomConfig, DomainError> {
         match self.store.room(room).await {
-            Ok(cfg) => cfg.ok_or_else(|| DomainError::UnknownRoom(room.to_string())),
+            Ok(Some(cfg)) => Ok(cfg),
+            Ok(None) => Err(self.store_failed("room", room, StoreError::NoSuchRoom)),
             Err(e) => {
                 let e = self.store_failed("room", room, e);
                 let declared = self.declared_rooms.iter().find(|r| r.id == room);

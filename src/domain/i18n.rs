@@ -168,7 +168,7 @@ pub struct Strings {
     pub err_unavailable_lead: &'static str,
     /// `503 store_restoring`: the store lost its data and held places are being put back.
     pub err_restoring: &'static str,
-    /// `{n}`: seconds until the page tries again by itself.
+    /// The page shows the countdown beside it.
     pub err_restoring_lead: &'static str,
     pub err_not_embeddable: &'static str,
     pub err_not_embeddable_lead: &'static str,
@@ -270,7 +270,7 @@ pub static EN: Strings = Strings {
     err_unavailable: "We'll be right back",
     err_unavailable_lead: "The waiting room is having trouble right now. Please reload in a few seconds; you keep your place.",
     err_restoring: "The line is being restored",
-    err_restoring_lead: "The waiting room's store restarted, and the places people already held are being put back first. New places open again in a moment; this page tries again by itself in {n} seconds.",
+    err_restoring_lead: "The waiting room's store restarted, and the places people already held are being put back first. New places open again in a moment; this page tries again by itself.",
     err_not_embeddable: "Not available here",
     err_not_embeddable_lead: "This waiting room may not be embedded on this site.",
     pow_title: "Checking your browser",
@@ -369,7 +369,7 @@ pub static ZH: Strings = Strings {
     err_unavailable: "马上回来",
     err_unavailable_lead: "等候室暂时出现问题，请几秒后刷新，您的位置会保留。",
     err_restoring: "正在恢复队列",
-    err_restoring_lead: "等候室的存储刚刚重启，正在优先恢复大家原有的位置。新的位置稍后开放；本页将在 {n} 秒后自动重试。",
+    err_restoring_lead: "等候室的存储刚刚重启，正在优先恢复大家原有的位置。新的位置稍后开放；本页会自动重试。",
     err_not_embeddable: "此处不可用",
     err_not_embeddable_lead: "此等候室不允许嵌入到该网站。",
     pow_title: "正在检查您的浏览器",

@@ -165,12 +165,9 @@ pub(super) fn error_page(lang: Lang, e: &ApiError, retry_url: String) -> HttpRes
                 .replace("{n}", &retry_after_secs.to_string()),
             Some(retry_url),
         ),
-        ApiError::Restoring {
-            retry_after_secs, ..
-        } => (
+        ApiError::Restoring { .. } => (
             t.err_restoring,
-            t.err_restoring_lead
-                .replace("{n}", &retry_after_secs.to_string()),
+            t.err_restoring_lead.into(),
             Some(retry_url),
         ),
         ApiError::Forbidden(_) => (t.err_not_embeddable, t.err_not_embeddable_lead.into(), None),

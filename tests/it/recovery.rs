@@ -92,6 +92,23 @@ async fn readyz_is_503_while_a_declared_room_is_missing() {
     let ready = app.get("/readyz").await;
     assert_eq!((ready.status, ready.error_code()), (503, "room_missing"));
     assert_eq!(ready.body["missing_rooms"], serde_json::json!(["r"]));
+    // Meanwhile the room is being restored, not unknown: the API says so with a
+    // Retry-After, the page in words, and a pass is checked offline as in an outage.
+    let j = app.join("r").await;
+    assert_eq!(
+        (j.status, j.error_code()),
+        (503, "store_restoring"),
+        "{:?}",
+        j.body
+    );
+    assert_eq!(j.headers["retry-after"], "1");
+    let page = app.client.get(app.url("/r/r")).send().await.unwrap();
+    assert_eq!(page.status(), 503);
+    assert!(page
+        .text()
+        .await
+        .unwrap()
+        .contains("The line is being restored"));
 
     let mut known = Some("an epoch from before".to_string());
     let out = anteroom::keeper::keep_once(
