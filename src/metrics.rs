@@ -41,6 +41,8 @@ pub struct Metrics {
     /// Places put back after the store lost its data (this instance's sockets, by its
     /// hub; place receipts, by the join).
     pub places_restored: IntCounterVec,
+    /// Queued visitors whose page went to the background and had the place held longer.
+    pub hidden_holds: IntCounterVec,
     /// Admissions put back from passes after the store lost its data.
     pub sessions_restored: IntCounterVec,
     ws_sockets: IntGauge,
@@ -142,6 +144,12 @@ impl Metrics {
                 &r,
                 "anteroom_sessions_restored_total",
                 "Admissions put back from their passes after the store lost its data",
+                &["room"],
+            ),
+            hidden_holds: counter(
+                &r,
+                "anteroom_hidden_holds_total",
+                "Queued visitors whose page went to the background and had the place held for reaper.hidden_grace_secs",
                 &["room"],
             ),
             places_restored: counter(

@@ -424,6 +424,14 @@
   document.addEventListener('visibilitychange', function () {
     if (!document.hidden && done) document.title = baseTitle;
   });
+  // A page in the background (a hidden tab, a locked phone) may stop running, and its
+  // socket with it: say so, and the server holds a queued place for longer without a
+  // heartbeat (reaper.hidden_grace_secs). sendBeacon still goes out as the page hides.
+  document.addEventListener('visibilitychange', function () {
+    if (!document.hidden || !navigator.sendBeacon) return;
+    if (cfg.state !== 'queued' && cfg.state !== 'paused') return;
+    try { navigator.sendBeacon(cfg.away_path, token || ''); } catch (e) { /* best effort */ }
+  });
 
   // Embed: join with the token kept in this frame's storage, then connect.
   function embedJoin() {

@@ -184,6 +184,11 @@ pub struct ReaperSettings {
     pub interval_ms: u64,
     /// Milliseconds between promote ticks, which reuse freed capacity quickly.
     pub promote_interval_ms: u64,
+    /// How long a queued visitor whose page went to the background (a hidden tab, a
+    /// locked phone) keeps the place without a heartbeat, once the page said so
+    /// (`POST /api/rooms/{room}/away`). Not less than a room's `heartbeat_timeout_secs`
+    /// in effect; 0 leaves every room at its heartbeat timeout.
+    pub hidden_grace_secs: u64,
     /// Entries removed per script call, so Redis is never blocked for long.
     pub batch_size: u32,
     /// Lease length in milliseconds; a crashed holder's lease frees itself after this.
@@ -640,6 +645,9 @@ impl Settings {
         }
         if self.reaper.keeper_interval_ms < 10 {
             return Err(invalid("reaper.keeper_interval_ms", "must be at least 10"));
+        }
+        if self.reaper.hidden_grace_secs > 86_400 {
+            return Err(invalid("reaper.hidden_grace_secs", "must be at most 86400"));
         }
         if self.reaper.promote_interval_ms < 10 {
             return Err(invalid("reaper.promote_interval_ms", "must be at least 10"));

@@ -783,6 +783,21 @@ impl Engine {
     }
 
     /// Ends the visitor's session or place; returns who was admitted as a result.
+    /// The visitor's page went to the background: a queued visitor keeps the place for
+    /// `reaper.hidden_grace_secs` without a heartbeat. Returns whether they are queued.
+    pub async fn hold_away(&self, room: &str, visitor: &VisitorId) -> Result<bool, DomainError> {
+        let grace_ms = self.settings.reaper.hidden_grace_secs * 1000;
+        let held = self
+            .store
+            .hold_away(room, visitor.as_str(), grace_ms)
+            .await
+            .map_err(|e| self.store_failed("away", room, e))?;
+        if held {
+            self.metrics.hidden_holds.with_label_values(&[room]).inc();
+        }
+        Ok(held)
+    }
+
     pub async fn release(&self, room: &str, visitor: &str) -> Result<Vec<String>, DomainError> {
         let (_, promoted) = self
             .store

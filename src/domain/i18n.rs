@@ -139,6 +139,8 @@ pub struct Strings {
     pub reason_priority_lanes: &'static str,
     pub progress_label: &'static str,
     pub keep_open: &'static str,
+    /// After `keep_open` when a hidden page keeps the place longer; `{m}`: minutes.
+    pub keep_open_hidden: &'static str,
     pub live: &'static str,
     /// Next to the live dot; `{t}`: the time of the last update from the server.
     pub updated_at: &'static str,
@@ -246,6 +248,7 @@ pub static EN: Strings = Strings {
     reason_priority_lanes: "This line has priority lanes: people in them are let in alongside it, so your place can move back a little as they arrive.",
     progress_label: "Progress through the line",
     keep_open: "Keep this tab open. If you leave, we hold your place for {n} seconds.",
+    keep_open_hidden: "If you only switch tabs or lock your phone, we hold it for {m} minutes.",
     live: "Live",
     updated_at: "updated {t}",
     support_code: "Support code",
@@ -345,6 +348,7 @@ pub static ZH: Strings = Strings {
     reason_priority_lanes: "本队伍设有优先通道：优先通道中的人会与队伍交替进入，因此他们到达时您的位置可能会稍稍后移。",
     progress_label: "排队进度",
     keep_open: "请保持此页面打开。离开后，我们会为您保留位置 {n} 秒。",
+    keep_open_hidden: "如果只是切换标签页或锁屏，我们会为您保留 {m} 分钟。",
     live: "实时",
     updated_at: "更新于 {t}",
     support_code: "客服查询码",

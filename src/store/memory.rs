@@ -351,11 +351,17 @@ impl Room {
         self.sessions.get(v).is_some_and(|a| a.expires_at_ms > now)
     }
 
-    fn set_heartbeat(&mut self, v: &str, now: u64) {
-        if let Some(old) = self.heartbeats.insert(v.to_string(), now) {
+    /// Moves the visitor's heartbeat to `at`, never back (`ZADD GT` in Lua: a page that
+    /// went to the background may have moved it ahead, `hold_away`).
+    fn set_heartbeat(&mut self, v: &str, at: u64) {
+        let at = match self.heartbeats.get(v) {
+            Some(old) if *old >= at => return,
+            _ => at,
+        };
+        if let Some(old) = self.heartbeats.insert(v.to_string(), at) {
             self.hb_order.remove(&(old, v.to_string()));
         }
-        self.hb_order.insert((now, v.to_string()));
+        self.hb_order.insert((at, v.to_string()));
     }
 
     fn dequeue(&mut self, v: &str) -> bool {
@@ -817,6 +823,19 @@ impl Store for MemoryStore {
             r.join_times.insert(v.to_string(), joined_at_ms);
             r.seq = r.seq.max(ticket);
             r.snapshot_placed(r.waiting_state(true), v, now, Vec::new())
+        })
+    }
+
+    async fn hold_away(&self, room: &str, v: &str, grace_ms: u64) -> StoreResult<bool> {
+        self.with_room(room, |r, now| {
+            if !r.queue.contains(v) {
+                return false;
+            }
+            let hb_ms = r.cfg.heartbeat_timeout_secs * 1000;
+            if grace_ms > hb_ms {
+                r.set_heartbeat(v, now + grace_ms - hb_ms);
+            }
+            true
         })
     }
 

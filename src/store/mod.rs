@@ -643,6 +643,11 @@ pub trait Store: Send + Sync + 'static {
         ticket: u64,
         joined_at_ms: u64,
     ) -> StoreResult<Snapshot>;
+    /// The visitor's page went to the background and said so: a queued visitor keeps the
+    /// place for `grace_ms` from now without a heartbeat (the heartbeat is moved forward,
+    /// never back; no effect when `grace_ms` is not longer than the room's heartbeat
+    /// timeout). Returns whether the visitor is queued.
+    async fn hold_away(&self, room: &str, visitor: &str, grace_ms: u64) -> StoreResult<bool>;
     /// The room's live sessions (visitor, admission), soonest expiry first, at most
     /// `limit`: each instance keeps this picture to put them back after a data loss.
     async fn sessions(&self, room: &str, limit: u32) -> StoreResult<Vec<(String, Admission)>>;

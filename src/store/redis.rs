@@ -84,8 +84,9 @@ room_fn!(PUT_ROOM, "put_room");
 room_fn!(RESTORE_PLACE, "restore_place");
 room_fn!(RESTORE_SESSION, "restore_session");
 room_fn!(SESSIONS, "sessions");
+room_fn!(AWAY, "away");
 
-const ROOM_FNS: [&RoomFn; 18] = [
+const ROOM_FNS: [&RoomFn; 19] = [
     &JOIN,
     &STATUS,
     &RELEASE,
@@ -104,6 +105,7 @@ const ROOM_FNS: [&RoomFn; 18] = [
     &RESTORE_PLACE,
     &RESTORE_SESSION,
     &SESSIONS,
+    &AWAY,
 ];
 
 /// The room library: `common.lua` and every room operation as a Redis Function, loaded
@@ -897,6 +899,13 @@ impl Store for RedisStore {
     async fn session_live(&self, room: &str, visitor: &str, serial: u64) -> StoreResult<bool> {
         let v = self
             .run_room(&SESSION, room, &[visitor.to_string(), serial.to_string()])
+            .await?;
+        Ok(as_int(&v)? == 1)
+    }
+
+    async fn hold_away(&self, room: &str, visitor: &str, grace_ms: u64) -> StoreResult<bool> {
+        let v = self
+            .run_room(&AWAY, room, &[visitor.to_string(), grace_ms.to_string()])
             .await?;
         Ok(as_int(&v)? == 1)
     }

@@ -21,6 +21,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .service(release)
         .service(verify)
         .service(revoke)
+        .service(away)
         .service(challenge);
 }
 
@@ -221,6 +222,39 @@ async fn status(
         .await?;
     let view = engine.status(&room, &visitor).await?;
     Ok(visitor_response(&engine, &view))
+}
+
+/// The visitor's page went to the background (a hidden tab, a locked phone): a queued
+/// visitor keeps the place for `reaper.hidden_grace_secs` without a heartbeat. Sent with
+/// `navigator.sendBeacon`, which cannot set headers: the body may be the visitor token as
+/// plain text (or the cookie or a bearer token identifies the visitor). `204` either way
+/// (a visitor not in line has nothing to hold).
+#[post("/api/rooms/{room}/away")]
+async fn away(
+    req: HttpRequest,
+    room: web::Path<String>,
+    payload: web::Payload,
+    engine: web::Data<Engine>,
+) -> Result<HttpResponse, ApiError> {
+    let room = room_id(&room)?;
+    let body = read_body(payload).await?;
+    let body_token = std::str::from_utf8(&body)
+        .map_err(|_| ApiError::bad_request("the body is the visitor token as text"))?
+        .trim();
+    let visitor = visitor_of(&req, &engine, (!body_token.is_empty()).then_some(body_token))?
+        .ok_or_else(|| {
+            ApiError::unauthorized(
+                "no_visitor",
+                "no visitor identity: send the visitor token as the body, the anteroom_vid cookie or Authorization: Bearer <visitor_token>",
+            )
+        })?;
+    engine
+        .check_visitor_limit(&visitor, LimitedAction::Status)
+        .await?;
+    engine.hold_away(&room, &visitor).await?;
+    Ok(HttpResponse::NoContent()
+        .insert_header(("Cache-Control", "no-store"))
+        .finish())
 }
 
 /// Gives the place or the session back. Accepts the visitor cookie/token or the pass.

@@ -64,6 +64,8 @@ struct ScriptConfig<'a> {
     lang: &'static str,
     ws_path: String,
     status_path: String,
+    /// Where the page says it went to the background (`navigator.sendBeacon`).
+    away_path: String,
     join_path: String,
     embed: bool,
     parent_origin: Option<String>,
@@ -329,7 +331,8 @@ async fn queue_page_inner(
     let grant = engine
         .visitors
         .page_grant(&room, &visitor, crate::clock::wall_ms());
-    let page = queue_page_body(&room, &cfg, &view, q, lang, Some(&grant));
+    let grace = engine.settings.reaper.hidden_grace_secs;
+    let page = queue_page_body(&room, &cfg, &view, q, lang, Some(&grant), grace);
     let mut res = html(StatusCode::OK, render(page), PAGE_CSP);
     let _ = res.add_cookie(&vid_cookie);
     Ok(res)
@@ -351,7 +354,8 @@ async fn verifying_page(
     let grant = engine
         .visitors
         .page_grant(room, visitor, crate::clock::wall_ms());
-    let mut page = queue_page_body(room, cfg, &view, q, lang, Some(&grant));
+    let grace = engine.settings.reaper.hidden_grace_secs;
+    let mut page = queue_page_body(room, cfg, &view, q, lang, Some(&grant), grace);
     page.state = "verifying";
     page.title = t.pow_title;
     page.lead = t.pow_lead;
@@ -379,17 +383,41 @@ fn with_timeout(sentence: &str, cfg: &RoomConfig) -> String {
     sentence.replace("{n}", &cfg.heartbeat_timeout_secs.to_string())
 }
 
-/// The script's configuration. `parent_origin` is set for the widget (`/embed/…`) and
-/// only there; `grant` only for the queue page.
+/// "Keep this tab open…", and how long a place is held while the page is in the
+/// background (`reaper.hidden_grace_secs`) when that is longer.
+fn keep_open(t: &crate::domain::i18n::Strings, cfg: &RoomConfig, hidden_grace_secs: u64) -> String {
+    let mut s = with_timeout(t.keep_open, cfg);
+    if hidden_grace_secs > cfg.heartbeat_timeout_secs {
+        s.push(' ');
+        s.push_str(
+            &t.keep_open_hidden
+                .replace("{m}", &hidden_grace_secs.div_ceil(60).to_string()),
+        );
+    }
+    s
+}
+
+/// Where the script runs: the queue page (with its socket grant, if any) or the widget
+/// (`/embed/…`, with the parent page's origin).
+enum Host<'a> {
+    Page { grant: Option<&'a str> },
+    Widget { parent_origin: String },
+}
+
+/// The script's configuration.
 fn script_config(
     room: &str,
     cfg: &RoomConfig,
     view: Option<&VisitorView>,
     q: &PageQuery,
     lang: Lang,
-    parent_origin: Option<String>,
-    grant: Option<&str>,
+    host: Host<'_>,
+    hidden_grace_secs: u64,
 ) -> String {
+    let (parent_origin, grant) = match host {
+        Host::Page { grant } => (None, grant),
+        Host::Widget { parent_origin } => (Some(parent_origin), None),
+    };
     let mut ws_query = Vec::new();
     if let Some(r) = &q.ret {
         ws_query.push(("return", r.clone()));
@@ -409,6 +437,7 @@ fn script_config(
             format!("/r/{room}/ws?{ws_qs}")
         },
         status_path: format!("/api/rooms/{room}/status"),
+        away_path: format!("/api/rooms/{room}/away"),
         join_path: format!("/api/rooms/{room}/join"),
         embed: parent_origin.is_some(),
         parent_origin,
@@ -423,7 +452,7 @@ fn script_config(
         enqueue_token: q.enqueue_token.clone(),
         place_receipt: view.and_then(|v| v.place_receipt.clone()),
         support_code: view.map(|v| v.support_code.clone()).unwrap_or_default(),
-        keep_open: with_timeout(lang.strings().keep_open, cfg),
+        keep_open: keep_open(lang.strings(), cfg, hidden_grace_secs),
         away_note: with_timeout(lang.strings().you_were_away, cfg),
         strings: lang.strings(),
     };
@@ -438,6 +467,7 @@ fn queue_page_body(
     q: &PageQuery,
     lang: Lang,
     grant: Option<&str>,
+    hidden_grace_secs: u64,
 ) -> QueuePage {
     let t = lang.strings();
     let (title, mut lead) = texts(t, view.state, view.position > 0);
@@ -482,7 +512,7 @@ fn queue_page_body(
             String::new()
         },
         progress: progress(start, view.position),
-        keep_open: with_timeout(t.keep_open, cfg),
+        keep_open: keep_open(t, cfg, hidden_grace_secs),
         eta_note: match view.eta_reason {
             Some(crate::domain::eta::reason::YOU_WERE_AWAY) => with_timeout(t.you_were_away, cfg),
             Some(code) => t.reason(code).unwrap_or(t.eta_explain).to_string(),
@@ -493,7 +523,15 @@ fn queue_page_body(
         rejoin_url: rejoin_url(room, q, lang),
         other_lang_url: format!("/r/{room}?{}", query_string(&other)),
         support_code: view.support_code.clone(),
-        config: script_config(room, cfg, Some(view), q, lang, None, grant),
+        config: script_config(
+            room,
+            cfg,
+            Some(view),
+            q,
+            lang,
+            Host::Page { grant },
+            hidden_grace_secs,
+        ),
     }
 }
 
@@ -521,7 +559,18 @@ async fn embed_page(
         let Some(parent) = parent.filter(allowed) else {
             return Err(ApiError::Forbidden("this room may not be embedded here".into()));
         };
-        let config = script_config(&room, &cfg, None, &q, lang, Some(parent), None);
+        let grace = engine.settings.reaper.hidden_grace_secs;
+        let config = script_config(
+            &room,
+            &cfg,
+            None,
+            &q,
+            lang,
+            Host::Widget {
+                parent_origin: parent,
+            },
+            grace,
+        );
         let csp = format!(
             "default-src 'self'; style-src 'self'; script-src 'self'; connect-src 'self'; frame-ancestors {}; base-uri 'none'",
             cfg.embed_origins.join(" ")

@@ -435,3 +435,35 @@ async fn the_page_shows_why_the_estimate_moved_and_holds_it_while_paused() {
     wait_text(&c, "#ahead", "No one is ahead of you").await;
     c.close().await.unwrap();
 }
+
+/// The queue page, going to the background (a hidden tab, a locked phone), tells the
+/// server with `navigator.sendBeacon`, which then holds the place longer; the page says
+/// for how long.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_page_going_to_the_background_asks_to_keep_its_place_longer() {
+    let redis = RedisServer::start();
+    let port = free_port();
+    let app = demo_app(&redis, port, vec![room("r", 1)], "127.0.0.1").await;
+    app.join("r").await; // the one slot is taken: the browser's visitor queues
+    let driver = Driver::start();
+    let (c, _profile) = driver.browser(&[], true).await;
+    c.goto(&app.url("/r/r")).await.unwrap();
+    wait_text(&c, "#position", "1").await;
+    wait_text_contains(&c, "#keep-open", "we hold it for 10 minutes").await;
+    // What a browser does when the tab is hidden (headless Chromium never hides one).
+    c.execute(
+        "Object.defineProperty(document, 'hidden', { get: () => true }); \
+         document.dispatchEvent(new Event('visibilitychange'));",
+        vec![],
+    )
+    .await
+    .unwrap();
+    wait_until(DEADLINE, "the beacon to hold the place", || async {
+        let m = app.get("/metrics").await.body;
+        m.as_str()?
+            .contains(r#"anteroom_hidden_holds_total{room="r"} 1"#)
+            .then_some(())
+    })
+    .await;
+    c.close().await.unwrap();
+}

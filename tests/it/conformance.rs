@@ -1496,6 +1496,38 @@ async fn revocations_are_read_in_order_from_a_cursor(b: Backend) {
     assert_eq!(lost.entries, vec![rev(2, far), rev(1, far)]);
 }
 
+/// A page gone to the background holds a queued place past the heartbeat timeout; later
+/// heartbeats never move it back; nothing for a visitor not in line.
+async fn a_hidden_page_keeps_its_place_past_the_heartbeat_timeout(b: Backend) {
+    let b = b
+        .with_room(RoomConfig {
+            paused: true,
+            heartbeat_timeout_secs: 1,
+            ..room("r", 1)
+        })
+        .await;
+    let s = &b.store;
+    s.join("r", &v(0)).await.unwrap();
+    s.join("r", &v(1)).await.unwrap();
+    assert!(s.hold_away("r", &v(0), 60_000).await.unwrap());
+    assert!(
+        !s.hold_away("r", &v(9), 60_000).await.unwrap(),
+        "not in line"
+    );
+    // A heartbeat after it (a status) does not shorten the hold.
+    s.status("r", &v(0)).await.unwrap();
+    wait_until(DEADLINE, "the silent visitor to be reaped", || async {
+        s.reap("r", 100).await.unwrap();
+        (s.stats("r").await.unwrap().queue_length == 1).then_some(())
+    })
+    .await;
+    assert_eq!(s.status("r", &v(0)).await.unwrap().position, 1, "held");
+    assert!(matches!(
+        s.hold_away("nope", &v(0), 1).await,
+        Err(StoreError::NoSuchRoom)
+    ));
+}
+
 macro_rules! conformance {
     ($($name:ident),* $(,)?) => {
         mod memory {
@@ -1554,5 +1586,6 @@ conformance!(
     restored_sessions_count_again,
     a_recreated_room_holds_admissions_while_places_come_back,
     live_sessions_are_listed_with_their_admissions,
+    a_hidden_page_keeps_its_place_past_the_heartbeat_timeout,
     revocations_are_read_in_order_from_a_cursor,
 );

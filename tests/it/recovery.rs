@@ -621,3 +621,73 @@ async fn a_receipt_for_a_deleted_room_is_refused() {
     );
     assert!(store.room("pop-up").await.unwrap().is_none());
 }
+
+/// A page gone to the background says so (`POST …/away`, the body the visitor token as
+/// `navigator.sendBeacon` sends it): its visitor keeps the place past the heartbeat
+/// timeout while a silent one is dropped; the page tells how long. Bad input: no
+/// identity, a forged token, an unknown room.
+#[tokio::test]
+async fn a_page_in_the_background_keeps_its_place_longer() {
+    let r = RedisServer::start();
+    let app = spawn_app(test_settings(
+        Some(r.url()),
+        &prefix(),
+        vec![anteroom::config::RoomConfig {
+            paused: true,
+            heartbeat_timeout_secs: 1,
+            ..room("r", 1)
+        }],
+    ))
+    .await;
+    let away = |body: String| {
+        app.client
+            .post(app.url("/api/rooms/r/away"))
+            .body(body)
+            .send()
+    };
+    let hidden = app.join("r").await.token();
+    let silent = app.join("r").await.token();
+    let res = away(hidden.clone()).await.unwrap();
+    assert_eq!(res.status(), 204);
+    wait_until(
+        Duration::from_secs(10),
+        "the silent visitor to be dropped",
+        || async { (app.engine.store.stats("r").await.ok()?.queue_length == 1).then_some(()) },
+    )
+    .await;
+    assert_eq!(app.status("r", &hidden).await.body["position"], 1);
+    assert_eq!(app.status("r", &silent).await.state(), "not_queued");
+    let m = app.get("/metrics").await.body;
+    assert!(m
+        .as_str()
+        .unwrap()
+        .contains(r#"anteroom_hidden_holds_total{room="r"} 1"#));
+    // The page says how long a hidden page keeps the place (reaper.hidden_grace_secs).
+    let page = app.page_as("/r/r", &hidden).await;
+    assert!(
+        page.contains("If you only switch tabs or lock your phone, we hold it for 10 minutes."),
+        "{page}"
+    );
+    // Bad input.
+    let none = crate::helpers::Reply::from(away(String::new()).await.unwrap()).await;
+    assert_eq!((none.status, none.error_code()), (401, "no_visitor"));
+    let mut forged = hidden.clone().into_bytes();
+    let i = forged.len() - 10; // inside the tag, clear of base64's padding bits
+    forged[i] = if forged[i] == b'A' { b'B' } else { b'A' };
+    let bad =
+        crate::helpers::Reply::from(away(String::from_utf8(forged).unwrap()).await.unwrap()).await;
+    assert_eq!((bad.status, bad.error_code()), (401, "invalid_token"));
+    let unknown = crate::helpers::Reply::from(
+        app.client
+            .post(app.url("/api/rooms/nope/away"))
+            .body(hidden.clone())
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(
+        (unknown.status, unknown.error_code()),
+        (404, "unknown_room")
+    );
+}

@@ -17,7 +17,7 @@ for i = 1, #promoted do
 end
 local r = redis.call('ZRANK', K_Q, v)
 if r then
-  redis.call('ZADD', K_HB, now, v)
+  redis.call('ZADD', K_HB, 'GT', now, v)
   return reply(waiting_state(cfg, true), v, cfg, now, promoted, false, r + 1, place_of(v))
 end
 -- A room re-created after the store lost its data gives no new place while the places
@@ -48,6 +48,6 @@ if not cfg.paused and redis.call('ZCARD', K_Q) == 0 and free_slots(cfg, now) > 0
   return reply('admitted', v, cfg, now, promoted)
 end
 local ticket = enqueue(cfg, v, ARGV[4] or '')
-redis.call('ZADD', K_HB, now, v)
+redis.call('ZADD', K_HB, 'GT', now, v)
 redis.call('HSET', K_JT, v, now)
 return reply(waiting_state(cfg, true), v, cfg, now, promoted, away, nil, {ticket, now})

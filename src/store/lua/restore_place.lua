@@ -11,12 +11,12 @@ local now = now_ms()
 if is_admitted(v, now) then return reply('admitted', v, cfg, now, {}) end
 local r = redis.call('ZRANK', K_Q, v)
 if r then
-  redis.call('ZADD', K_HB, now, v)
+  redis.call('ZADD', K_HB, 'GT', now, v)
   return reply(waiting_state(cfg, true), v, cfg, now, {}, false, r + 1, place_of(v))
 end
 if cfg.closed then return reply('closed', v, cfg, now, {}) end
 redis.call('ZADD', K_Q, string.format('%d', ticket), v)
-redis.call('ZADD', K_HB, now, v)
+redis.call('ZADD', K_HB, 'GT', now, v)
 redis.call('HSET', K_JT, v, string.format('%d', joined))
 if (tonumber(redis.call('HGET', K_ST, 'seq')) or 0) < ticket then
   redis.call('HSET', K_ST, 'seq', string.format('%d', ticket))

@@ -10,7 +10,7 @@ if is_admitted(v, now) then
   return reply('admitted', v, cfg, now, {})
 end
 local r = redis.call('ZRANK', K_Q, v)
-if r then redis.call('ZADD', K_HB, now, v) end
+if r then redis.call('ZADD', K_HB, 'GT', now, v) end
 local place = nil
 if r and ARGV[2] == '1' then place = place_of(v) end
 return reply(waiting_state(cfg, r ~= false), v, cfg, now, {}, false, r and r + 1 or 0, place)

@@ -10,7 +10,7 @@ local now = now_ms()
 local entries = {}
 for i = 1, #ARGV do
   local kind, a, b, c = place(ARGV[i], now)
-  if kind == 0 then redis.call('ZADD', K_HB, now, ARGV[i]) end
+  if kind == 0 then redis.call('ZADD', K_HB, 'GT', now, ARGV[i]) end
   if kind == 1 then claim(ARGV[i]) end
   entries[#entries + 1] = kind
   entries[#entries + 1] = a
