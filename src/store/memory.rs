@@ -290,8 +290,8 @@ struct Room {
     outbox: Vec<(String, Admission)>,
     /// queued visitor → join time (wait statistics).
     join_times: HashMap<String, u64>,
-    /// Visitors whose release found no session → when (`st:gone` in Lua), kept
-    /// `GONE_KEEP_MS`: `restore_session` does not put such a session back.
+    /// Visitors who released → when (`st:gone` in Lua), kept `GONE_KEEP_MS`:
+    /// `restore_session` does not put back a session issued before that.
     gone: HashMap<String, u64>,
     /// Admissions and new places held until then (ms; `hold_until` in Lua): a room
     /// re-created after the store lost its data (`recreate_room`).
@@ -852,6 +852,8 @@ impl Store for MemoryStore {
 
     async fn restore_session(&self, room: &str, v: &str, a: &Admission) -> StoreResult<bool> {
         self.with_room(room, |r, now| {
+            // No later admission reuses a serial someone was given, put back or not.
+            r.admits = r.admits.max(a.serial);
             if a.expires_at_ms <= now {
                 return false;
             }
@@ -861,14 +863,17 @@ impl Store for MemoryStore {
             if r.queue.contains(v) {
                 return false;
             }
-            if r.gone.get(v).is_some_and(|at| *at + GONE_KEEP_MS > now) {
+            // Released after this admission was issued (st:gone in Lua).
+            if r.gone
+                .get(v)
+                .is_some_and(|at| *at + GONE_KEEP_MS > now && *at >= a.issued_at_ms)
+            {
                 return false;
             }
             // An expired, not yet pruned session of this visitor goes first.
             r.end_session(v);
             r.expiries.insert((a.expires_at_ms, v.to_string()));
             r.sessions.insert(v.to_string(), a.clone());
-            r.admits = r.admits.max(a.serial);
             true
         })
     }
@@ -883,10 +888,8 @@ impl Store for MemoryStore {
             let ended = r.end_session(v);
             let left = r.dequeue(v);
             r.join_times.remove(v);
-            if !(ended || left) {
-                r.gone.retain(|_, at| *at + GONE_KEEP_MS > now);
-                r.gone.insert(v.to_string(), now);
-            }
+            r.gone.retain(|_, at| *at + GONE_KEEP_MS > now);
+            r.gone.insert(v.to_string(), now);
             (ended || left, r.promote(now, PROMOTE_LIMIT))
         })
     }

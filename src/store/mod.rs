@@ -92,9 +92,9 @@ pub struct Admission {
 /// told they lost their place (`Snapshot::rejoined_after_absence`).
 pub const AWAY_KEEP_MS: u64 = 3_600_000;
 
-/// How long a release that found no session is remembered (`st:gone`), so that a session
-/// the store forgot and its visitor then ended is not put back by an instance restoring
-/// the passes it issued (`restore_session`), which may come a moment later.
+/// How long a release is remembered (`st:gone`), so that a session its visitor ended is
+/// not put back by an instance restoring the sessions it knew after the store lost its
+/// data or failed over (`restore_session`), which may come a moment later.
 pub const GONE_KEEP_MS: u64 = 60_000;
 
 /// Session ends a room keeps for the ETA (`ENDS_KEEP` in Lua comes from here).

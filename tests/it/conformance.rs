@@ -1379,6 +1379,21 @@ async fn restored_sessions_count_again(b: Backend) {
     assert_eq!(promoted, vec![v(1)]);
     let a1 = s.status("r", &v(1)).await.unwrap().admission.unwrap();
     assert!(a1.serial > a0.serial, "{a1:?} after {a0:?}");
+    // A session its visitor released is not revived by a restore a moment later (a
+    // failover whose new master had it, then a list read before).
+    assert!(!s.restore_session("r", &v(0), &a0).await.unwrap());
+    // A serial known but not put back still moves the counter: no later admission
+    // reuses it.
+    let gone = anteroom::store::Admission {
+        serial: a1.serial + 50,
+        expires_at_ms: 1,
+        ..a1.clone()
+    };
+    assert!(!s.restore_session("r", &v(7), &gone).await.unwrap());
+    s.join("r", &v(8)).await.unwrap();
+    s.release("r", &v(1)).await.unwrap();
+    let a8 = s.status("r", &v(8)).await.unwrap().admission.unwrap();
+    assert!(a8.serial > gone.serial, "{a8:?} after {gone:?}");
     // A session the store forgot and its visitor then released is not put back by an
     // instance restoring a moment later.
     assert!(s.delete_room("r").await.unwrap());

@@ -285,6 +285,7 @@ async fn script_calls_over_ticks(n: usize) -> (u64, u64) {
     // Only the hub talks to Redis during the measurement.
     s.reaper.interval_ms = 600_000;
     s.reaper.promote_interval_ms = 600_000;
+    s.reaper.keeper_interval_ms = 600_000;
     let app = spawn_app(s).await;
     app.join("r").await;
     let mut sockets = Vec::new();

@@ -15,8 +15,8 @@ local K_CFG, K_Q, K_HB, K_ACT, K_SESS, K_ST, K_WIN, K_UNITS, C_EVENTS, K_JT
 -- Visitors the reaper dropped for silence (visitor -> when), so a returning visitor can be
 -- told they lost their place; derived from `st` like the minute keys (same hash tag).
 local K_AWAY
--- Visitors whose release found no session (visitor -> when), kept GONE_KEEP_MS: a session
--- the store forgot and its visitor then ended is not put back (restore_session).
+-- Visitors who released (visitor -> when), kept GONE_KEEP_MS: a session issued before its
+-- visitor released is not put back after a loss or a failover (restore_session).
 local K_GONE
 -- The last ENDS_KEEP session ends, newest first, as `end_ms:duration_ms` (the ETA's
 -- basis: how long sessions really last).
@@ -28,7 +28,7 @@ local K_LANEV, K_LANES
 -- Defined before this file from the Rust constants (`lua_prelude` in store/redis.rs), one
 -- source for both: WINDOW_MS (rate-cap window), ENDS_KEEP and BASIS_SESSIONS (ETA basis),
 -- PROMOTE_LIMIT (most admissions per call), LANE_STRIDE (ticket spacing: enqueue), MINUTE_TTL_MS (how long a minute's figures
--- live), GONE_KEEP_MS (how long a release that found nothing is remembered), PLACE_GROUP_TTL_MS (how long a group's places are remembered: join), WAIT_BOUNDS (upper bounds in ms of the wait histogram buckets h0..h13; h14 is
+-- live), GONE_KEEP_MS (how long a release is remembered), PLACE_GROUP_TTL_MS (how long a group's places are remembered: join), WAIT_BOUNDS (upper bounds in ms of the wait histogram buckets h0..h13; h14 is
 -- everything longer).
 
 local function now_ms()

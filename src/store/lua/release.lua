@@ -18,11 +18,9 @@ forget_active()
 redis.call('HDEL', K_SESS, v)
 redis.call('ZREM', K_HB, v)
 redis.call('HDEL', K_JT, v)
-if n == 0 then
-  -- Nothing to end: perhaps a session the store lost and an instance is about to put
-  -- back from a pass it issued. Remember the visitor left, so it is not.
-  redis.call('ZREMRANGEBYSCORE', K_GONE, '-inf', now - GONE_KEEP_MS)
-  redis.call('ZADD', K_GONE, now, v)
-  redis.call('PEXPIRE', K_GONE, GONE_KEEP_MS)
-end
+-- Remember the visitor left: an instance about to put back a session it knew (after the
+-- store lost its data or failed over) must not revive one that ended after it was issued.
+redis.call('ZREMRANGEBYSCORE', K_GONE, '-inf', now - GONE_KEEP_MS)
+redis.call('ZADD', K_GONE, now, v)
+redis.call('PEXPIRE', K_GONE, GONE_KEEP_MS)
 return {n > 0 and 1 or 0, promote(cfg, now, tonumber(ARGV[2]))}

@@ -41,6 +41,17 @@ fn assert_kept_every_promise(
         format!(", recovered {d:.2?} after the fault")
     });
     eprintln!("history {scenario}: {requests} requests over {took:.1?}{recovered}: {v}");
+    if !v.violations.is_empty() {
+        // The events of the visitors the first violation names, to see what happened.
+        let named: Vec<usize> = v.violations[0]
+            .split("visitor ")
+            .skip(1)
+            .filter_map(|w| w.split(|c: char| !c.is_ascii_digit()).next()?.parse().ok())
+            .collect();
+        for e in h.events().iter().filter(|e| named.contains(&e.visitor)) {
+            eprintln!("  visitor {} at {}: {:?}", e.visitor, e.at_ms, e.seen);
+        }
+    }
     assert!(
         v.violations.is_empty(),
         "{scenario}: {}",
