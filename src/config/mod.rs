@@ -10,7 +10,7 @@
 
 use std::fmt;
 use std::net::SocketAddr;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::LazyLock;
 
 use figment::providers::{Env, Format, Serialized, Toml};
@@ -75,8 +75,16 @@ pub struct Settings {
     /// Ed25519 signing key for passes: the 32-byte seed, base64 (standard or URL-safe).
     /// Every instance needs the same value. Absent: generated at start and printed.
     pub signing_key: Option<Secret>,
-    /// Set `Secure` on cookies. Default: true when `public_url` starts with `https://`.
+    /// Set `Secure` on cookies. Default: true when `public_url` starts with `https://`
+    /// or the main listener serves TLS (`tls_cert`).
     pub secure_cookies: Option<bool>,
+    /// PEM file with the certificate chain (leaf first) the main listener serves. With
+    /// `tls_key`, `listen` speaks HTTPS only, HTTP/2 and HTTP/1.1 offered by ALPN; the
+    /// files are read again on SIGHUP. Unset: plain HTTP (TLS in front of Anteroom).
+    pub tls_cert: Option<PathBuf>,
+    /// PEM file with the private key of `tls_cert` (PKCS#8, PKCS#1 or SEC1). Both or
+    /// neither.
+    pub tls_key: Option<PathBuf>,
     /// Take the client IP from the last `X-Forwarded-For` entry, the one your own proxy
     /// appended (only behind a trusted proxy; clients can forge earlier entries).
     pub trust_forwarded_for: bool,
@@ -614,6 +622,10 @@ impl Settings {
         self.trusted_proxy_nets()?;
         crate::domain::bypass::Bypass::from_rules(&self.bypass)?;
         self.gateway.validate(&self.listen)?;
+        // The certificates are read here too, so a bad file stops start-up naming it.
+        for paths in [self.tls()?, self.gateway.tls()?].into_iter().flatten() {
+            crate::tls::load(&paths)?;
+        }
         if self.key_prefix.is_empty() || self.key_prefix.contains(['{', '}', ' ']) {
             return Err(invalid(
                 "key_prefix",
@@ -733,10 +745,22 @@ impl Settings {
             .collect()
     }
 
-    /// The base URL visitors reach this server at.
+    /// The main listener's certificate files (`tls_cert`, `tls_key`): both or neither.
+    pub fn tls(&self) -> Result<Option<crate::tls::CertPaths>, ConfigError> {
+        crate::tls::CertPaths::from_pair(
+            self.tls_cert.as_ref(),
+            self.tls_key.as_ref(),
+            "tls_cert",
+            "tls_key",
+        )
+    }
+
+    /// The base URL visitors reach this server at (`https://` when the listener serves
+    /// TLS and no `public_url` is set).
     pub fn public_base(&self, bound: SocketAddr) -> String {
         match &self.public_url {
             Some(u) => u.trim_end_matches('/').to_string(),
+            None if self.tls_cert.is_some() => format!("https://{bound}"),
             None => format!("http://{bound}"),
         }
     }

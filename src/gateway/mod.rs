@@ -11,7 +11,8 @@
 //! - [`headers`]: hop-by-hop and forwarding headers.
 //! - [`pages`]: the `503`/`502`/`504` answers, HTML or JSON by `Accept`.
 //! - [`proxy`]: the pooled upstream client, timeouts and upgrades.
-//! - [`server`]: the hyper server that ties them together.
+//! - [`server`]: the hyper server that ties them together, over TLS when
+//!   `gateway.tls_cert` is set (tokio-rustls; HTTP/2 or HTTP/1.1 as ALPN agreed).
 //!
 //! Why hyper here while the main listener is actix-web: a proxy needs bodies passed
 //! through as they arrive (no buffering), one keep-alive pool, and upgraded connections
@@ -47,6 +48,8 @@ pub struct Gateway {
     guard: Guard,
     upstream: Upstream,
     header_read_timeout: Duration,
+    /// The TLS handshake, when `gateway.tls_cert` is set (HTTP/2 or HTTP/1.1 by ALPN).
+    tls: Option<tokio_rustls::TlsAcceptor>,
     /// The bound address (the `Host` of a request that sent none).
     local_addr: SocketAddr,
 }
@@ -85,6 +88,7 @@ impl Drop for OwnRuntime {
 pub fn start(
     listener: std::net::TcpListener,
     settings: &GatewaySettings,
+    tls: Option<tokio_rustls::TlsAcceptor>,
     engine: Arc<Engine>,
     revoked: Arc<RevokedSet>,
     workers: usize,
@@ -117,12 +121,13 @@ pub fn start(
             },
             upstream: Upstream::new(settings)?,
             header_read_timeout: Duration::from_millis(settings.header_read_timeout_ms),
+            tls,
             local_addr,
         });
         let listener = tokio::net::TcpListener::from_std(listener)?;
         runtime.spawn(server::serve(listener, gateway, cancel))
     };
-    tracing::info!(addr = %local_addr, upstream = settings.upstream.as_deref().unwrap_or(""), routes = settings.routes.len(), "gateway listening");
+    tracing::info!(addr = %local_addr, tls = settings.tls_cert.is_some(), upstream = settings.upstream.as_deref().unwrap_or(""), routes = settings.routes.len(), "gateway listening");
     Ok(Running {
         port: local_addr.port(),
         server: Some(server),
