@@ -20,7 +20,7 @@ use super::{
 };
 use crate::config::RoomConfig;
 
-use super::{GONE_KEEP_MS, HISTORY_MINUTES, PROMOTE_LIMIT, WINDOW_MS};
+use super::{Released, GONE_KEEP_MS, HISTORY_MINUTES, PROMOTE_LIMIT, WINDOW_MS};
 
 /// A source of "now" in milliseconds since the epoch.
 pub trait Clock: Send + Sync + 'static {
@@ -854,12 +854,14 @@ impl Store for MemoryStore {
         })
     }
 
-    async fn release(&self, room: &str, v: &str) -> StoreResult<(bool, Vec<String>)> {
+    async fn release_ended(&self, room: &str, v: &str) -> StoreResult<Released> {
         self.with_room(room, |r, now| {
             // Releasing is being there: the session was a stay.
-            if r.is_admitted(v, now) {
+            let live = r.is_admitted(v, now);
+            if live {
                 r.unclaimed.remove(v);
             }
+            let session = live.then(|| r.sessions.get(v).cloned()).flatten();
             r.session_ended(v, now);
             let ended = r.end_session(v);
             let left = r.dequeue(v);
@@ -868,7 +870,11 @@ impl Store for MemoryStore {
                 r.gone.retain(|_, at| *at + GONE_KEEP_MS > now);
                 r.gone.insert(v.to_string(), now);
             }
-            (ended || left, r.promote(now, PROMOTE_LIMIT))
+            Released {
+                held: ended || left,
+                session,
+                admitted: r.promote(now, PROMOTE_LIMIT),
+            }
         })
     }
 

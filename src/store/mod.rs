@@ -88,6 +88,18 @@ pub struct Admission {
     pub expires_at_ms: u64,
 }
 
+/// What [`Store::release_ended`] did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Released {
+    /// The visitor held a session or a place.
+    pub held: bool,
+    /// The session it ended, if one was live (not expired): its serial names the passes
+    /// that must stop working.
+    pub session: Option<Admission>,
+    /// Who was admitted as a result.
+    pub admitted: Vec<String>,
+}
+
 /// How long a visitor dropped for silence is remembered, so that coming back they are
 /// told they lost their place (`Snapshot::rejoined_after_absence`).
 pub const AWAY_KEEP_MS: u64 = 3_600_000;
@@ -657,8 +669,15 @@ pub trait Store: Send + Sync + 'static {
         admission: &Admission,
     ) -> StoreResult<bool>;
     /// Leaves the queue or ends the session at once, then promotes. Returns whether the
-    /// visitor held a session or a place, and who was admitted as a result.
-    async fn release(&self, room: &str, visitor: &str) -> StoreResult<(bool, Vec<String>)>;
+    /// visitor held a session or a place, the live session it ended (so its pass can be
+    /// written to the revocation log), and who was admitted as a result.
+    async fn release_ended(&self, room: &str, visitor: &str) -> StoreResult<Released>;
+    /// [`Self::release_ended`] without the ended session: whether the visitor held a
+    /// session or a place, and who was admitted.
+    async fn release(&self, room: &str, visitor: &str) -> StoreResult<(bool, Vec<String>)> {
+        let r = self.release_ended(room, visitor).await?;
+        Ok((r.held, r.admitted))
+    }
     /// Admits queue heads while capacity, stock and the rate cap allow (at most `limit`).
     async fn promote(&self, room: &str, limit: u32) -> StoreResult<Vec<String>>;
     /// Whether this admission is still live (not released, removed or expired). A live

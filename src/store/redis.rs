@@ -25,6 +25,7 @@ use redis::{Cmd, Pipeline, RedisFuture, Script, Value};
 
 use futures_util::stream::{BoxStream, StreamExt};
 
+use super::Released;
 use super::{
     sort_found, Admission, AdmittedEvent, EtaBasis, FoundVisitor, MinuteStats, PatchOutcome,
     ReapBatch, RoomPatch, RoomReport, RoomStats, RoomView, Snapshot, SocketCount, StockChange,
@@ -874,7 +875,7 @@ impl Store for RedisStore {
         )
     }
 
-    async fn release(&self, room: &str, visitor: &str) -> StoreResult<(bool, Vec<String>)> {
+    async fn release_ended(&self, room: &str, visitor: &str) -> StoreResult<Released> {
         let a = as_array(
             self.run_room(
                 &RELEASE,
@@ -883,10 +884,23 @@ impl Store for RedisStore {
             )
             .await?,
         )?;
-        if a.len() != 2 {
+        if a.len() != 5 {
             return Err(protocol("release arity"));
         }
-        Ok((as_int(&a[0])? == 1, as_strings(&a[1])?))
+        // Serial 0: no live session ended (serials start at 1).
+        let session = match u(&a[2])? {
+            0 => None,
+            serial => Some(Admission {
+                serial,
+                issued_at_ms: u(&a[3])?,
+                expires_at_ms: u(&a[4])?,
+            }),
+        };
+        Ok(Released {
+            held: as_int(&a[0])? == 1,
+            session,
+            admitted: as_strings(&a[1])?,
+        })
     }
 
     async fn promote(&self, room: &str, limit: u32) -> StoreResult<Vec<String>> {

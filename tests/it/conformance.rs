@@ -1496,6 +1496,38 @@ async fn revocations_are_read_in_order_from_a_cursor(b: Backend) {
     assert_eq!(lost.entries, vec![rev(2, far), rev(1, far)]);
 }
 
+/// A release reports the live session it ended (what the revocation log needs when no
+/// pass was presented): none for a place in the line, for nothing held, or for a session
+/// that had run out.
+async fn release_reports_the_live_session_it_ended(b: Backend) {
+    let b = b
+        .with_room(RoomConfig {
+            session_ttl_secs: 1,
+            ..room("r", 1)
+        })
+        .await;
+    let s = &b.store;
+    let a0 = s.join("r", &v(0)).await.unwrap().admission.unwrap();
+    assert_eq!(
+        s.join("r", &v(1)).await.unwrap().state,
+        VisitorState::Queued
+    );
+    let left = s.release_ended("r", &v(1)).await.unwrap();
+    assert!(left.held && left.session.is_none() && left.admitted.is_empty());
+    let ended = s.release_ended("r", &v(0)).await.unwrap();
+    assert!(ended.held);
+    assert_eq!(ended.session, Some(a0));
+    let again = s.release_ended("r", &v(0)).await.unwrap();
+    assert!(!again.held && again.session.is_none());
+    // A session that ran out (not yet pruned) is no live session to revoke.
+    let a2 = s.join("r", &v(2)).await.unwrap().admission.unwrap();
+    wait_until(DEADLINE, "the session to run out", || async {
+        (!s.session_live("r", &v(2), a2.serial).await.unwrap()).then_some(())
+    })
+    .await;
+    assert_eq!(s.release_ended("r", &v(2)).await.unwrap().session, None);
+}
+
 macro_rules! conformance {
     ($($name:ident),* $(,)?) => {
         mod memory {
@@ -1555,4 +1587,5 @@ conformance!(
     a_recreated_room_holds_admissions_while_places_come_back,
     live_sessions_are_listed_with_their_admissions,
     revocations_are_read_in_order_from_a_cursor,
+    release_reports_the_live_session_it_ended,
 );

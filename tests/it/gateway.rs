@@ -414,6 +414,61 @@ async fn the_origins_revoke_command_frees_the_slot_and_never_reaches_the_browser
     assert_eq!(s.app.verify("sale", &pass).await.status, 401);
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_ended_without_its_pass_is_refused_by_the_gateway_within_a_second() {
+    let s = site(|s| {
+        s.admin.enabled = true;
+        s.admin.token = Some(Secret::new(crate::helpers::admin::TOKEN));
+    })
+    .await;
+    let refused = |pass: String| {
+        let s = &s;
+        move || {
+            let pass = pass.clone();
+            async move {
+                let r = s.get_with_pass("/checkout/", "sale", &pass).await;
+                (r.status() == 302).then_some(())
+            }
+        }
+    };
+
+    // Released by the visitor token, no pass presented.
+    let (pass, token) = pass_of(&s.app, "sale").await;
+    assert_eq!(
+        s.get_with_pass("/checkout/", "sale", &pass).await.status(),
+        200
+    );
+    assert_eq!(s.app.release("sale", &token).await.status, 204);
+    wait_until(
+        Duration::from_secs(1),
+        "the gateway to refuse a pass released by token",
+        refused(pass),
+    )
+    .await;
+
+    // Removed through the admin API.
+    let (pass, token) = pass_of(&s.app, "sale").await;
+    assert_eq!(
+        s.get_with_pass("/checkout/", "sale", &pass).await.status(),
+        200
+    );
+    let id = token.split('.').next().unwrap();
+    let r = crate::helpers::admin::admin(
+        &s.app,
+        reqwest::Method::DELETE,
+        &format!("/api/admin/rooms/sale/visitors/{id}"),
+        None,
+    )
+    .await;
+    assert!(r.status < 300, "{} {:?}", r.status, r.body);
+    wait_until(
+        Duration::from_secs(1),
+        "the gateway to refuse a pass removed by the admin",
+        refused(pass),
+    )
+    .await;
+}
+
 #[tokio::test]
 async fn a_bypass_rule_passes_the_gateway_and_a_near_miss_does_not() {
     let s = site(|s| {
