@@ -283,6 +283,18 @@ pub struct RoomConfig {
     /// lane gets its share of the admissions; everyone else shares the rest.
     #[serde(default)]
     pub lanes: Vec<Lane>,
+    /// Extend an admitted visitor's session while they use the site through the gateway:
+    /// a request with the pass pushes the session's end to now + `session_ttl_secs`
+    /// (asked of the store at most once per visitor per a tenth of the TTL, at least 1 s)
+    /// and the gateway hands over a fresh pass with the new expiry, up to
+    /// `max_session_secs` after the admission. Passes checked elsewhere keep their own
+    /// expiry.
+    #[serde(default)]
+    pub renew_on_activity: bool,
+    /// With `renew_on_activity`: the longest a session may last from its admission, in
+    /// seconds (`session_ttl_secs` to 604800). 0: unset (required with it on).
+    #[serde(default)]
+    pub max_session_secs: u64,
 }
 
 /// A priority lane (`lanes = [{ name = "members", share = 0.3 }]`).
@@ -398,6 +410,15 @@ impl RoomConfig {
             return Err(("pow_max_number", "must be between 1 and 100000000".into()));
         }
         check_lanes(&self.lanes).map_err(|m| ("lanes", m))?;
+        if self.max_session_secs > 7 * 86_400 {
+            return Err(("max_session_secs", "must be at most 604800".into()));
+        }
+        if self.renew_on_activity && self.max_session_secs < self.session_ttl_secs {
+            return Err((
+                "max_session_secs",
+                "must be at least session_ttl_secs when renew_on_activity is on".into(),
+            ));
+        }
         if let Err(message) = crate::domain::entry::EntryKey::from_room(self) {
             return Err(("entry", message));
         }
@@ -781,6 +802,23 @@ mod tests {
         });
         let err = s.validate().unwrap_err().to_string();
         assert!(err.contains("rooms[0].capacity"), "{err}");
+    }
+
+    #[test]
+    fn renew_on_activity_needs_a_cap_of_at_least_the_ttl() {
+        let mut s = Settings::default();
+        s.rooms.push(RoomConfig {
+            id: "r".into(),
+            target_url: "http://x/".into(),
+            renew_on_activity: true,
+            ..Default::default()
+        });
+        let err = s.validate().unwrap_err().to_string();
+        assert!(err.contains("`rooms[0].max_session_secs`"), "{err}");
+        s.rooms[0].max_session_secs = s.rooms[0].session_ttl_secs;
+        s.validate().unwrap();
+        s.rooms[0].max_session_secs = 604_801;
+        assert!(s.validate().is_err());
     }
 
     #[test]

@@ -8,6 +8,7 @@
 //! - [`routes`]: which room guards a host and path (longest prefix).
 //! - [`guard`]: the decision for one request, checking passes without the store.
 //! - [`revoked`]: passes revoked anywhere, read from the store's log every 250 ms.
+//! - [`renew`]: `renew_on_activity`, sessions extended as visitors use the site.
 //! - [`headers`]: hop-by-hop and forwarding headers.
 //! - [`pages`]: the `503`/`502`/`504` answers, HTML or JSON by `Accept`.
 //! - [`proxy`]: the pooled upstream client, timeouts and upgrades.
@@ -25,6 +26,7 @@ pub mod guard;
 pub mod headers;
 pub mod pages;
 pub mod proxy;
+pub mod renew;
 pub mod revoked;
 pub mod routes;
 pub mod server;
@@ -47,6 +49,8 @@ pub struct Gateway {
     engine: Arc<Engine>,
     guard: Guard,
     upstream: Upstream,
+    /// When each visitor's session was last renewed here (`renew_on_activity`).
+    renewals: renew::Renewals,
     header_read_timeout: Duration,
     /// The TLS handshake, when `gateway.tls_cert` is set (HTTP/2 or HTTP/1.1 by ALPN).
     tls: Option<tokio_rustls::TlsAcceptor>,
@@ -120,6 +124,7 @@ pub fn start(
                 revoked: revoked.clone(),
             },
             upstream: Upstream::new(settings)?,
+            renewals: Default::default(),
             header_read_timeout: Duration::from_millis(settings.header_read_timeout_ms),
             tls,
             local_addr,

@@ -202,17 +202,18 @@ impl Gateway {
             trusted,
         };
         match decision {
-            Decision::Unguarded => self.proxy(req, &client, None, None).await,
+            Decision::Unguarded => self.proxy(req, &client, None, None, None).await,
             Decision::Bypass(rule) => {
                 self.engine
                     .metrics
                     .bypassed
                     .with_label_values(&[&rule])
                     .inc();
-                self.proxy(req, &client, None, Some(&rule)).await
+                self.proxy(req, &client, None, Some(&rule), None).await
             }
             Decision::Admitted { room, claims } => {
-                self.proxy(req, &client, Some(Visitor { room, claims }), None)
+                let renewed = self.renew(&room, &claims, secure).await;
+                self.proxy(req, &client, Some(Visitor { room, claims }), None, renewed)
                     .await
             }
             Decision::Adopt {
@@ -270,14 +271,64 @@ impl Gateway {
         crate::web::support::forwarded_client(peer, &entries, &self.engine.trusted_proxies)
     }
 
+    /// With the room's `renew_on_activity`, extends the visitor's session (at most once
+    /// per [`super::renew::interval`]) and returns the cookie of a fresh pass when its end
+    /// moved past the pass's `exp`. A store that fails is no reason to refuse: the
+    /// visitor goes in on the pass they have.
+    async fn renew(&self, room: &str, claims: &Claims, secure: bool) -> Option<HeaderValue> {
+        let serial = claims.serial()?;
+        let cfg = self.engine.room_config_cached(room).await.ok()?;
+        if !cfg.renew_on_activity {
+            return None;
+        }
+        let every = super::renew::interval(cfg.session_ttl_secs);
+        if !self
+            .renewals
+            .due(room, &claims.sub, every, std::time::Instant::now())
+        {
+            return None;
+        }
+        let renewed = self
+            .engine
+            .store
+            .extend_session(
+                room,
+                &claims.sub,
+                serial,
+                cfg.session_ttl_secs.saturating_mul(1000),
+                cfg.max_session_secs.saturating_mul(1000),
+            )
+            .await;
+        let a = match renewed {
+            Ok(Some(a)) => a,
+            Ok(None) => return None,
+            Err(e) => {
+                tracing::debug!(room, error = %e, "gateway: could not renew a session");
+                return None;
+            }
+        };
+        let exp = a.expires_at_ms.div_ceil(1000);
+        if exp <= claims.exp {
+            return None;
+        }
+        let pass = self.engine.passes.sign(&Claims {
+            exp,
+            ..claims.clone()
+        });
+        let max_age = exp.saturating_sub(crate::clock::wall_ms() / 1000).max(1);
+        Some(pass_cookie_header(room, &pass, max_age, secure))
+    }
+
     /// Forwards the request as `visitor` (a guarded route) or by a bypass `rule`, and
-    /// acts on the upstream's `Anteroom-Command`.
+    /// acts on the upstream's `Anteroom-Command`; `renewed` is a fresh pass's cookie
+    /// (`renew_on_activity`), set unless the upstream ended the session.
     async fn proxy(
         &self,
         req: Request<Incoming>,
         client: &headers::Client<'_>,
         visitor: Option<Visitor>,
         rule: Option<&str>,
+        renewed: Option<HeaderValue>,
     ) -> Response<Body> {
         let (mut parts, body) = req.into_parts();
         let accept = parts
@@ -329,10 +380,14 @@ impl Gateway {
             .any(|c| c.trim().eq_ignore_ascii_case("revoke"));
         parts.headers.remove(headers::COMMAND);
         strip_hop_by_hop(&mut parts.headers);
+        if let (false, Some(c)) = (revoke, renewed) {
+            parts.headers.append(SET_COOKIE, c);
+        }
         if revoke {
             match &visitor {
                 Some(v) => {
                     self.revoke(v).await;
+                    self.renewals.forget(&v.room, &v.claims.sub);
                     let secure = self.engine.secure_cookies || client.proto == "https";
                     parts
                         .headers

@@ -898,6 +898,34 @@ impl Store for MemoryStore {
         })
     }
 
+    async fn extend_session(
+        &self,
+        room: &str,
+        v: &str,
+        serial: u64,
+        ttl_ms: u64,
+        cap_ms: u64,
+    ) -> StoreResult<Option<Admission>> {
+        self.with_room(room, |r, now| {
+            if !r.is_admitted(v, now) {
+                return None;
+            }
+            let a = r.sessions.get(v).filter(|a| a.serial == serial)?.clone();
+            let want = (now + ttl_ms).min(a.issued_at_ms + cap_ms);
+            if want <= a.expires_at_ms {
+                return Some(a);
+            }
+            r.expiries.remove(&(a.expires_at_ms, v.to_string()));
+            r.expiries.insert((want, v.to_string()));
+            let renewed = Admission {
+                expires_at_ms: want,
+                ..a
+            };
+            r.sessions.insert(v.to_string(), renewed.clone());
+            Some(renewed)
+        })
+    }
+
     async fn reap(&self, room: &str, batch: u32) -> StoreResult<ReapBatch> {
         self.with_room(room, |r, now| {
             let cutoff = now.saturating_sub(r.cfg.heartbeat_timeout_secs * 1000);

@@ -376,6 +376,8 @@ pub struct RoomPatch {
     pub max_places_per_ip: Option<u64>,
     /// `[]` removes the lanes (visitors already in a lane keep their places).
     pub lanes: Option<Vec<crate::config::Lane>>,
+    pub renew_on_activity: Option<bool>,
+    pub max_session_secs: Option<u64>,
 }
 
 impl RoomPatch {
@@ -429,6 +431,12 @@ impl RoomPatch {
         }
         if let Some(v) = &self.lanes {
             c.lanes = v.clone();
+        }
+        if let Some(v) = self.renew_on_activity {
+            c.renew_on_activity = v;
+        }
+        if let Some(v) = self.max_session_secs {
+            c.max_session_secs = v;
         }
         c
     }
@@ -684,6 +692,18 @@ pub trait Store: Send + Sync + 'static {
     /// one is claimed: its visitor is there (see [`EtaBasis::quiet`]); `status`, `watch`
     /// and `release` claim too.
     async fn session_live(&self, room: &str, visitor: &str, serial: u64) -> StoreResult<bool>;
+    /// Renews the live session `serial` of `visitor` on activity (a room's
+    /// `renew_on_activity`): its expiry becomes now + `ttl_ms`, capped at its issue time +
+    /// `cap_ms`, never earlier than it was. Returns the session as it is now, or `None`
+    /// when that session is not live (ended, expired, or superseded by a newer one).
+    async fn extend_session(
+        &self,
+        room: &str,
+        visitor: &str,
+        serial: u64,
+        ttl_ms: u64,
+        cap_ms: u64,
+    ) -> StoreResult<Option<Admission>>;
     /// Drops up to `batch` silent queued visitors and prunes up to `batch` expired sessions.
     async fn reap(&self, room: &str, batch: u32) -> StoreResult<ReapBatch>;
     /// Figures for one room.

@@ -85,8 +85,9 @@ room_fn!(PUT_ROOM, "put_room");
 room_fn!(RESTORE_PLACE, "restore_place");
 room_fn!(RESTORE_SESSION, "restore_session");
 room_fn!(SESSIONS, "sessions");
+room_fn!(EXTEND_SESSION, "extend_session");
 
-const ROOM_FNS: [&RoomFn; 18] = [
+const ROOM_FNS: [&RoomFn; 19] = [
     &JOIN,
     &STATUS,
     &RELEASE,
@@ -105,6 +106,7 @@ const ROOM_FNS: [&RoomFn; 18] = [
     &RESTORE_PLACE,
     &RESTORE_SESSION,
     &SESSIONS,
+    &EXTEND_SESSION,
 ];
 
 /// The room library: `common.lua` and every room operation as a Redis Function, loaded
@@ -609,6 +611,12 @@ fn patch_fields(p: &RoomPatch) -> Vec<String> {
         put("lanes", lanes);
         put("lane_strides", strides);
     }
+    if let Some(v) = p.renew_on_activity {
+        put("renew", flag(v));
+    }
+    if let Some(v) = p.max_session_secs {
+        put("max_sess", v.to_string());
+    }
     f
 }
 
@@ -706,6 +714,10 @@ fn cfg_fields(cfg: &RoomConfig) -> Vec<String> {
         lanes,
         "lane_strides".into(),
         lane_strides,
+        "renew".into(),
+        flag(cfg.renew_on_activity),
+        "max_sess".into(),
+        cfg.max_session_secs.to_string(),
     ]
 }
 
@@ -754,6 +766,8 @@ fn cfg_from_hash(room: &str, h: &std::collections::HashMap<String, String>) -> R
             .filter(|v| !v.is_empty())
             .and_then(|v| serde_json::from_str(v).ok())
             .unwrap_or_default(),
+        renew_on_activity: h.get("renew").is_some_and(|v| v == "1"),
+        max_session_secs: num("max_sess").max(0) as u64,
     }
 }
 
@@ -913,6 +927,38 @@ impl Store for RedisStore {
             .run_room(&SESSION, room, &[visitor.to_string(), serial.to_string()])
             .await?;
         Ok(as_int(&v)? == 1)
+    }
+
+    async fn extend_session(
+        &self,
+        room: &str,
+        visitor: &str,
+        serial: u64,
+        ttl_ms: u64,
+        cap_ms: u64,
+    ) -> StoreResult<Option<Admission>> {
+        let a = as_array(
+            self.run_room(
+                &EXTEND_SESSION,
+                room,
+                &[
+                    visitor.to_string(),
+                    serial.to_string(),
+                    ttl_ms.to_string(),
+                    cap_ms.to_string(),
+                ],
+            )
+            .await?,
+        )?;
+        match a.as_slice() {
+            [] => Ok(None),
+            [s, i, e] => Ok(Some(Admission {
+                serial: u(s)?,
+                issued_at_ms: u(i)?,
+                expires_at_ms: u(e)?,
+            })),
+            _ => Err(protocol("extend_session arity")),
+        }
     }
 
     async fn sessions(&self, room: &str, limit: u32) -> StoreResult<Vec<(String, Admission)>> {
