@@ -9,6 +9,7 @@
 //! - [`gateway`]: the built-in reverse proxy that guards a site's routes with rooms
 //!   (hyper; HTTP-free logic in its own modules).
 //! - [`store`]: the `Store` trait and its `memory` and `redis` backends.
+//! - [`tls`]: certificates for the main listener and the gateway, reloaded on SIGHUP.
 //! - [`config`], [`error`], [`metrics`], [`telemetry`], [`startup`]: the rest.
 
 pub mod clock;
@@ -23,4 +24,5 @@ pub mod reaper;
 pub mod startup;
 pub mod store;
 pub mod telemetry;
+pub mod tls;
 pub mod web;

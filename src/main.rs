@@ -58,6 +58,8 @@ async fn main() -> anyhow::Result<()> {
     let settings = Settings::load(config_path()?.as_deref())?;
     let app = Application::build(settings).await?;
     let shutdown = CancellationToken::new();
+    // SIGHUP reads the TLS certificates again (open connections keep theirs).
+    tokio::spawn(app.certificates().reload_on_sighup(shutdown.clone()));
     {
         let shutdown = shutdown.clone();
         tokio::spawn(async move {

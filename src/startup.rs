@@ -20,6 +20,7 @@ use crate::reaper::{run_promoter, run_reaper};
 use crate::store::memory::MemoryStore;
 use crate::store::redis::RedisStore;
 use crate::store::Store;
+use crate::tls::{Certificates, ReloadingCert};
 
 pub struct Application {
     port: u16,
@@ -29,6 +30,8 @@ pub struct Application {
     cancel: CancellationToken,
     /// The gateway, when `[gateway]` sets `listen`.
     gateway: Option<crate::gateway::Running>,
+    /// The certificates the listeners serve (none without TLS): what SIGHUP reloads.
+    certificates: Certificates,
     /// Every task shutdown waits for: reaper, promoter, keeper, limiter pruning, the hub
     /// and its admission subscription.
     background: Vec<tokio::task::JoinHandle<()>>,
@@ -77,6 +80,13 @@ impl Application {
         settings: Settings,
         store: Arc<dyn Store>,
     ) -> anyhow::Result<Self> {
+        // Certificates first: a bad file stops start-up before anything is bound.
+        let main_cert = load_cert(settings.tls()?)?;
+        let gateway_cert = load_cert(settings.gateway.tls()?)?;
+        let mut certificates = Certificates::default();
+        for c in main_cert.iter().chain(&gateway_cert) {
+            certificates.push(c.clone());
+        }
         let listener = TcpListener::bind(&settings.listen)
             .with_context(|| format!("binding {}", settings.listen))?;
         let addr = listener.local_addr()?;
@@ -124,7 +134,7 @@ impl Application {
         );
         let secure_cookies = settings
             .secure_cookies
-            .unwrap_or_else(|| base.starts_with("https://"));
+            .unwrap_or_else(|| base.starts_with("https://") || main_cert.is_some());
         let engine = Arc::new(Engine {
             store: store.clone(),
             passes,
@@ -183,22 +193,34 @@ impl Application {
         )));
         let (hub, hub_tasks) = crate::hub::start(engine.clone(), cancel.clone());
         background.extend(hub_tasks);
-        let server = match crate::web::serve(listener, &settings, engine.clone(), hub.clone()) {
-            Ok(s) => s,
+        let main_tls = match main_cert
+            .map(|c| crate::tls::server_config(c, &[]))
+            .transpose()
+        {
+            Ok(t) => t,
             Err(e) => {
                 cancel.cancel();
                 return Err(e);
             }
         };
-        let gateway = match start_gateway(&settings, &engine, &cancel, &mut background) {
-            Ok(g) => g,
-            Err(e) => {
-                cancel.cancel();
-                return Err(e);
-            }
-        };
+        let server =
+            match crate::web::serve(listener, &settings, engine.clone(), hub.clone(), main_tls) {
+                Ok(s) => s,
+                Err(e) => {
+                    cancel.cancel();
+                    return Err(e);
+                }
+            };
+        let gateway =
+            match start_gateway(&settings, gateway_cert, &engine, &cancel, &mut background) {
+                Ok(g) => g,
+                Err(e) => {
+                    cancel.cancel();
+                    return Err(e);
+                }
+            };
 
-        tracing::info!(%base, store = if settings.redis_url.is_some() { "redis" } else { "memory" }, "anteroom listening");
+        tracing::info!(%base, store = if settings.redis_url.is_some() { "redis" } else { "memory" }, tls = settings.tls_cert.is_some(), "anteroom listening");
         Ok(Self {
             port: addr.port(),
             server,
@@ -206,6 +228,7 @@ impl Application {
             hub,
             cancel,
             gateway,
+            certificates,
             background,
         })
     }
@@ -222,6 +245,12 @@ impl Application {
     /// The shared engine (tests reach the store and keys through it).
     pub fn engine(&self) -> Arc<Engine> {
         self.engine.clone()
+    }
+
+    /// The certificates the listeners serve; [`Certificates::reload`] is what SIGHUP
+    /// calls (`main.rs`), and what tests call.
+    pub fn certificates(&self) -> Certificates {
+        self.certificates.clone()
     }
 
     /// The WebSocket hub (tests read its counters).
@@ -252,6 +281,7 @@ impl Application {
 /// with the revocation poller among the background tasks.
 fn start_gateway(
     settings: &Settings,
+    cert: Option<Arc<ReloadingCert>>,
     engine: &Arc<Engine>,
     cancel: &CancellationToken,
     background: &mut Vec<tokio::task::JoinHandle<()>>,
@@ -267,13 +297,29 @@ fn start_gateway(
         revoked.clone(),
         cancel.clone(),
     )));
+    let tls = cert
+        .map(|c| {
+            crate::tls::server_config(c, &[crate::tls::ALPN_H2, crate::tls::ALPN_HTTP11])
+                .map(|config| tokio_rustls::TlsAcceptor::from(Arc::new(config)))
+        })
+        .transpose()?;
     crate::gateway::start(
         listener,
         &settings.gateway,
+        tls,
         engine.clone(),
         revoked,
         settings.workers,
         cancel.clone(),
     )
     .map(Some)
+}
+
+/// One listener's certificate, loaded now (errors name the setting).
+fn load_cert(
+    paths: Option<crate::tls::CertPaths>,
+) -> Result<Option<Arc<ReloadingCert>>, crate::config::ConfigError> {
+    paths
+        .map(|p| ReloadingCert::load(p).map(Arc::new))
+        .transpose()
 }

@@ -3,6 +3,7 @@
 //! only when `listen` is set.
 
 use std::net::SocketAddr;
+use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
@@ -26,6 +27,12 @@ pub struct GatewaySettings {
     pub response_timeout_ms: u64,
     /// Milliseconds a client has to send a request's headers (slow clients are cut off).
     pub header_read_timeout_ms: u64,
+    /// PEM file with the certificate chain (leaf first) the gateway serves. With
+    /// `tls_key`, the gateway speaks HTTPS only, HTTP/2 and HTTP/1.1 offered by ALPN, and
+    /// sets its pass cookies `Secure`; the files are read again on SIGHUP.
+    pub tls_cert: Option<PathBuf>,
+    /// PEM file with the private key of `tls_cert`. Both or neither.
+    pub tls_key: Option<PathBuf>,
     /// Idle keep-alive connections to the upstream kept open for reuse.
     pub pool_max_idle: usize,
     /// Seconds an idle connection to the upstream is kept before it is closed.
@@ -56,6 +63,17 @@ impl GatewaySettings {
     /// Whether the gateway runs (`listen` set).
     pub fn enabled(&self) -> bool {
         self.listen.is_some()
+    }
+
+    /// The gateway's certificate files (`gateway.tls_cert`, `gateway.tls_key`): both or
+    /// neither.
+    pub fn tls(&self) -> Result<Option<crate::tls::CertPaths>, ConfigError> {
+        crate::tls::CertPaths::from_pair(
+            self.tls_cert.as_ref(),
+            self.tls_key.as_ref(),
+            "gateway.tls_cert",
+            "gateway.tls_key",
+        )
     }
 
     /// The upstream URL, checked: `http://`, a host, no path, query or credentials.
@@ -96,14 +114,15 @@ impl GatewaySettings {
             message: message.into(),
         };
         let Some(listen) = &self.listen else {
-            if self.upstream.is_some() || !self.routes.is_empty() {
+            if self.upstream.is_some() || !self.routes.is_empty() || self.tls_cert.is_some() {
                 return Err(invalid(
                     "gateway.listen".into(),
-                    "is required when gateway.upstream or gateway.routes is set",
+                    "is required when gateway.upstream, gateway.routes or gateway.tls_cert is set",
                 ));
             }
             return Ok(());
         };
+        self.tls()?;
         let addr: SocketAddr = listen.parse().map_err(|_| {
             invalid(
                 "gateway.listen".into(),

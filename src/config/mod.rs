@@ -10,7 +10,7 @@
 
 use std::fmt;
 use std::net::SocketAddr;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::LazyLock;
 
 use figment::providers::{Env, Format, Serialized, Toml};
@@ -75,8 +75,16 @@ pub struct Settings {
     /// Ed25519 signing key for passes: the 32-byte seed, base64 (standard or URL-safe).
     /// Every instance needs the same value. Absent: generated at start and printed.
     pub signing_key: Option<Secret>,
-    /// Set `Secure` on cookies. Default: true when `public_url` starts with `https://`.
+    /// Set `Secure` on cookies. Default: true when `public_url` starts with `https://`
+    /// or the main listener serves TLS (`tls_cert`).
     pub secure_cookies: Option<bool>,
+    /// PEM file with the certificate chain (leaf first) the main listener serves. With
+    /// `tls_key`, `listen` speaks HTTPS only, HTTP/2 and HTTP/1.1 offered by ALPN; the
+    /// files are read again on SIGHUP. Unset: plain HTTP (TLS in front of Anteroom).
+    pub tls_cert: Option<PathBuf>,
+    /// PEM file with the private key of `tls_cert` (PKCS#8, PKCS#1 or SEC1). Both or
+    /// neither.
+    pub tls_key: Option<PathBuf>,
     /// Take the client IP from the last `X-Forwarded-For` entry, the one your own proxy
     /// appended (only behind a trusted proxy; clients can forge earlier entries).
     pub trust_forwarded_for: bool,
@@ -280,6 +288,18 @@ pub struct RoomConfig {
     /// lane gets its share of the admissions; everyone else shares the rest.
     #[serde(default)]
     pub lanes: Vec<Lane>,
+    /// Extend an admitted visitor's session while they use the site through the gateway:
+    /// a request with the pass pushes the session's end to now + `session_ttl_secs`
+    /// (asked of the store at most once per visitor per a tenth of the TTL, at least 1 s)
+    /// and the gateway hands over a fresh pass with the new expiry, up to
+    /// `max_session_secs` after the admission. Passes checked elsewhere keep their own
+    /// expiry.
+    #[serde(default)]
+    pub renew_on_activity: bool,
+    /// With `renew_on_activity`: the longest a session may last from its admission, in
+    /// seconds (`session_ttl_secs` to 604800). 0: unset (required with it on).
+    #[serde(default)]
+    pub max_session_secs: u64,
 }
 
 /// A priority lane (`lanes = [{ name = "members", share = 0.3 }]`).
@@ -395,6 +415,15 @@ impl RoomConfig {
             return Err(("pow_max_number", "must be between 1 and 100000000".into()));
         }
         check_lanes(&self.lanes).map_err(|m| ("lanes", m))?;
+        if self.max_session_secs > 7 * 86_400 {
+            return Err(("max_session_secs", "must be at most 604800".into()));
+        }
+        if self.renew_on_activity && self.max_session_secs < self.session_ttl_secs {
+            return Err((
+                "max_session_secs",
+                "must be at least session_ttl_secs when renew_on_activity is on".into(),
+            ));
+        }
         if let Err(message) = crate::domain::entry::EntryKey::from_room(self) {
             return Err(("entry", message));
         }
@@ -619,6 +648,10 @@ impl Settings {
         self.trusted_proxy_nets()?;
         crate::domain::bypass::Bypass::from_rules(&self.bypass)?;
         self.gateway.validate(&self.listen)?;
+        // The certificates are read here too, so a bad file stops start-up naming it.
+        for paths in [self.tls()?, self.gateway.tls()?].into_iter().flatten() {
+            crate::tls::load(&paths)?;
+        }
         if self.key_prefix.is_empty() || self.key_prefix.contains(['{', '}', ' ']) {
             return Err(invalid(
                 "key_prefix",
@@ -741,10 +774,22 @@ impl Settings {
             .collect()
     }
 
-    /// The base URL visitors reach this server at.
+    /// The main listener's certificate files (`tls_cert`, `tls_key`): both or neither.
+    pub fn tls(&self) -> Result<Option<crate::tls::CertPaths>, ConfigError> {
+        crate::tls::CertPaths::from_pair(
+            self.tls_cert.as_ref(),
+            self.tls_key.as_ref(),
+            "tls_cert",
+            "tls_key",
+        )
+    }
+
+    /// The base URL visitors reach this server at (`https://` when the listener serves
+    /// TLS and no `public_url` is set).
     pub fn public_base(&self, bound: SocketAddr) -> String {
         match &self.public_url {
             Some(u) => u.trim_end_matches('/').to_string(),
+            None if self.tls_cert.is_some() => format!("https://{bound}"),
             None => format!("http://{bound}"),
         }
     }
@@ -765,6 +810,23 @@ mod tests {
         });
         let err = s.validate().unwrap_err().to_string();
         assert!(err.contains("rooms[0].capacity"), "{err}");
+    }
+
+    #[test]
+    fn renew_on_activity_needs_a_cap_of_at_least_the_ttl() {
+        let mut s = Settings::default();
+        s.rooms.push(RoomConfig {
+            id: "r".into(),
+            target_url: "http://x/".into(),
+            renew_on_activity: true,
+            ..Default::default()
+        });
+        let err = s.validate().unwrap_err().to_string();
+        assert!(err.contains("`rooms[0].max_session_secs`"), "{err}");
+        s.rooms[0].max_session_secs = s.rooms[0].session_ttl_secs;
+        s.validate().unwrap();
+        s.rooms[0].max_session_secs = 604_801;
+        assert!(s.validate().is_err());
     }
 
     #[test]

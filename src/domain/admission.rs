@@ -14,7 +14,7 @@ use crate::domain::pass::{Claims, PassKeys};
 use crate::domain::ratelimit::{IpLimiter, LimitedAction};
 use crate::error::DomainError;
 use crate::metrics::Metrics;
-use crate::store::{Admission, Snapshot, Store, StoreError, VisitorState};
+use crate::store::{Admission, Released, Snapshot, Store, StoreError, VisitorState};
 
 /// What a visitor is told; the JSON body of join and status.
 #[derive(Clone, Debug, Serialize, PartialEq)]
@@ -782,7 +782,6 @@ impl Engine {
         Ok(self.view(room, visitor, &s).await)
     }
 
-    /// Ends the visitor's session or place; returns who was admitted as a result.
     /// The visitor's page went to the background: a queued visitor keeps the place for
     /// `reaper.hidden_grace_secs` without a heartbeat. Returns whether they are queued.
     pub async fn hold_away(&self, room: &str, visitor: &VisitorId) -> Result<bool, DomainError> {
@@ -798,13 +797,11 @@ impl Engine {
         Ok(held)
     }
 
-    pub async fn release(&self, room: &str, visitor: &str) -> Result<Vec<String>, DomainError> {
-        let (_, promoted) = self
-            .store
-            .release(room, visitor)
-            .await
-            .map_err(|e| self.store_failed("release", room, e))?;
-        Ok(promoted)
+    /// Ends the visitor's session or place; returns what the store released. A live
+    /// session it ends is written to the revocation log, so the gateways, which check
+    /// passes without the store, stop letting its passes in too.
+    pub async fn release(&self, room: &str, visitor: &str) -> Result<Released, DomainError> {
+        self.release_revoking(room, visitor, None).await
     }
 
     /// Full pass check: signature, algorithm, expiry, room, and that the session behind

@@ -8,10 +8,12 @@
 //! - [`routes`]: which room guards a host and path (longest prefix).
 //! - [`guard`]: the decision for one request, checking passes without the store.
 //! - [`revoked`]: passes revoked anywhere, read from the store's log every 250 ms.
+//! - [`renew`]: `renew_on_activity`, sessions extended as visitors use the site.
 //! - [`headers`]: hop-by-hop and forwarding headers.
 //! - [`pages`]: the `503`/`502`/`504` answers, HTML or JSON by `Accept`.
 //! - [`proxy`]: the pooled upstream client, timeouts and upgrades.
-//! - [`server`]: the hyper server that ties them together.
+//! - [`server`]: the hyper server that ties them together, over TLS when
+//!   `gateway.tls_cert` is set (tokio-rustls; HTTP/2 or HTTP/1.1 as ALPN agreed).
 //!
 //! Why hyper here while the main listener is actix-web: a proxy needs bodies passed
 //! through as they arrive (no buffering), one keep-alive pool, and upgraded connections
@@ -24,6 +26,7 @@ pub mod guard;
 pub mod headers;
 pub mod pages;
 pub mod proxy;
+pub mod renew;
 pub mod revoked;
 pub mod routes;
 pub mod server;
@@ -46,7 +49,11 @@ pub struct Gateway {
     engine: Arc<Engine>,
     guard: Guard,
     upstream: Upstream,
+    /// When each visitor's session was last renewed here (`renew_on_activity`).
+    renewals: renew::Renewals,
     header_read_timeout: Duration,
+    /// The TLS handshake, when `gateway.tls_cert` is set (HTTP/2 or HTTP/1.1 by ALPN).
+    tls: Option<tokio_rustls::TlsAcceptor>,
     /// The bound address (the `Host` of a request that sent none).
     local_addr: SocketAddr,
 }
@@ -85,6 +92,7 @@ impl Drop for OwnRuntime {
 pub fn start(
     listener: std::net::TcpListener,
     settings: &GatewaySettings,
+    tls: Option<tokio_rustls::TlsAcceptor>,
     engine: Arc<Engine>,
     revoked: Arc<RevokedSet>,
     workers: usize,
@@ -116,13 +124,15 @@ pub fn start(
                 revoked: revoked.clone(),
             },
             upstream: Upstream::new(settings)?,
+            renewals: Default::default(),
             header_read_timeout: Duration::from_millis(settings.header_read_timeout_ms),
+            tls,
             local_addr,
         });
         let listener = tokio::net::TcpListener::from_std(listener)?;
         runtime.spawn(server::serve(listener, gateway, cancel))
     };
-    tracing::info!(addr = %local_addr, upstream = settings.upstream.as_deref().unwrap_or(""), routes = settings.routes.len(), "gateway listening");
+    tracing::info!(addr = %local_addr, tls = settings.tls_cert.is_some(), upstream = settings.upstream.as_deref().unwrap_or(""), routes = settings.routes.len(), "gateway listening");
     Ok(Running {
         port: local_addr.port(),
         server: Some(server),

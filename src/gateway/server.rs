@@ -1,4 +1,5 @@
-//! The gateway's HTTP/1.1 server (hyper): accepts connections until cancelled, asks the
+//! The gateway's server (hyper; HTTP/1.1, and HTTP/2 over its own TLS when ALPN agrees
+//! on it): accepts connections until cancelled, asks the
 //! [`Guard`](super::guard::Guard) about each request, and either answers itself
 //! (redirect, cookie, `503`) or proxies through [`Upstream`](super::proxy::Upstream),
 //! acting on the upstream's `Anteroom-Command` on the way back.
@@ -13,9 +14,9 @@ use http::{Method, Request, Response, StatusCode};
 use http_body_util::combinators::BoxBody;
 use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
-use hyper::server::conn::http1;
+use hyper::server::conn::{http1, http2};
 use hyper::service::service_fn;
-use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use tokio_util::sync::CancellationToken;
 
 use super::guard::{split_pass_param, with_query, Decision, RequestInfo};
@@ -55,16 +56,59 @@ pub async fn serve(listener: tokio::net::TcpListener, gw: Arc<Gateway>, cancel: 
         let gw = gw.clone();
         let cancel = cancel.clone();
         tokio::spawn(async move {
-            let timeout = gw.header_read_timeout;
-            let svc = service_fn(move |req| {
-                let gw = gw.clone();
-                async move { Ok::<_, Infallible>(gw.handle(req, peer).await) }
-            });
-            let conn = http1::Builder::new()
-                .timer(TokioTimer::new())
-                .header_read_timeout(timeout)
-                .serve_connection(TokioIo::new(stream), svc)
-                .with_upgrades();
+            let Some(acceptor) = gw.tls.clone() else {
+                return serve_connection(stream, Hop::Plain, gw, peer, cancel).await;
+            };
+            // A client has as long for its handshake as for its request headers.
+            let stream =
+                match tokio::time::timeout(gw.header_read_timeout, acceptor.accept(stream)).await {
+                    Ok(Ok(s)) => s,
+                    Ok(Err(e)) => {
+                        tracing::debug!(%peer, error = %e, "gateway: TLS handshake failed");
+                        return;
+                    }
+                    Err(_) => return,
+                };
+            let hop = match stream.get_ref().1.alpn_protocol() {
+                Some(crate::tls::ALPN_H2) => Hop::TlsH2,
+                _ => Hop::TlsH1,
+            };
+            serve_connection(stream, hop, gw, peer, cancel).await
+        });
+    }
+}
+
+/// How a client connection reached the gateway.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Hop {
+    Plain,
+    /// TLS, HTTP/1.1 (agreed by ALPN, or no ALPN).
+    TlsH1,
+    /// TLS, HTTP/2 agreed by ALPN.
+    TlsH2,
+}
+
+/// Serves one connection until it closes, or until `cancel`: then the requests under
+/// way finish and the connection closes (HTTP/2: a GOAWAY).
+async fn serve_connection<I>(
+    io: I,
+    hop: Hop,
+    gw: Arc<Gateway>,
+    peer: SocketAddr,
+    cancel: CancellationToken,
+) where
+    I: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
+    let timeout = gw.header_read_timeout;
+    let tls = hop != Hop::Plain;
+    let svc = service_fn(move |req| {
+        let gw = gw.clone();
+        async move { Ok::<_, Infallible>(gw.handle(req, peer, tls).await) }
+    });
+    let io = TokioIo::new(io);
+    macro_rules! until_cancelled {
+        ($conn:expr) => {{
+            let conn = $conn;
             tokio::pin!(conn);
             tokio::select! {
                 _ = conn.as_mut() => {}
@@ -73,7 +117,18 @@ pub async fn serve(listener: tokio::net::TcpListener, gw: Arc<Gateway>, cancel: 
                     let _ = conn.await;
                 }
             }
-        });
+        }};
+    }
+    if hop == Hop::TlsH2 {
+        until_cancelled!(http2::Builder::new(TokioExecutor::new())
+            .timer(TokioTimer::new())
+            .serve_connection(io, svc))
+    } else {
+        until_cancelled!(http1::Builder::new()
+            .timer(TokioTimer::new())
+            .header_read_timeout(timeout)
+            .serve_connection(io, svc)
+            .with_upgrades())
     }
 }
 
@@ -84,7 +139,8 @@ struct Visitor {
 }
 
 impl Gateway {
-    async fn handle(&self, req: Request<Incoming>, peer: SocketAddr) -> Response<Body> {
+    /// Answers one request; `tls`: it came over the gateway's own TLS.
+    async fn handle(&self, req: Request<Incoming>, peer: SocketAddr, tls: bool) -> Response<Body> {
         let settings = &self.engine.settings;
         let trusted = settings.trust_forwarded_for
             && (self.engine.trusted_proxies.is_empty()
@@ -94,7 +150,11 @@ impl Gateway {
                     .iter()
                     .any(|n| n.contains(&peer.ip())));
         let h = req.headers();
-        let proto = client_proto(h, trusted);
+        let proto = if tls {
+            "https"
+        } else {
+            client_proto(h, trusted)
+        };
         let host = h
             .get(HOST)
             .and_then(|v| v.to_str().ok())
@@ -142,17 +202,18 @@ impl Gateway {
             trusted,
         };
         match decision {
-            Decision::Unguarded => self.proxy(req, &client, None, None).await,
+            Decision::Unguarded => self.proxy(req, &client, None, None, None).await,
             Decision::Bypass(rule) => {
                 self.engine
                     .metrics
                     .bypassed
                     .with_label_values(&[&rule])
                     .inc();
-                self.proxy(req, &client, None, Some(&rule)).await
+                self.proxy(req, &client, None, Some(&rule), None).await
             }
             Decision::Admitted { room, claims } => {
-                self.proxy(req, &client, Some(Visitor { room, claims }), None)
+                let renewed = self.renew(&room, &claims, secure).await;
+                self.proxy(req, &client, Some(Visitor { room, claims }), None, renewed)
                     .await
             }
             Decision::Adopt {
@@ -210,14 +271,64 @@ impl Gateway {
         crate::web::support::forwarded_client(peer, &entries, &self.engine.trusted_proxies)
     }
 
+    /// With the room's `renew_on_activity`, extends the visitor's session (at most once
+    /// per [`super::renew::interval`]) and returns the cookie of a fresh pass when its end
+    /// moved past the pass's `exp`. A store that fails is no reason to refuse: the
+    /// visitor goes in on the pass they have.
+    async fn renew(&self, room: &str, claims: &Claims, secure: bool) -> Option<HeaderValue> {
+        let serial = claims.serial()?;
+        let cfg = self.engine.room_config_cached(room).await.ok()?;
+        if !cfg.renew_on_activity {
+            return None;
+        }
+        let every = super::renew::interval(cfg.session_ttl_secs);
+        if !self
+            .renewals
+            .due(room, &claims.sub, every, std::time::Instant::now())
+        {
+            return None;
+        }
+        let renewed = self
+            .engine
+            .store
+            .extend_session(
+                room,
+                &claims.sub,
+                serial,
+                cfg.session_ttl_secs.saturating_mul(1000),
+                cfg.max_session_secs.saturating_mul(1000),
+            )
+            .await;
+        let a = match renewed {
+            Ok(Some(a)) => a,
+            Ok(None) => return None,
+            Err(e) => {
+                tracing::debug!(room, error = %e, "gateway: could not renew a session");
+                return None;
+            }
+        };
+        let exp = a.expires_at_ms.div_ceil(1000);
+        if exp <= claims.exp {
+            return None;
+        }
+        let pass = self.engine.passes.sign(&Claims {
+            exp,
+            ..claims.clone()
+        });
+        let max_age = exp.saturating_sub(crate::clock::wall_ms() / 1000).max(1);
+        Some(pass_cookie_header(room, &pass, max_age, secure))
+    }
+
     /// Forwards the request as `visitor` (a guarded route) or by a bypass `rule`, and
-    /// acts on the upstream's `Anteroom-Command`.
+    /// acts on the upstream's `Anteroom-Command`; `renewed` is a fresh pass's cookie
+    /// (`renew_on_activity`), set unless the upstream ended the session.
     async fn proxy(
         &self,
         req: Request<Incoming>,
         client: &headers::Client<'_>,
         visitor: Option<Visitor>,
         rule: Option<&str>,
+        renewed: Option<HeaderValue>,
     ) -> Response<Body> {
         let (mut parts, body) = req.into_parts();
         let accept = parts
@@ -242,6 +353,12 @@ impl Gateway {
             }
         }
         set_forwarded(&mut parts.headers, client);
+        // HTTP/2 names the host in `:authority`, not `Host`; HTTP/1.1 needs `Host`.
+        if !parts.headers.contains_key(HOST) {
+            if let Some(h) = client.host.and_then(|h| HeaderValue::from_str(h).ok()) {
+                parts.headers.insert(HOST, h);
+            }
+        }
         let res = match self
             .upstream
             .forward(Request::from_parts(parts, body))
@@ -263,10 +380,14 @@ impl Gateway {
             .any(|c| c.trim().eq_ignore_ascii_case("revoke"));
         parts.headers.remove(headers::COMMAND);
         strip_hop_by_hop(&mut parts.headers);
+        if let (false, Some(c)) = (revoke, renewed) {
+            parts.headers.append(SET_COOKIE, c);
+        }
         if revoke {
             match &visitor {
                 Some(v) => {
                     self.revoke(v).await;
+                    self.renewals.forget(&v.room, &v.claims.sub);
                     let secure = self.engine.secure_cookies || client.proto == "https";
                     parts
                         .headers

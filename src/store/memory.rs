@@ -20,7 +20,7 @@ use super::{
 };
 use crate::config::RoomConfig;
 
-use super::{GONE_KEEP_MS, HISTORY_MINUTES, PROMOTE_LIMIT, WINDOW_MS};
+use super::{Released, GONE_KEEP_MS, HISTORY_MINUTES, PROMOTE_LIMIT, WINDOW_MS};
 
 /// A source of "now" in milliseconds since the epoch.
 pub trait Clock: Send + Sync + 'static {
@@ -878,19 +878,25 @@ impl Store for MemoryStore {
         })
     }
 
-    async fn release(&self, room: &str, v: &str) -> StoreResult<(bool, Vec<String>)> {
+    async fn release_ended(&self, room: &str, v: &str) -> StoreResult<Released> {
         self.with_room(room, |r, now| {
             // Releasing is being there: the session was a stay.
-            if r.is_admitted(v, now) {
+            let live = r.is_admitted(v, now);
+            if live {
                 r.unclaimed.remove(v);
             }
+            let session = live.then(|| r.sessions.get(v).cloned()).flatten();
             r.session_ended(v, now);
             let ended = r.end_session(v);
             let left = r.dequeue(v);
             r.join_times.remove(v);
             r.gone.retain(|_, at| *at + GONE_KEEP_MS > now);
             r.gone.insert(v.to_string(), now);
-            (ended || left, r.promote(now, PROMOTE_LIMIT))
+            Released {
+                held: ended || left,
+                session,
+                admitted: r.promote(now, PROMOTE_LIMIT),
+            }
         })
     }
 
@@ -911,6 +917,34 @@ impl Store for MemoryStore {
                 r.unclaimed.remove(v);
             }
             live
+        })
+    }
+
+    async fn extend_session(
+        &self,
+        room: &str,
+        v: &str,
+        serial: u64,
+        ttl_ms: u64,
+        cap_ms: u64,
+    ) -> StoreResult<Option<Admission>> {
+        self.with_room(room, |r, now| {
+            if !r.is_admitted(v, now) {
+                return None;
+            }
+            let a = r.sessions.get(v).filter(|a| a.serial == serial)?.clone();
+            let want = (now + ttl_ms).min(a.issued_at_ms + cap_ms);
+            if want <= a.expires_at_ms {
+                return Some(a);
+            }
+            r.expiries.remove(&(a.expires_at_ms, v.to_string()));
+            r.expiries.insert((want, v.to_string()));
+            let renewed = Admission {
+                expires_at_ms: want,
+                ..a
+            };
+            r.sessions.insert(v.to_string(), renewed.clone());
+            Some(renewed)
         })
     }
 

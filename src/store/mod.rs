@@ -88,6 +88,18 @@ pub struct Admission {
     pub expires_at_ms: u64,
 }
 
+/// What [`Store::release_ended`] did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Released {
+    /// The visitor held a session or a place.
+    pub held: bool,
+    /// The session it ended, if one was live (not expired): its serial names the passes
+    /// that must stop working.
+    pub session: Option<Admission>,
+    /// Who was admitted as a result.
+    pub admitted: Vec<String>,
+}
+
 /// How long a visitor dropped for silence is remembered, so that coming back they are
 /// told they lost their place (`Snapshot::rejoined_after_absence`).
 pub const AWAY_KEEP_MS: u64 = 3_600_000;
@@ -364,6 +376,8 @@ pub struct RoomPatch {
     pub max_places_per_ip: Option<u64>,
     /// `[]` removes the lanes (visitors already in a lane keep their places).
     pub lanes: Option<Vec<crate::config::Lane>>,
+    pub renew_on_activity: Option<bool>,
+    pub max_session_secs: Option<u64>,
 }
 
 impl RoomPatch {
@@ -417,6 +431,12 @@ impl RoomPatch {
         }
         if let Some(v) = &self.lanes {
             c.lanes = v.clone();
+        }
+        if let Some(v) = self.renew_on_activity {
+            c.renew_on_activity = v;
+        }
+        if let Some(v) = self.max_session_secs {
+            c.max_session_secs = v;
         }
         c
     }
@@ -662,14 +682,33 @@ pub trait Store: Send + Sync + 'static {
         admission: &Admission,
     ) -> StoreResult<bool>;
     /// Leaves the queue or ends the session at once, then promotes. Returns whether the
-    /// visitor held a session or a place, and who was admitted as a result.
-    async fn release(&self, room: &str, visitor: &str) -> StoreResult<(bool, Vec<String>)>;
+    /// visitor held a session or a place, the live session it ended (so its pass can be
+    /// written to the revocation log), and who was admitted as a result.
+    async fn release_ended(&self, room: &str, visitor: &str) -> StoreResult<Released>;
+    /// [`Self::release_ended`] without the ended session: whether the visitor held a
+    /// session or a place, and who was admitted.
+    async fn release(&self, room: &str, visitor: &str) -> StoreResult<(bool, Vec<String>)> {
+        let r = self.release_ended(room, visitor).await?;
+        Ok((r.held, r.admitted))
+    }
     /// Admits queue heads while capacity, stock and the rate cap allow (at most `limit`).
     async fn promote(&self, room: &str, limit: u32) -> StoreResult<Vec<String>>;
     /// Whether this admission is still live (not released, removed or expired). A live
     /// one is claimed: its visitor is there (see [`EtaBasis::quiet`]); `status`, `watch`
     /// and `release` claim too.
     async fn session_live(&self, room: &str, visitor: &str, serial: u64) -> StoreResult<bool>;
+    /// Renews the live session `serial` of `visitor` on activity (a room's
+    /// `renew_on_activity`): its expiry becomes now + `ttl_ms`, capped at its issue time +
+    /// `cap_ms`, never earlier than it was. Returns the session as it is now, or `None`
+    /// when that session is not live (ended, expired, or superseded by a newer one).
+    async fn extend_session(
+        &self,
+        room: &str,
+        visitor: &str,
+        serial: u64,
+        ttl_ms: u64,
+        cap_ms: u64,
+    ) -> StoreResult<Option<Admission>>;
     /// Drops up to `batch` silent queued visitors and prunes up to `batch` expired sessions.
     async fn reap(&self, room: &str, batch: u32) -> StoreResult<ReapBatch>;
     /// Figures for one room.

@@ -25,6 +25,7 @@ use redis::{Cmd, Pipeline, RedisFuture, Script, Value};
 
 use futures_util::stream::{BoxStream, StreamExt};
 
+use super::Released;
 use super::{
     sort_found, Admission, AdmittedEvent, EtaBasis, FoundVisitor, MinuteStats, PatchOutcome,
     ReapBatch, RoomPatch, RoomReport, RoomStats, RoomView, Snapshot, SocketCount, StockChange,
@@ -85,8 +86,9 @@ room_fn!(RESTORE_PLACE, "restore_place");
 room_fn!(RESTORE_SESSION, "restore_session");
 room_fn!(SESSIONS, "sessions");
 room_fn!(AWAY, "away");
+room_fn!(EXTEND_SESSION, "extend_session");
 
-const ROOM_FNS: [&RoomFn; 19] = [
+const ROOM_FNS: [&RoomFn; 20] = [
     &JOIN,
     &STATUS,
     &RELEASE,
@@ -106,6 +108,7 @@ const ROOM_FNS: [&RoomFn; 19] = [
     &RESTORE_SESSION,
     &SESSIONS,
     &AWAY,
+    &EXTEND_SESSION,
 ];
 
 /// The room library: `common.lua` and every room operation as a Redis Function, loaded
@@ -610,6 +613,12 @@ fn patch_fields(p: &RoomPatch) -> Vec<String> {
         put("lanes", lanes);
         put("lane_strides", strides);
     }
+    if let Some(v) = p.renew_on_activity {
+        put("renew", flag(v));
+    }
+    if let Some(v) = p.max_session_secs {
+        put("max_sess", v.to_string());
+    }
     f
 }
 
@@ -707,6 +716,10 @@ fn cfg_fields(cfg: &RoomConfig) -> Vec<String> {
         lanes,
         "lane_strides".into(),
         lane_strides,
+        "renew".into(),
+        flag(cfg.renew_on_activity),
+        "max_sess".into(),
+        cfg.max_session_secs.to_string(),
     ]
 }
 
@@ -755,6 +768,8 @@ fn cfg_from_hash(room: &str, h: &std::collections::HashMap<String, String>) -> R
             .filter(|v| !v.is_empty())
             .and_then(|v| serde_json::from_str(v).ok())
             .unwrap_or_default(),
+        renew_on_activity: h.get("renew").is_some_and(|v| v == "1"),
+        max_session_secs: num("max_sess").max(0) as u64,
     }
 }
 
@@ -876,7 +891,7 @@ impl Store for RedisStore {
         )
     }
 
-    async fn release(&self, room: &str, visitor: &str) -> StoreResult<(bool, Vec<String>)> {
+    async fn release_ended(&self, room: &str, visitor: &str) -> StoreResult<Released> {
         let a = as_array(
             self.run_room(
                 &RELEASE,
@@ -885,10 +900,23 @@ impl Store for RedisStore {
             )
             .await?,
         )?;
-        if a.len() != 2 {
+        if a.len() != 5 {
             return Err(protocol("release arity"));
         }
-        Ok((as_int(&a[0])? == 1, as_strings(&a[1])?))
+        // Serial 0: no live session ended (serials start at 1).
+        let session = match u(&a[2])? {
+            0 => None,
+            serial => Some(Admission {
+                serial,
+                issued_at_ms: u(&a[3])?,
+                expires_at_ms: u(&a[4])?,
+            }),
+        };
+        Ok(Released {
+            held: as_int(&a[0])? == 1,
+            session,
+            admitted: as_strings(&a[1])?,
+        })
     }
 
     async fn promote(&self, room: &str, limit: u32) -> StoreResult<Vec<String>> {
@@ -908,6 +936,38 @@ impl Store for RedisStore {
             .run_room(&AWAY, room, &[visitor.to_string(), grace_ms.to_string()])
             .await?;
         Ok(as_int(&v)? == 1)
+    }
+
+    async fn extend_session(
+        &self,
+        room: &str,
+        visitor: &str,
+        serial: u64,
+        ttl_ms: u64,
+        cap_ms: u64,
+    ) -> StoreResult<Option<Admission>> {
+        let a = as_array(
+            self.run_room(
+                &EXTEND_SESSION,
+                room,
+                &[
+                    visitor.to_string(),
+                    serial.to_string(),
+                    ttl_ms.to_string(),
+                    cap_ms.to_string(),
+                ],
+            )
+            .await?,
+        )?;
+        match a.as_slice() {
+            [] => Ok(None),
+            [s, i, e] => Ok(Some(Admission {
+                serial: u(s)?,
+                issued_at_ms: u(i)?,
+                expires_at_ms: u(e)?,
+            })),
+            _ => Err(protocol("extend_session arity")),
+        }
     }
 
     async fn sessions(&self, room: &str, limit: u32) -> StoreResult<Vec<(String, Admission)>> {

@@ -267,16 +267,17 @@ async fn release(
     let room = room_id(&room)?;
     // A pass (three dot-separated parts) in the bearer names its visitor. It must be the
     // pass of the visitor's live session: an older, superseded pass ends nothing.
-    let visitor = match bearer(&req)? {
+    // Either way the session it ends goes to the revocation log, which the gateways read.
+    match bearer(&req)? {
         Some(t) if t.matches('.').count() == 2 => {
             let claims = engine.verify_pass(&room, t).await?.claims;
-            // Gateways check passes without the store: tell them too.
-            engine.record_revocation(&room, &claims).await?;
-            claims.sub
+            engine.release_pass(&room, &claims).await?;
         }
-        _ => require_visitor(&req, &engine)?.as_str().to_string(),
-    };
-    engine.release(&room, &visitor).await?;
+        _ => {
+            let visitor = require_visitor(&req, &engine)?;
+            engine.release(&room, visitor.as_str()).await?;
+        }
+    }
     let mut res = HttpResponse::NoContent();
     // Drop the now useless pass cookie.
     let mut gone = cookie(&engine, pass_cookie(&room), String::new(), 0, SameSite::Lax);

@@ -56,6 +56,7 @@ pub fn serve(
     settings: &Settings,
     engine: Arc<Engine>,
     hub: HubHandle,
+    tls: Option<rustls::ServerConfig>,
 ) -> anyhow::Result<Server> {
     let admin = admin::auth::from_settings(settings)?.map(web::Data::new);
     let engine = web::Data::from(engine);
@@ -85,8 +86,12 @@ pub fn serve(
             .unwrap_or(1)
     } else {
         settings.workers
-    })
-    .listen(listener)?
+    });
+    // With TLS, actix-web offers h2 and http/1.1 by ALPN itself.
+    let server = match tls {
+        Some(config) => server.listen_rustls_0_23(listener, config)?,
+        None => server.listen(listener)?,
+    }
     .disable_signals()
     .run();
     Ok(Server(server))

@@ -1511,6 +1511,112 @@ async fn revocations_are_read_in_order_from_a_cursor(b: Backend) {
     assert_eq!(lost.entries, vec![rev(2, far), rev(1, far)]);
 }
 
+/// A release reports the live session it ended (what the revocation log needs when no
+/// pass was presented): none for a place in the line, for nothing held, or for a session
+/// that had run out.
+async fn release_reports_the_live_session_it_ended(b: Backend) {
+    let b = b
+        .with_room(RoomConfig {
+            session_ttl_secs: 1,
+            ..room("r", 1)
+        })
+        .await;
+    let s = &b.store;
+    let a0 = s.join("r", &v(0)).await.unwrap().admission.unwrap();
+    assert_eq!(
+        s.join("r", &v(1)).await.unwrap().state,
+        VisitorState::Queued
+    );
+    let left = s.release_ended("r", &v(1)).await.unwrap();
+    assert!(left.held && left.session.is_none() && left.admitted.is_empty());
+    let ended = s.release_ended("r", &v(0)).await.unwrap();
+    assert!(ended.held);
+    assert_eq!(ended.session, Some(a0));
+    let again = s.release_ended("r", &v(0)).await.unwrap();
+    assert!(!again.held && again.session.is_none());
+    // A session that ran out (not yet pruned) is no live session to revoke.
+    let a2 = s.join("r", &v(2)).await.unwrap().admission.unwrap();
+    wait_until(DEADLINE, "the session to run out", || async {
+        (!s.session_live("r", &v(2), a2.serial).await.unwrap()).then_some(())
+    })
+    .await;
+    assert_eq!(s.release_ended("r", &v(2)).await.unwrap().session, None);
+}
+
+/// `renew_on_activity`'s store half: only the live session with the given serial is
+/// extended, to now + ttl but never past issue + cap and never earlier than it was, and
+/// an extended session keeps counting against capacity past its first end.
+async fn a_live_session_is_extended_up_to_its_cap(b: Backend) {
+    let b = b
+        .with_room(RoomConfig {
+            session_ttl_secs: 1,
+            ..room("r", 1)
+        })
+        .await;
+    let s = &b.store;
+    let a0 = s.join("r", &v(0)).await.unwrap().admission.unwrap();
+    assert_eq!(
+        s.join("r", &v(1)).await.unwrap().state,
+        VisitorState::Queued
+    );
+    assert_eq!(
+        s.extend_session("r", &v(0), a0.serial + 1, 60_000, 60_000)
+            .await
+            .unwrap(),
+        None,
+        "another serial"
+    );
+    assert_eq!(
+        s.extend_session("r", &v(1), 1, 60_000, 60_000)
+            .await
+            .unwrap(),
+        None,
+        "a queued visitor"
+    );
+    // Capped at issue + 3 s however long the ttl asked.
+    let cap = a0.issued_at_ms + 3000;
+    let e = s
+        .extend_session("r", &v(0), a0.serial, 60_000, 3000)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        (e.serial, e.issued_at_ms, e.expires_at_ms),
+        (a0.serial, a0.issued_at_ms, cap)
+    );
+    // Never shortened.
+    let again = s
+        .extend_session("r", &v(0), a0.serial, 10, 3000)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(again.expires_at_ms, cap);
+    let listed = s.sessions("r", 10).await.unwrap();
+    assert_eq!(listed, vec![(v(0), e.clone())]);
+    // Past its first end it is still live and still holds the only slot.
+    wait_until(DEADLINE, "the session's first end to pass", || async {
+        (anteroom::clock::wall_ms() > a0.expires_at_ms + 100).then_some(())
+    })
+    .await;
+    assert!(s.session_live("r", &v(0), a0.serial).await.unwrap());
+    assert_eq!(
+        s.status("r", &v(1)).await.unwrap().state,
+        VisitorState::Queued
+    );
+    // Ended: nothing to extend.
+    s.release("r", &v(0)).await.unwrap();
+    assert_eq!(
+        s.extend_session("r", &v(0), a0.serial, 60_000, 60_000)
+            .await
+            .unwrap(),
+        None
+    );
+    assert!(matches!(
+        s.extend_session("nope", &v(0), 1, 1, 1).await,
+        Err(StoreError::NoSuchRoom)
+    ));
+}
+
 /// A page gone to the background holds a queued place past the heartbeat timeout; later
 /// heartbeats never move it back; nothing for a visitor not in line.
 async fn a_hidden_page_keeps_its_place_past_the_heartbeat_timeout(b: Backend) {
@@ -1603,4 +1709,6 @@ conformance!(
     live_sessions_are_listed_with_their_admissions,
     a_hidden_page_keeps_its_place_past_the_heartbeat_timeout,
     revocations_are_read_in_order_from_a_cursor,
+    release_reports_the_live_session_it_ended,
+    a_live_session_is_extended_up_to_its_cap,
 );

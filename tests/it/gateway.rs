@@ -414,6 +414,115 @@ async fn the_origins_revoke_command_frees_the_slot_and_never_reaches_the_browser
     assert_eq!(s.app.verify("sale", &pass).await.status, 401);
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_ended_without_its_pass_is_refused_by_the_gateway_within_a_second() {
+    let s = site(|s| {
+        s.admin.enabled = true;
+        s.admin.token = Some(Secret::new(crate::helpers::admin::TOKEN));
+    })
+    .await;
+    let refused = |pass: String| {
+        let s = &s;
+        move || {
+            let pass = pass.clone();
+            async move {
+                let r = s.get_with_pass("/checkout/", "sale", &pass).await;
+                (r.status() == 302).then_some(())
+            }
+        }
+    };
+
+    // Released by the visitor token, no pass presented.
+    let (pass, token) = pass_of(&s.app, "sale").await;
+    assert_eq!(
+        s.get_with_pass("/checkout/", "sale", &pass).await.status(),
+        200
+    );
+    assert_eq!(s.app.release("sale", &token).await.status, 204);
+    wait_until(
+        Duration::from_secs(1),
+        "the gateway to refuse a pass released by token",
+        refused(pass),
+    )
+    .await;
+
+    // Removed through the admin API.
+    let (pass, token) = pass_of(&s.app, "sale").await;
+    assert_eq!(
+        s.get_with_pass("/checkout/", "sale", &pass).await.status(),
+        200
+    );
+    let id = token.split('.').next().unwrap();
+    let r = crate::helpers::admin::admin(
+        &s.app,
+        reqwest::Method::DELETE,
+        &format!("/api/admin/rooms/sale/visitors/{id}"),
+        None,
+    )
+    .await;
+    assert!(r.status < 300, "{} {:?}", r.status, r.body);
+    wait_until(
+        Duration::from_secs(1),
+        "the gateway to refuse a pass removed by the admin",
+        refused(pass),
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn renew_on_activity_keeps_an_active_visitor_in_with_fresh_passes_up_to_the_cap() {
+    let s = site(|s| {
+        let sale = &mut s.rooms[0];
+        sale.session_ttl_secs = 2;
+        sale.renew_on_activity = true;
+        sale.max_session_secs = 4;
+    })
+    .await;
+    let (first, _) = pass_of(&s.app, "sale").await;
+    let claims = |p: &str| s.app.engine.passes.verify(p, "sale").unwrap();
+    let c0 = claims(&first);
+    // The cap is 4 s after the admission, the first pass's end 2 s after it (both
+    // rounded up to a second the same way).
+    let cap_exp = c0.exp + 2;
+    let mut pass = first.clone();
+    let mut renewed = 0;
+    // The visitor keeps using the site, a request every 200 ms, taking each fresh pass.
+    let mut tick = tokio::time::interval(Duration::from_millis(200));
+    let refused_at = loop {
+        tick.tick().await;
+        let r = s.get_with_pass("/checkout/", "sale", &pass).await;
+        let now = anteroom::clock::wall_ms() / 1000;
+        if r.status() == 302 {
+            break now;
+        }
+        assert_eq!(r.status(), 200);
+        if let Some(c) = cookie_pair(&r, "anteroom_pass_sale") {
+            let fresh = c.split_once('=').unwrap().1.to_string();
+            let cl = claims(&fresh);
+            assert_eq!(
+                (cl.sub.as_str(), cl.jti.as_str(), cl.iat),
+                (c0.sub.as_str(), c0.jti.as_str(), c0.iat)
+            );
+            assert!(cl.exp > claims(&pass).exp && cl.exp <= cap_exp, "{cl:?}");
+            pass = fresh;
+            renewed += 1;
+        }
+        assert!(now <= cap_exp + 1, "still let in past the cap");
+    };
+    assert!(renewed >= 1, "no fresh pass was handed over");
+    assert!(
+        refused_at > c0.exp,
+        "refused at {refused_at}, the first pass's end was {}",
+        c0.exp
+    );
+    // The first pass still ends where it did; the session ended at the cap.
+    assert_eq!(
+        s.get_with_pass("/checkout/", "sale", &first).await.status(),
+        302
+    );
+    assert_eq!(s.app.verify("sale", &pass).await.status, 401);
+}
+
 #[tokio::test]
 async fn a_bypass_rule_passes_the_gateway_and_a_near_miss_does_not() {
     let s = site(|s| {

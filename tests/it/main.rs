@@ -29,4 +29,5 @@ mod pow;
 mod reaper;
 mod recovery;
 mod sentinel;
+mod tls;
 mod ws;

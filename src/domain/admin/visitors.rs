@@ -137,11 +137,8 @@ pub async fn remove(
             }
         }
     };
-    let (removed, _) = engine
-        .store
-        .release(room, visitor.as_str())
-        .await
-        .map_err(|e| engine.store_failed("admin", room, e))?;
+    // Through the engine: a live session it ends goes to the revocation log too.
+    let removed = engine.release(room, visitor.as_str()).await?.held;
     if !removed {
         return Err(not_found(raw, room));
     }

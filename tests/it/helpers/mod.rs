@@ -8,6 +8,7 @@
 
 pub mod admin;
 pub mod browser;
+pub mod tls;
 pub mod upstream;
 
 use std::sync::{Arc, Once};
@@ -119,6 +120,8 @@ pub struct TestApp {
     pub gateway_port: Option<u16>,
     pub engine: Arc<Engine>,
     pub hub: anteroom::hub::HubHandle,
+    /// The listeners' certificates: `reload()` is what SIGHUP does.
+    pub certificates: anteroom::tls::Certificates,
     pub shutdown: CancellationToken,
     pub client: reqwest::Client,
 }
@@ -140,6 +143,7 @@ fn finish_spawn(app: Application) -> TestApp {
     let gateway_port = app.gateway_port();
     let engine = app.engine();
     let hub = app.hub();
+    let certificates = app.certificates();
     let shutdown = CancellationToken::new();
     tokio::spawn(app.run_until_stopped(shutdown.clone()));
     TestApp {
@@ -148,6 +152,7 @@ fn finish_spawn(app: Application) -> TestApp {
         gateway_port,
         engine,
         hub,
+        certificates,
         shutdown,
         client: client(),
     }
@@ -451,6 +456,16 @@ impl ServerProcess {
 
     pub fn url(&self, path: &str) -> String {
         format!("http://127.0.0.1:{}{path}", self.port)
+    }
+
+    /// Sends the process a signal by name (`HUP`, `TERM`) with `kill(1)`.
+    pub fn signal(&self, name: &str) {
+        let ok = std::process::Command::new("kill")
+            .args([format!("-{name}"), self.child.id().to_string()])
+            .status()
+            .expect("kill(1)")
+            .success();
+        assert!(ok, "kill -{name} {}", self.child.id());
     }
 
     /// SIGKILL, and wait for the process to be gone.
