@@ -45,7 +45,11 @@ def main():
                     help="rewrite the report from a saved results file, without running anything")
     a = ap.parse_args()
     if a.report_only:
-        write_report(json.load(open(a.report_only)), a.out)
+        saved = json.load(open(a.report_only))
+        if "join_status_max" in saved:
+            write_report(saved, a.out)
+        else:  # the results of an --only run
+            replace_section(saved, a.out)
         return
     smoke = a.smoke
     profile = "debug" if a.debug else "release"
@@ -65,6 +69,9 @@ def main():
             results["gateway"] = scenarios.gateway(bin_dir, lt, tmp, 1 if smoke else dur, smoke)
         finally:
             stop_all()
+        os.makedirs(os.path.join(ROOT, "target"), exist_ok=True)
+        with open(os.path.join(ROOT, "target", "bench-gateway-results.json"), "w") as f:
+            json.dump(results, f, indent=1)
         replace_section(results, a.out)
         print(json.dumps(results, indent=1)[:3000])
         ok = results["gateway"]["gateway_max"]["requests"] > 0

@@ -284,7 +284,9 @@ def gateway(bin_dir, lt, tmp, dur, smoke):
     (`anteroom-loadtest trivial-server`), with the upstream alone as the ceiling: `GET /`
     on a guarded route with a valid pass cookie, closed loop (64 connections), then open
     loop at 5,000 requests/s (500 in smoke); then memory per idle keep-alive connection
-    through each proxy. The gateway has one thread (`workers = 1`) and nginx one worker
+    through each proxy. The route is guarded on the host `127.0.0.1` only, so the same
+    requests to `localhost` are proxied without a pass check: the cost of the check. The
+    gateway has one thread (`workers = 1`) and nginx one worker
     process; the load generator one thread."""
     first_command = len(COMMANDS)
     nginx = shutil.which("nginx") or ("/usr/sbin/nginx" if os.path.exists("/usr/sbin/nginx") else None)
@@ -299,6 +301,7 @@ def gateway(bin_dir, lt, tmp, dur, smoke):
 listen = "127.0.0.1:{gw_port}"
 upstream = "http://127.0.0.1:{up_port}"
 [[gateway.routes]]
+host = "127.0.0.1"
 path_prefix = "/"
 room = "bench"
 """)
@@ -331,7 +334,9 @@ room = "bench"
         "gateway": (gw_port, ["--header", f"cookie: {cookie}"], [s.pids[0], upstream.pid]),
         "nginx": (ng_port, [], [ng_worker, upstream.pid]),
     }
-    out = {"threads": {"gateway": 1, "nginx_workers": 1, "loadgen": 1}}
+    unguarded = ("localhost", gw_port, [], [s.pids[0], upstream.pid])
+    out = {"threads": {"gateway": 1, "nginx_workers": 1, "loadgen": 1},
+           "loadavg_at_start": os.getloadavg()[0]}
     n = 100 if smoke else 2000
     out["memory"] = {
         "gateway": memory_per_connection(s.pids[0], gw_port, n, {"Cookie": cookie}),
@@ -339,9 +344,11 @@ room = "bench"
     }
     rate = 500 if smoke else 5000
     for mode, extra in (("max", []), ("fixed", ["--rate", rate])):
-        for name, (port, header, pids) in targets.items():
+        runs = [(name, "127.0.0.1", *t) for name, t in targets.items()]
+        runs.append(("gateway_unguarded", *unguarded))
+        for name, host, port, header, pids in runs:
             out[f"{name}_{mode}"] = loadtest(
-                lt, "get", "--target", f"http://127.0.0.1:{port}", "--path", "/", *header,
+                lt, "get", "--target", f"http://{host}:{port}", "--path", "/", *header,
                 "--concurrency", 64, "--duration", dur, "--threads", 1, *extra,
                 "--pids", ",".join(str(p) for p in pids))
     out["rate"] = rate
