@@ -10,6 +10,7 @@ import os
 import platform
 import re
 import select
+import shlex
 import shutil
 import signal
 import socket
@@ -32,7 +33,7 @@ def free_port():
 
 
 def start(cmd, env=None, log=None):
-    COMMANDS.append(" ".join(cmd))
+    COMMANDS.append(shlex.join(cmd))
     p = subprocess.Popen(cmd, env={**os.environ, **(env or {})},
                          stdout=log or subprocess.DEVNULL, stderr=subprocess.STDOUT)
     PROCS.append(p)
@@ -78,7 +79,7 @@ def wait_http(url, deadline=30):
 def loadtest(binary, *args, timeout=600):
     """Run the load generator to the end; its last stdout line is the JSON result."""
     cmd = [binary, *[str(a) for a in args]]
-    COMMANDS.append(" ".join(cmd))
+    COMMANDS.append(shlex.join(cmd))
     out = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
     if out.returncode != 0:
         raise SystemExit(f"loadtest failed: {' '.join(cmd)}\n{out.stderr}")
@@ -88,7 +89,7 @@ def loadtest(binary, *args, timeout=600):
 def spawn_loadtest(binary, *args):
     """Start the load generator in the background (several at once); see `loadtest_result`."""
     cmd = [binary, *[str(a) for a in args]]
-    COMMANDS.append(" ".join(cmd))
+    COMMANDS.append(shlex.join(cmd))
     return subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
 
 
@@ -124,6 +125,14 @@ def rss(pid):
                 return int(line.split()[1]) / 1024
     except OSError:
         return None
+
+
+def children(pid):
+    """The pids of a process's children (nginx's workers under its master)."""
+    try:
+        return [int(c) for c in open(f"/proc/{pid}/task/{pid}/children").read().split()]
+    except OSError:
+        return []
 
 
 def cpu_over(pid, secs):
@@ -235,7 +244,7 @@ def start_redis(lt_binary, cluster=False, maxclients=None, deadline=30):
         cmd.append("--cluster")
     if maxclients is not None:
         cmd += ["--maxclients", str(maxclients)]
-    COMMANDS.append(" ".join(cmd))
+    COMMANDS.append(shlex.join(cmd))
     err = tempfile.TemporaryFile()  # not a pipe: nothing to drain, read on failure
     p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err)
     PROCS.append(p)
@@ -303,7 +312,7 @@ class Stack:
     """A Redis and some Anteroom instances with one shared key prefix."""
 
     def __init__(self, bin_dir, tmp, instances=1, capacity=1000, ttl=60, hb=120, extra_env=None,
-                 room_extra=""):
+                 room_extra="", extra_toml=""):
         self.redis = start_redis(os.path.join(bin_dir, "anteroom-loadtest"), maxclients=60000)
         self.redis_port = self.redis.ports[0]
         self.redis_pid = self.redis.pids[0]
@@ -337,6 +346,7 @@ session_ttl_secs = {ttl}
 heartbeat_timeout_secs = {hb}
 target_url = "http://127.0.0.1:{port}/"
 {room_extra}
+{extra_toml}
 """)
             log = open(os.path.join(tmp, f"anteroom-{port}.log"), "w")
             p = start([os.path.join(bin_dir, "anteroom"), "--config", cfg],

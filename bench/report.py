@@ -81,6 +81,146 @@ def targets_section(r):
     return out
 
 
+GATEWAY_TITLE = "## Built-in gateway against nginx"
+
+
+def gateway_section(r):
+    """The gateway, nginx and the upstream alone, from one run of `scenarios.gateway`:
+    throughput and latency beside the ceiling, memory per connection, the issue's goals
+    and the commands."""
+    g = r["gateway"]
+    up_max, up_fix = g["upstream_max"], g["upstream_fixed"]
+    rate = g["rate"]
+
+    def cpu(x, i=0):
+        srv = x.get("servers") or []
+        return fmt(srv[i].get("cpu_percent")) if len(srv) > i else "–"
+
+    def p99(x):
+        return x["latency"]["p99_ms"]
+
+    lines = [
+        "",
+        GATEWAY_TITLE,
+        "",
+        f"Measured {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} ({r['profile']} build"
+        f"{', smoke' if r['smoke'] else ''}) on {r['machine']['cpu']} × {r['machine']['cores']} cores, "
+        "by `python3 bench/run.py --only gateway` (or a full run). `GET /` on a route the "
+        "[gateway](docs/gateway.md) guards, with a valid pass in the `anteroom_pass_bench` cookie (checked "
+        "on every request without the store: signature, expiry, room, revocations); the same request through "
+        "nginx `proxy_pass` (an upstream `keepalive 64` pool, access log off); and the upstream alone, "
+        "`anteroom-loadtest trivial-server` (one actix-web handler answering `ok`), as the ceiling. "
+        "The gateway runs one thread (`workers = 1`), nginx one worker process, the load generator one "
+        "thread; the upstream's two actix workers and all of these share the machine's cores. "
+        f"Closed loop: 64 connections for as long as the answers come; open loop: {rate:,} requests/s "
+        "scheduled, latency from the scheduled send time."
+        + (f" The 1-minute load average was {g['loadavg_at_start']:.1f} when it started (other work on "
+           "the machine takes cores from all three alike)." if "loadavg_at_start" in g else ""),
+        "",
+        f"| path | closed loop requests/s | × ceiling | p99 ms | at {rate:,}/s: p50 ms | p99 ms | p99 added ms | errors | proxy CPU % (closed / open) | upstream CPU % (closed) |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for name, label in (("upstream", "upstream alone (ceiling)"), ("gateway", "**built-in gateway**"),
+                        ("nginx", "nginx `proxy_pass`"),
+                        ("gateway_unguarded", "gateway, unguarded (same requests to `localhost`: no pass check)")):
+        if f"{name}_max" not in g:
+            continue
+        mx, fx = g[f"{name}_max"], g[f"{name}_fixed"]
+        errors = sum(mx["errors"].values()) + sum(fx["errors"].values())
+        proxy = "–" if name == "upstream" else f"{cpu(mx)} / {cpu(fx)}"
+        upstream_cpu = cpu(mx) if name == "upstream" else cpu(mx, 1)
+        added = "–" if name == "upstream" else f"{p99(fx) - p99(up_fix):+.2f}"
+        lines.append(
+            f"| {label} | {fmt(mx['requests_per_s'])} | {mx['requests_per_s'] / up_max['requests_per_s']:.2f} | "
+            f"{p99(mx):.2f} | {fx['latency']['p50_ms']:.2f} | {p99(fx):.2f} | {added} | {errors} | {proxy} | {upstream_cpu} |")
+    mem = g["memory"]
+    lines += [
+        "",
+        f"Memory per proxied connection: {mem['gateway']['connections']:,} keep-alive connections, each "
+        "idle after one request through the proxy; growth of the proxy's RSS divided by their number: "
+        f"**{mem['gateway']['kib_per_connection']:.1f} KiB** for the gateway (the whole `anteroom` process, "
+        f"{fmt(mem['gateway']['rss_before_mb'], 1)} → {fmt(mem['gateway']['rss_after_mb'], 1)} MB), "
+        f"{mem['nginx']['kib_per_connection']:.1f} KiB for the nginx worker "
+        f"({fmt(mem['nginx']['rss_before_mb'], 1)} → {fmt(mem['nginx']['rss_after_mb'], 1)} MB).",
+    ]
+    if not r["smoke"]:
+        gw, ng = g["gateway_max"]["requests_per_s"], g["nginx_max"]["requests_per_s"]
+        added = p99(g["gateway_fixed"]) - p99(up_fix)
+        ng_added = p99(g["nginx_fixed"]) - p99(up_fix)
+        fixed_ok = all(sum(g[f"{n}_fixed"]["errors"].values()) == 0 and
+                       g[f"{n}_fixed"]["requests_per_s"] >= 0.95 * rate for n in ("upstream", "gateway"))
+        def cpu_us(name):
+            """CPU per request of the proxy, µs (its CPU share over its requests/s)."""
+            x = g[f"{name}_max"]
+            c = ((x.get("servers") or [{}])[0].get("cpu_percent")) or 0
+            return c / 100 / max(x["requests_per_s"], 1) * 1e6
+        throughput_why = (
+            f"The gateway's one thread spends {cpu_us('gateway'):.0f} µs of CPU per request against "
+            f"nginx's {cpu_us('nginx'):.0f} µs.")
+        if "gateway_unguarded_max" in g:
+            un = g["gateway_unguarded_max"]["requests_per_s"]
+            throughput_why += (
+                f" The same requests without the pass check do {fmt(un)}/s ({cpu_us('gateway_unguarded'):.0f} µs "
+                f"each, {un / ng:.2f} × nginx): the check, an Ed25519 signature verification on every request, "
+                f"costs about {cpu_us('gateway') - cpu_us('gateway_unguarded'):.0f} µs. Next lever: remember "
+                "verified passes (the token's hash → its claims, until `exp`, the revocation set still consulted "
+                "on every request), so that a visitor's pass is verified once rather than on each request.")
+        latency_why = (
+            f"nginx adds {ng_added:+.2f} ms. Queueing for a core on a shared machine (load average "
+            f"{g.get('loadavg_at_start', 0):.1f} on 2 cores at the start) weighs on every p99 here, and on the "
+            "proxy that needs the most CPU per request the most.")
+        if "gateway_unguarded_fixed" in g:
+            un_added = p99(g["gateway_unguarded_fixed"]) - p99(up_fix)
+            share = rate * cpu_us("gateway") / 1e6 * 100
+            latency_why = (
+                f"The same run's gateway without the pass check adds {un_added:+.2f} ms"
+                f"{' (within the goal)' if un_added <= 1 else ''}, nginx {ng_added:+.2f} ms: the excess comes "
+                f"with the check, {cpu_us('gateway'):.0f} µs of CPU per request on the gateway's one thread "
+                f"(about {share:.0f} % of it at this rate) against {cpu_us('gateway_unguarded'):.0f} µs without, "
+                "so requests arriving together queue behind signature checks, the more so when other work takes "
+                f"the core (load average {g.get('loadavg_at_start', 0):.1f} on 2 cores at the start). "
+                "Next lever: the same as for throughput.")
+        rows = [
+            ("gateway ≥ 0.7 × nginx's throughput", f"{gw / ng:.2f} × ({fmt(gw)} against {fmt(ng)}/s)",
+             gw >= 0.7 * ng, throughput_why),
+            (f"≤ 1 ms added p99 at {rate:,} requests/s", f"{added:+.2f} ms over the upstream alone "
+             f"(nginx: {ng_added:+.2f} ms)", added <= 1 and fixed_ok,
+             latency_why if fixed_ok else f"the rate of {rate:,}/s was not held without errors"),
+        ]
+        if p99(up_fix) > 10:
+            # The upstream alone stalled: nothing can be said about what a proxy adds.
+            rows[1] = (rows[1][0], rows[1][1], None,
+                       f"Undecided: the ceiling itself stalled in this run (the upstream alone: p99 "
+                       f"{p99(up_fix):.2f} ms at {rate:,}/s), other work took the machine; run it again.")
+        lines += ["", "| goal (issue 14) | measured | met | why not |", "|---|---|---|---|"]
+        for name, got, ok, why in rows:
+            met = "undecided" if ok is None else "yes" if ok else "**no**"
+            lines.append(f"| {name} | {got} | {met} | {'' if ok else why} |")
+    lines += ["", "Its commands (the pass replaced by `<pass>`):", "", "```"] + g.get("commands", []) + ["```"]
+    return lines
+
+
+def replace_section(r, path):
+    """Writes the gateway section into the report at `path` in place of its old one (or
+    before the Targets, else before the Commands), leaving the rest as it was."""
+    try:
+        old = open(path).read().rstrip("\n").split("\n")
+    except OSError:
+        old = ["# Benchmarks"]
+    new = gateway_section(r)[1:]  # without its leading blank line
+    start = next((i for i, l in enumerate(old) if l == GATEWAY_TITLE), None)
+    if start is not None:
+        end = next((i for i in range(start + 1, len(old)) if old[i].startswith("## ")), len(old))
+        while end > start and old[end - 1] == "":
+            end -= 1
+    else:
+        start = next((i for i, l in enumerate(old) if l in ("## Targets", "## Commands")), len(old))
+        end = start
+        new = new + [""]
+    with open(path, "w") as f:
+        f.write("\n".join(old[:start] + new + old[end:]) + "\n")
+
+
 # Sections written by other runs (not by this suite), carried over from the old report.
 KEPT = ("## Estimated wait (ETA)", "## Proof of work", "## Redis time per decision, builds compared",
         "## Priority lanes", "## Place receipts")
@@ -229,6 +369,8 @@ def write_report(r, path):
             f"longest single Redis command **{fmt(mm['reaper']['max_command_us'])} µs**, longest script {fmt(mm['reaper']['max_script_us'])} µs "
             f"(SLOWLOG of every command, {mm['reaper']['commands_logged']} logged); {mm['reaper']['left']} left",
         ]
+    if "gateway" in r:
+        lines += gateway_section(r)
     lines += targets_section(r)
     lines += kept_sections(path)
     lines += ["", "## Commands", "", "```"] + r.get("commands", COMMANDS) + ["```", ""]

@@ -3,16 +3,20 @@
 run.py stores under one key of the results (see report.py for how they are read).
 """
 
+import http.client
+import json
 import os
 import re
+import resource
+import shutil
 import signal
 import subprocess
 import time
 import urllib.request
 
-from harness import (COMMANDS, SIGNING_KEY, Stack, cpu_over, free_port, loadtest, loadtest_result,
-                     redis_cost, resp, rss, spawn_loadtest, start, start_redis, used_memory,
-                     wait_http)
+from harness import (COMMANDS, SIGNING_KEY, Stack, children, cpu_over, free_port, loadtest,
+                     loadtest_result, redis_cost, resp, rss, spawn_loadtest, start, start_redis,
+                     stop, used_memory, wait_http)
 
 
 def redis_ceiling(lt, n):
@@ -215,3 +219,144 @@ def million(bin_dir, lt, tmp, n=1_000_000):
                        "max_command_us": max(durations) if durations else None,
                        "max_script_us": max(reaps) if reaps else None,
                        "commands_logged": len(durations)}}
+
+
+NGINX_CONF = """
+user root;
+worker_processes 1;
+worker_rlimit_nofile 20000;
+error_log {d}/error.log warn;
+pid {d}/nginx.pid;
+events {{ worker_connections 10000; }}
+http {{
+    access_log off;
+    client_body_temp_path {d}/body;
+    proxy_temp_path {d}/proxy;
+    fastcgi_temp_path {d}/fastcgi;
+    uwsgi_temp_path {d}/uwsgi;
+    scgi_temp_path {d}/scgi;
+    keepalive_requests 1000000;
+    upstream site {{ server 127.0.0.1:{upstream}; keepalive 64; }}
+    server {{
+        listen 127.0.0.1:{port};
+        location / {{
+            proxy_pass http://site;
+            proxy_http_version 1.1;
+            proxy_set_header Connection "";
+        }}
+    }}
+}}
+"""
+
+
+def idle_connections(port, n, headers):
+    """Opens `n` keep-alive connections to 127.0.0.1:`port`, makes one `GET /` on each
+    (read to the end) and returns them open and idle."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft < n + 100:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, n + 1000), hard))
+    conns = []
+    for _ in range(n):
+        c = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+        c.request("GET", "/", headers=headers)
+        r = c.getresponse()
+        r.read()
+        if r.status != 200:
+            raise SystemExit(f"GET / through :{port} answered {r.status}")
+        conns.append(c)
+    return conns
+
+
+def memory_per_connection(pid, port, n, headers):
+    """RSS growth of `pid` (KiB) per idle keep-alive connection, over `n` connections."""
+    before = rss(pid)
+    conns = idle_connections(port, n, headers)
+    time.sleep(1)
+    after = rss(pid)
+    for c in conns:
+        c.close()
+    return {"connections": n, "rss_before_mb": before, "rss_after_mb": after,
+            "kib_per_connection": (after - before) * 1024 / n}
+
+
+def gateway(bin_dir, lt, tmp, dur, smoke):
+    """The built-in gateway against nginx `proxy_pass`, in front of the same upstream
+    (`anteroom-loadtest trivial-server`), with the upstream alone as the ceiling: `GET /`
+    on a guarded route with a valid pass cookie, closed loop (64 connections), then open
+    loop at 5,000 requests/s (500 in smoke); then memory per idle keep-alive connection
+    through each proxy. The route is guarded on the host `127.0.0.1` only, so the same
+    requests to `localhost` are proxied without a pass check: the cost of the check. The
+    gateway has one thread (`workers = 1`) and nginx one worker
+    process; the load generator one thread."""
+    first_command = len(COMMANDS)
+    nginx = shutil.which("nginx") or ("/usr/sbin/nginx" if os.path.exists("/usr/sbin/nginx") else None)
+    if not nginx:
+        raise SystemExit("nginx is needed for the gateway scenario (apt-get install nginx)")
+    up_port = free_port()
+    upstream = start([lt, "trivial-server", "--listen", f"127.0.0.1:{up_port}"])
+    wait_http(f"http://127.0.0.1:{up_port}/")
+    gw_port = free_port()
+    s = Stack(bin_dir, tmp, capacity=1000, ttl=3600, extra_toml=f"""
+[gateway]
+listen = "127.0.0.1:{gw_port}"
+upstream = "http://127.0.0.1:{up_port}"
+[[gateway.routes]]
+host = "127.0.0.1"
+path_prefix = "/"
+room = "bench"
+""")
+    # A visitor admitted to the room: its pass opens the guarded route.
+    join = urllib.request.Request(f"{s.url()}/api/rooms/bench/join", method="POST")
+    pass_ = json.loads(urllib.request.urlopen(join).read())["pass"]
+    cookie = f"anteroom_pass_bench={pass_}"
+    # Without the pass the route is guarded (a redirect to the queue); with it, proxied.
+    c = http.client.HTTPConnection("127.0.0.1", gw_port, timeout=10)
+    c.request("GET", "/")
+    guarded = c.getresponse().status
+    c.close()
+    if guarded != 302:
+        raise SystemExit(f"the gateway's route is not guarded (answered {guarded} without a pass)")
+    for c in idle_connections(gw_port, 1, {"Cookie": cookie}):  # fails unless 200
+        c.close()
+
+    ng_port = free_port()
+    d = os.path.join(tmp, "nginx")
+    os.makedirs(d, exist_ok=True)
+    conf = os.path.join(d, "nginx.conf")
+    with open(conf, "w") as f:
+        f.write(NGINX_CONF.format(d=d, upstream=up_port, port=ng_port))
+    ng = start([nginx, "-p", d, "-c", conf, "-g", "daemon off;"])
+    wait_http(f"http://127.0.0.1:{ng_port}/")
+    ng_worker = (children(ng.pid) or [ng.pid])[0]
+
+    targets = {
+        "upstream": (up_port, [], [upstream.pid]),
+        "gateway": (gw_port, ["--header", f"cookie: {cookie}"], [s.pids[0], upstream.pid]),
+        "nginx": (ng_port, [], [ng_worker, upstream.pid]),
+    }
+    unguarded = ("localhost", gw_port, [], [s.pids[0], upstream.pid])
+    out = {"threads": {"gateway": 1, "nginx_workers": 1, "loadgen": 1},
+           "loadavg_at_start": os.getloadavg()[0]}
+    n = 100 if smoke else 2000
+    out["memory"] = {
+        "gateway": memory_per_connection(s.pids[0], gw_port, n, {"Cookie": cookie}),
+        "nginx": memory_per_connection(ng_worker, ng_port, n, {}),
+    }
+    rate = 500 if smoke else 5000
+    for mode, extra in (("max", []), ("fixed", ["--rate", rate])):
+        runs = [(name, "127.0.0.1", *t) for name, t in targets.items()]
+        runs.append(("gateway_unguarded", *unguarded))
+        for name, host, port, header, pids in runs:
+            out[f"{name}_{mode}"] = loadtest(
+                lt, "get", "--target", f"http://{host}:{port}", "--path", "/", *header,
+                "--concurrency", 64, "--duration", dur, "--threads", 1, *extra,
+                "--pids", ",".join(str(p) for p in pids))
+    out["rate"] = rate
+    # The pass is a credential: keep it out of the saved command lines.
+    for i, cmd in enumerate(COMMANDS):
+        COMMANDS[i] = cmd.replace(pass_, "<pass>")
+    out["commands"] = COMMANDS[first_command:]
+    stop(ng)
+    s.close()
+    stop(upstream)
+    return out

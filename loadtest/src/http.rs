@@ -27,6 +27,9 @@ pub struct HttpConfig {
     /// Total requests per second (open loop); `None` = as fast as answers come.
     pub rate: Option<f64>,
     pub mode: Mode,
+    /// A header sent with every `get` request (`--header 'cookie: anteroom_pass_…=…'`:
+    /// a pass through the gateway).
+    pub header: Option<(String, String)>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -135,7 +138,11 @@ pub async fn run(cfg: HttpConfig) -> HttpReport {
                         if sent.fetch_add(1, Ordering::Relaxed) >= cfg.max_requests {
                             break;
                         }
-                        timed(http.get(format!("{}{path}", cfg.target)), scheduled, &mut s).await;
+                        let mut req = http.get(format!("{}{path}", cfg.target));
+                        if let Some((name, value)) = &cfg.header {
+                            req = req.header(name, value);
+                        }
+                        timed(req, scheduled, &mut s).await;
                     }
                     Mode::JoinStatus => {
                         if sent.fetch_add(2, Ordering::Relaxed) >= cfg.max_requests {

@@ -111,6 +111,15 @@ fn run(cmd: &str, a: &Args) -> Result<(), String> {
                     } else {
                         Mode::JoinStatus
                     },
+                    header: match a.str("header", "") {
+                        h if h.is_empty() => None,
+                        h => {
+                            let (name, value) = h
+                                .split_once(':')
+                                .ok_or_else(|| format!("--header {h:?}: expected `name: value`"))?;
+                            Some((name.trim().to_string(), value.trim().to_string()))
+                        }
+                    },
                 };
                 serde_json::to_value(http::run(cfg).await).map_err(|e| e.to_string())
             }

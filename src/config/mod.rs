@@ -32,7 +32,7 @@ pub fn valid_room_id(id: &str) -> bool {
 }
 
 /// A string that must never appear in logs or `Debug` output.
-#[derive(Clone, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[derive(Clone, Default, Deserialize, Serialize, PartialEq, Eq, utoipa::ToSchema)]
 #[serde(transparent)]
 pub struct Secret(String);
 
@@ -237,7 +237,7 @@ pub struct AdminSettings {
 }
 
 /// One room: an independent queue in front of one target.
-#[derive(Clone, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq, Eq, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RoomConfig {
     /// Room id (`[A-Za-z0-9_-]{1,64}`), used in URLs and keys.
@@ -303,7 +303,7 @@ pub struct RoomConfig {
 }
 
 /// A priority lane (`lanes = [{ name = "members", share = 0.3 }]`).
-#[derive(Clone, Debug, Deserialize, Serialize)]
+#[derive(Clone, Debug, Deserialize, Serialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Lane {
     /// `[A-Za-z0-9_-]{1,32}`, as the enqueue token's `lane` claim carries it.
@@ -330,7 +330,7 @@ fn default_pow_max_number() -> u64 {
 }
 
 /// A room's `challenge`.
-#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq, utoipa::ToSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum ChallengeMode {
     #[default]
@@ -349,7 +349,7 @@ impl ChallengeMode {
 }
 
 /// A room's `entry`.
-#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq, utoipa::ToSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum EntryMode {
     /// Anyone may join (a token, when presented, still gives one place per `sub`).

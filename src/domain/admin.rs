@@ -29,7 +29,7 @@ use crate::store::{PatchOutcome, RoomPatch, StockChange};
 /// One room on the dashboard: its live figures, plus what the controls need — the
 /// configuration's version (the settings form's base) and the raw `paused` and `closed`
 /// flags (`state` shows only the one that wins).
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
 pub struct DashboardRoom {
     #[serde(flatten)]
     pub live: RoomLive,
@@ -39,7 +39,7 @@ pub struct DashboardRoom {
 }
 
 /// The live figures of every room (the dashboard's payload).
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
 pub struct Overview {
     pub rooms: Vec<DashboardRoom>,
     pub totals: Totals,

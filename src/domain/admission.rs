@@ -17,7 +17,7 @@ use crate::metrics::Metrics;
 use crate::store::{Admission, Released, Snapshot, Store, StoreError, VisitorState};
 
 /// What a visitor is told; the JSON body of join and status.
-#[derive(Clone, Debug, Serialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, PartialEq, utoipa::ToSchema)]
 pub struct VisitorView {
     pub room: String,
     pub state: VisitorState,

@@ -21,7 +21,7 @@ pub const SERIES_MINUTES: u32 = 30;
 /// Minutes the wait percentiles cover.
 pub const WAIT_WINDOW_MINUTES: u64 = 10;
 
-#[derive(Clone, Debug, Serialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, PartialEq, utoipa::ToSchema)]
 pub struct SeriesPoint {
     pub minute: u64,
     pub queue_length: Option<u64>,
@@ -29,14 +29,14 @@ pub struct SeriesPoint {
     pub reaped: u64,
 }
 
-#[derive(Clone, Debug, Serialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, PartialEq, utoipa::ToSchema)]
 pub struct InstanceSockets {
     pub instance: String,
     pub sockets: u64,
 }
 
 /// One room as the dashboard shows it.
-#[derive(Clone, Debug, Serialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, PartialEq, utoipa::ToSchema)]
 pub struct RoomLive {
     pub id: String,
     pub name: String,
@@ -74,7 +74,7 @@ pub struct RoomLive {
 }
 
 /// One priority lane as the dashboard shows it.
-#[derive(Clone, Debug, Serialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, PartialEq, utoipa::ToSchema)]
 pub struct LaneLive {
     /// `""`: the general line (visitors without a lane).
     pub lane: String,
@@ -225,7 +225,7 @@ fn round2(x: f64) -> f64 {
 }
 
 /// Sums across rooms, shown on top of the room list.
-#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+#[derive(Clone, Debug, Default, Serialize, PartialEq, utoipa::ToSchema)]
 pub struct Totals {
     pub rooms: usize,
     pub queue_length: u64,

@@ -26,7 +26,7 @@ pub fn pass_cookie(room: &str) -> String {
 }
 
 /// The claims a pass carries.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct Claims {
     pub iss: String,
     pub room: String,
@@ -34,6 +34,30 @@ pub struct Claims {
     pub iat: u64,
     pub exp: u64,
     pub jti: String,
+}
+
+/// The JWK set of `/.well-known/jwks.json` (RFC 7517): the one pass verification key.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, utoipa::ToSchema)]
+pub struct Jwks {
+    pub keys: Vec<Jwk>,
+}
+
+/// An Ed25519 public key as a JWK (RFC 8037).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, utoipa::ToSchema)]
+pub struct Jwk {
+    /// `OKP`.
+    pub kty: &'static str,
+    /// `Ed25519`.
+    pub crv: &'static str,
+    /// `EdDSA`.
+    pub alg: &'static str,
+    /// `sig`.
+    #[serde(rename = "use")]
+    pub use_: &'static str,
+    /// The first 16 characters of `x`: the `kid` in every pass's header.
+    pub kid: String,
+    /// The public key, base64url without padding.
+    pub x: String,
 }
 
 /// The `jti` suffix of a fail-open pass.
@@ -160,17 +184,17 @@ impl PassKeys {
     }
 
     /// The JWK set published at `/.well-known/jwks.json`.
-    pub fn jwks(&self) -> serde_json::Value {
-        serde_json::json!({
-            "keys": [{
-                "kty": "OKP",
-                "crv": "Ed25519",
-                "alg": "EdDSA",
-                "use": "sig",
-                "kid": self.kid,
-                "x": self.x,
-            }]
-        })
+    pub fn jwks(&self) -> Jwks {
+        Jwks {
+            keys: vec![Jwk {
+                kty: "OKP",
+                crv: "Ed25519",
+                alg: "EdDSA",
+                use_: "sig",
+                kid: self.kid.clone(),
+                x: self.x.clone(),
+            }],
+        }
     }
 }
 

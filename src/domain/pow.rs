@@ -22,7 +22,7 @@ pub const ALGORITHM: &str = "SHA-256";
 pub const CHALLENGE_TTL_SECS: u64 = 300;
 
 /// A challenge, as `GET /api/rooms/{room}/challenge` answers it.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq, utoipa::ToSchema)]
 pub struct Challenge {
     pub algorithm: String,
     pub challenge: String,

@@ -41,7 +41,7 @@ use serde::Serialize;
 use crate::config::RoomConfig;
 
 /// What a visitor is, as far as one room is concerned.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum VisitorState {
     Queued,
@@ -354,7 +354,7 @@ pub struct AdmittedEvent {
 
 /// A partial change to a room's configuration (admin). `None` leaves a field as it is.
 /// Stock is changed separately ([`StockChange`]), atomically with admissions.
-#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, Serialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RoomPatch {
     pub name: Option<String>,

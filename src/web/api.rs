@@ -2,15 +2,18 @@
 
 use actix_web::cookie::SameSite;
 use actix_web::{get, post, web, HttpRequest, HttpResponse};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
+use utoipa::{OpenApi, ToSchema};
 
-use super::error::ApiError;
+use super::error::{ApiError, ChallengeErrorBody, ErrorBody};
 use super::support::{
     bearer, client_ip, cookie, room_id, set_visitor_cookies, unavailable_keeping,
+    UnavailableJoinBody,
 };
 use crate::domain::admission::{Engine, Entrant, VisitorView, DEGRADED_STORE_UNREACHABLE};
 use crate::domain::identity::{VisitorId, VISITOR_COOKIE};
-use crate::domain::pass::pass_cookie;
+use crate::domain::pass::{pass_cookie, Claims};
+use crate::domain::pow::Challenge;
 use crate::domain::ratelimit::LimitedAction;
 use crate::error::DomainError;
 use crate::store::JoinOptions;
@@ -25,10 +28,28 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .service(challenge);
 }
 
+/// The OpenAPI description of these routes (merged into `/api/openapi.json`).
+#[derive(OpenApi)]
+#[openapi(
+    paths(join, status, release, away, verify, revoke, challenge),
+    components(schemas(
+        JoinBody,
+        VisitorView,
+        Claims,
+        Bypassed,
+        Challenge,
+        ErrorBody,
+        ChallengeErrorBody,
+        UnavailableJoinBody
+    ))
+)]
+pub struct Doc;
+
 /// Optional body of `POST …/join`.
-#[derive(Deserialize)]
+#[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
-struct JoinBody {
+pub struct JoinBody {
+    /// The visitor's signed token (or send it as a bearer, or the `anteroom_vid` cookie).
     visitor_token: Option<String>,
     /// An enqueue token the site signed (one place per person): see `domain::entry`.
     enqueue_token: Option<String>,
@@ -86,6 +107,17 @@ pub const CHALLENGE_HEADER: &str = "x-anteroom-challenge";
 
 /// A proof-of-work challenge for a `challenge = "pow"` room (ALTCHA's format:
 /// `{algorithm, challenge, maxnumber, salt, signature}`); `404` for a room that asks none.
+#[utoipa::path(
+    tag = "visitor",
+    params(("room" = String, Path, description = "Room id, `[A-Za-z0-9_-]{1,64}`.")),
+    responses(
+        (status = 200, description = "A challenge to solve (docs/abuse.md#proof-of-work).", body = Challenge),
+        (status = 404, description = "`unknown_room`; `not_found`: the room asks no proof of work.", body = ErrorBody),
+        (status = 429, description = "`rate_limited` (the per-IP join limit).", body = ErrorBody, headers(("Retry-After" = u64, description = "Seconds to wait."))),
+        (status = 503, description = "`store_unavailable`.", body = ErrorBody, headers(("Retry-After" = u64, description = "Seconds to wait."))),
+        (status = 500, description = "`internal`.", body = ErrorBody),
+    )
+)]
 #[get("/api/rooms/{room}/challenge")]
 async fn challenge(
     req: HttpRequest,
@@ -130,6 +162,26 @@ async fn read_body(mut payload: web::Payload) -> Result<web::BytesMut, ApiError>
         .map_err(|_| ApiError::RequestTimeout)?
 }
 
+/// Joins the room's queue, or answers where the visitor already stands (idempotent per
+/// visitor). The checks run in the order of docs/http-api.md#routes.
+#[utoipa::path(
+    tag = "visitor",
+    params(("room" = String, Path, description = "Room id, `[A-Za-z0-9_-]{1,64}`.")),
+    request_body(content = Option<JoinBody>, description = "Optional: empty, or a JSON object of at most 4096 bytes, in full within 5 s."),
+    params(("X-Anteroom-Challenge" = Option<String>, Header, description = "A proof-of-work solution (ALTCHA payload, base64), instead of `altcha` in the body.")),
+    security((), ("visitor_token" = []), ("visitor_cookie" = [])),
+    responses(
+        (status = 200, description = "Where the visitor stands; sets `anteroom_vid` (and `anteroom_pass_{room}` when admitted).", body = VisitorView),
+        (status = 400, description = "`malformed_json`, `body_too_large`, `bad_request` (an `Authorization` or challenge header that is not text).", body = ErrorBody),
+        (status = 401, description = "`invalid_token`; enqueue tokens: `token_required`, `token_expired`, `token_wrong_room`, `token_invalid`, `token_not_accepted`; place receipts: `receipt_invalid`, `receipt_expired`, `receipt_foreign`.", body = ErrorBody, headers(("WWW-Authenticate" = String, description = "`Bearer`"))),
+        (status = 403, description = "`challenge_required`, `challenge_expired`, `challenge_reused`: with a fresh challenge.", body = ChallengeErrorBody),
+        (status = 404, description = "`unknown_room`.", body = ErrorBody),
+        (status = 408, description = "`request_timeout`: the body did not arrive within 5 s.", body = ErrorBody),
+        (status = 429, description = "`rate_limited`; `too_many_places` (`max_places_per_ip`).", body = ErrorBody, headers(("Retry-After" = u64, description = "Seconds to wait."))),
+        (status = 503, description = "`store_unavailable`, with the `visitor_token` to retry with (and the `anteroom_vid` cookie); `store_restoring` (no `visitor_token`).", body = UnavailableJoinBody, headers(("Retry-After" = u64, description = "Seconds to wait."))),
+        (status = 500, description = "`internal`.", body = ErrorBody),
+    )
+)]
 #[post("/api/rooms/{room}/join")]
 async fn join(
     req: HttpRequest,
@@ -209,6 +261,21 @@ async fn join(
     Ok(visitor_response(&engine, &view))
 }
 
+/// Where the visitor stands; refreshes a queued visitor's heartbeat. Never joins.
+#[utoipa::path(
+    tag = "visitor",
+    params(("room" = String, Path, description = "Room id, `[A-Za-z0-9_-]{1,64}`.")),
+    security(("visitor_token" = []), ("visitor_cookie" = [])),
+    responses(
+        (status = 200, description = "Where the visitor stands.", body = VisitorView),
+        (status = 400, description = "`bad_request`: an `Authorization` header that is not text.", body = ErrorBody),
+        (status = 401, description = "`invalid_token`, `no_visitor`.", body = ErrorBody, headers(("WWW-Authenticate" = String, description = "`Bearer`"))),
+        (status = 404, description = "`unknown_room`.", body = ErrorBody),
+        (status = 429, description = "`rate_limited` (per visitor).", body = ErrorBody, headers(("Retry-After" = u64, description = "Seconds to wait."))),
+        (status = 503, description = "`store_unavailable`, `store_restoring`.", body = ErrorBody, headers(("Retry-After" = u64, description = "Seconds to wait."))),
+        (status = 500, description = "`internal`.", body = ErrorBody),
+    )
+)]
 #[get("/api/rooms/{room}/status")]
 async fn status(
     req: HttpRequest,
@@ -229,6 +296,22 @@ async fn status(
 /// `navigator.sendBeacon`, which cannot set headers: the body may be the visitor token as
 /// plain text (or the cookie or a bearer token identifies the visitor). `204` either way
 /// (a visitor not in line has nothing to hold).
+#[utoipa::path(
+    tag = "visitor",
+    params(("room" = String, Path, description = "Room id, `[A-Za-z0-9_-]{1,64}`.")),
+    request_body(content = Option<String>, content_type = "text/plain", description = "Optional: the visitor token as plain text (what `navigator.sendBeacon` sends; at most 4096 bytes, in full within 5 s)."),
+    security((), ("visitor_token" = []), ("visitor_cookie" = [])),
+    responses(
+        (status = 204, description = "Noted: a queued visitor's place is held for `reaper.hidden_grace_secs` without a heartbeat (nothing for a visitor not in line)."),
+        (status = 400, description = "`bad_request`: a body or `Authorization` header that is not text; `body_too_large`.", body = ErrorBody),
+        (status = 401, description = "`no_visitor` (no identity), `invalid_token` (forged).", body = ErrorBody, headers(("WWW-Authenticate" = String, description = "`Bearer`"))),
+        (status = 404, description = "`unknown_room`.", body = ErrorBody),
+        (status = 408, description = "`request_timeout`: the body did not arrive within 5 s.", body = ErrorBody),
+        (status = 429, description = "`rate_limited` (the per-visitor limit, shared with status).", body = ErrorBody, headers(("Retry-After" = u64, description = "Seconds to wait."))),
+        (status = 503, description = "`store_unavailable`, `store_restoring`.", body = ErrorBody, headers(("Retry-After" = u64, description = "Seconds to wait."))),
+        (status = 500, description = "`internal`.", body = ErrorBody),
+    )
+)]
 #[post("/api/rooms/{room}/away")]
 async fn away(
     req: HttpRequest,
@@ -258,6 +341,19 @@ async fn away(
 }
 
 /// Gives the place or the session back. Accepts the visitor cookie/token or the pass.
+#[utoipa::path(
+    tag = "visitor",
+    params(("room" = String, Path, description = "Room id, `[A-Za-z0-9_-]{1,64}`.")),
+    security(("visitor_token" = []), ("pass" = []), ("visitor_cookie" = [])),
+    responses(
+        (status = 204, description = "Released (also when the visitor held nothing); the pass cookie is removed."),
+        (status = 400, description = "`bad_request`: an `Authorization` header that is not text.", body = ErrorBody),
+        (status = 401, description = "`invalid_token`, `no_visitor`; with a pass: `invalid_pass` (also a superseded pass), `expired_pass`.", body = ErrorBody, headers(("WWW-Authenticate" = String, description = "`Bearer`"))),
+        (status = 404, description = "`unknown_room`.", body = ErrorBody),
+        (status = 503, description = "`store_unavailable`.", body = ErrorBody, headers(("Retry-After" = u64, description = "Seconds to wait."))),
+        (status = 500, description = "`internal`.", body = ErrorBody),
+    )
+)]
 #[post("/api/rooms/{room}/release")]
 async fn release(
     req: HttpRequest,
@@ -291,6 +387,19 @@ async fn release(
 /// `anteroom_pass_{room}` cookie (for an origin behind nginx that cannot set the
 /// gateway's `Anteroom-Command` header). `204`, also for a pass whose session had
 /// already ended; `401` for a forged, expired or other room's pass.
+#[utoipa::path(
+    tag = "visitor",
+    params(("room" = String, Path, description = "Room id, `[A-Za-z0-9_-]{1,64}`.")),
+    security(("pass" = []), ("pass_cookie" = [])),
+    responses(
+        (status = 204, description = "Revoked (also a pass whose session had already ended); the pass cookie is removed."),
+        (status = 400, description = "`bad_request`: an `Authorization` header that is not text.", body = ErrorBody),
+        (status = 401, description = "`invalid_pass` (none, forged, another room's), `expired_pass`.", body = ErrorBody, headers(("WWW-Authenticate" = String, description = "`Bearer`"))),
+        (status = 404, description = "`unknown_room`.", body = ErrorBody),
+        (status = 503, description = "`store_unavailable`.", body = ErrorBody, headers(("Retry-After" = u64, description = "Seconds to wait."))),
+        (status = 500, description = "`internal`.", body = ErrorBody),
+    )
+)]
 #[post("/api/rooms/{room}/revoke")]
 async fn revoke(
     req: HttpRequest,
@@ -336,6 +445,18 @@ fn bypass_rule<'a>(req: &HttpRequest, engine: &'a Engine) -> Option<&'a str> {
 /// 200 with the pass's claims when the pass is valid and its session live, or with
 /// `X-Anteroom-Bypass` when a `[[bypass]]` rule matches; 401 otherwise. Suitable for
 /// nginx `auth_request`.
+#[utoipa::path(
+    tag = "visitor",
+    params(("room" = String, Path, description = "Room id, `[A-Za-z0-9_-]{1,64}`.")),
+    security((), ("pass" = []), ("pass_cookie" = [])),
+    responses(
+        (status = 200, description = "The pass is valid and its session live (`X-Anteroom-Visitor`; `X-Anteroom-Degraded: store-unreachable` when checked without the store), or a `[[bypass]]` rule matched (`X-Anteroom-Bypass`).", body = Verified),
+        (status = 400, description = "`bad_request`: an `Authorization` header that is not text.", body = ErrorBody),
+        (status = 401, description = "`invalid_pass` (none, forged, another room's, session ended), `expired_pass`.", body = ErrorBody, headers(("WWW-Authenticate" = String, description = "`Bearer`"))),
+        (status = 404, description = "`unknown_room`.", body = ErrorBody),
+        (status = 500, description = "`internal`.", body = ErrorBody),
+    )
+)]
 #[get("/api/rooms/{room}/verify")]
 async fn verify(
     req: HttpRequest,
@@ -348,7 +469,9 @@ async fn verify(
         return Ok(HttpResponse::Ok()
             .insert_header(("Cache-Control", "no-store"))
             .insert_header(("X-Anteroom-Bypass", rule))
-            .json(serde_json::json!({ "bypass": rule })));
+            .json(Verified::Bypass(Bypassed {
+                bypass: rule.to_string(),
+            })));
     }
     let token = bearer(&req)?
         .map(str::to_string)
@@ -364,5 +487,20 @@ async fn verify(
     if verified.degraded {
         res.insert_header(("X-Anteroom-Degraded", DEGRADED_STORE_UNREACHABLE));
     }
-    Ok(res.json(verified.claims))
+    Ok(res.json(Verified::Pass(verified.claims)))
+}
+
+/// A `200` from verify: the pass's claims, or the bypass rule that let the request in.
+#[derive(Serialize, ToSchema)]
+#[serde(untagged)]
+pub enum Verified {
+    Pass(Claims),
+    Bypass(Bypassed),
+}
+
+/// A request let in by a `[[bypass]]` rule, without a pass.
+#[derive(Serialize, ToSchema)]
+pub struct Bypassed {
+    /// The rule's name (also in `X-Anteroom-Bypass`).
+    pub bypass: String,
 }

@@ -4,10 +4,42 @@
 
 use actix_web::http::{header, StatusCode};
 use actix_web::{HttpResponse, ResponseError};
-use serde_json::json;
+use serde::Serialize;
+use utoipa::ToSchema;
 
 use crate::domain::pass::PassError;
+use crate::domain::pow::Challenge;
 use crate::error::DomainError;
+
+/// What went wrong, in every JSON error body (`error`).
+#[derive(Clone, Debug, Serialize, ToSchema)]
+pub struct ErrorDetail {
+    /// A machine code (the table in `docs/http-api.md#errors`).
+    #[schema(example = "rate_limited")]
+    pub code: &'static str,
+    /// A sentence for a person.
+    #[schema(example = "too many requests; retry in 60 s")]
+    pub message: String,
+    /// The offending field: only with `invalid_field`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(example = "capacity")]
+    pub field: Option<String>,
+}
+
+/// The one JSON error shape: `{"error": {"code", "message", "field"?}}`. Some answers add
+/// members beside `error` ([`ChallengeErrorBody`], a join's `503`, the admin `409`s).
+#[derive(Clone, Debug, Serialize, ToSchema)]
+pub struct ErrorBody {
+    pub error: ErrorDetail,
+}
+
+/// A join refused for want of a proof of work (`403 challenge_*`): the error and a fresh
+/// challenge to solve.
+#[derive(Clone, Debug, Serialize, ToSchema)]
+pub struct ChallengeErrorBody {
+    pub error: ErrorDetail,
+    pub challenge: Challenge,
+}
 
 /// `Retry-After` of a `429 too_many_places`: when one of the group's places may have been
 /// let in (a guess; nothing frees on a timer).
@@ -31,7 +63,7 @@ pub enum ApiError {
     Challenge {
         code: &'static str,
         message: String,
-        challenge: serde_json::Value,
+        challenge: Box<Challenge>,
     },
     #[error("no room named `{0}`")]
     UnknownRoom(String),
@@ -77,6 +109,18 @@ impl ApiError {
         }
     }
 
+    /// The `error` member of this error's body.
+    pub fn detail(&self) -> ErrorDetail {
+        ErrorDetail {
+            code: self.code(),
+            message: self.to_string(),
+            field: match self {
+                ApiError::InvalidField { field, .. } => Some(field.clone()),
+                _ => None,
+            },
+        }
+    }
+
     pub fn code(&self) -> &'static str {
         match self {
             ApiError::BadRequest { code, .. }
@@ -111,7 +155,7 @@ impl From<DomainError> for ApiError {
             DomainError::Challenge { error, fresh } => ApiError::Challenge {
                 code: error.code(),
                 message,
-                challenge: json!(*fresh),
+                challenge: fresh,
             },
             DomainError::NoVisitor(_) => ApiError::unauthorized("no_visitor", message),
             DomainError::Pass(PassError::Expired) => {
@@ -185,14 +229,14 @@ impl ResponseError for ApiError {
             }
             _ => {}
         }
-        let mut error = json!({"code": self.code(), "message": self.to_string()});
-        if let ApiError::InvalidField { field, .. } = self {
-            error["field"] = json!(field);
-        }
+        let error = self.detail();
         if let ApiError::Challenge { challenge, .. } = self {
-            return res.json(json!({ "error": error, "challenge": challenge }));
+            return res.json(ChallengeErrorBody {
+                error,
+                challenge: (**challenge).clone(),
+            });
         }
-        res.json(json!({ "error": error }))
+        res.json(ErrorBody { error })
     }
 }
 

@@ -1,11 +1,13 @@
 //! Probes, metrics and the public key set.
 
 use actix_web::{get, web, HttpRequest, HttpResponse};
-use serde_json::json;
+use serde::Serialize;
+use utoipa::{OpenApi, ToSchema};
 
-use super::error::ApiError;
+use super::error::{ApiError, ErrorBody, ErrorDetail};
 use super::support::bearer;
 use crate::domain::admission::Engine;
+use crate::domain::pass::Jwks;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.service(healthz)
@@ -14,35 +16,93 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .service(jwks);
 }
 
+/// The OpenAPI description of these routes (merged into `/api/openapi.json`).
+#[derive(OpenApi)]
+#[openapi(
+    paths(healthz, readyz, metrics, jwks),
+    components(schemas(Health, Readiness, Jwks))
+)]
+pub struct Doc;
+
+/// The body of `/healthz`.
+#[derive(Serialize, ToSchema)]
+pub struct Health {
+    /// `ok`.
+    #[schema(example = "ok")]
+    pub status: &'static str,
+}
+
+/// The body of `/readyz`.
+#[derive(Serialize, ToSchema)]
+pub struct Readiness {
+    /// `ready` or `unavailable`.
+    #[schema(example = "ready")]
+    pub status: &'static str,
+    /// Why not ready: `store_unavailable` or `room_missing`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<ErrorDetail>,
+    /// With `room_missing`: the declared rooms the store lost (being re-created).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub missing_rooms: Option<Vec<String>>,
+}
+
 /// The process is up.
+#[utoipa::path(tag = "health", responses((status = 200, description = "The process is up.", body = Health)))]
 #[get("/healthz")]
 async fn healthz() -> HttpResponse {
-    HttpResponse::Ok().json(json!({"status": "ok"}))
+    HttpResponse::Ok().json(Health { status: "ok" })
 }
 
 /// The store answers and holds every declared room; load balancers should stop sending
 /// traffic otherwise.
+#[utoipa::path(
+    tag = "health",
+    responses(
+        (status = 200, description = "Ready: the store answers and holds every declared room.", body = Readiness),
+        (status = 503, description = "Not ready: `store_unavailable` (the store did not answer) or `room_missing` (with `missing_rooms`).", body = Readiness),
+    )
+)]
 #[get("/readyz")]
 async fn readyz(engine: web::Data<Engine>) -> HttpResponse {
+    let unavailable = |code, message, missing_rooms| {
+        HttpResponse::ServiceUnavailable().json(Readiness {
+            status: "unavailable",
+            error: Some(ErrorDetail {
+                code,
+                message,
+                field: None,
+            }),
+            missing_rooms,
+        })
+    };
     match engine.missing_rooms().await {
-        Ok(missing) if missing.is_empty() => HttpResponse::Ok().json(json!({"status": "ready"})),
-        Ok(missing) => HttpResponse::ServiceUnavailable().json(json!({
-            "status": "unavailable",
-            "error": {
-                "code": "room_missing",
-                "message": format!("declared rooms missing from the store (being re-created): {}", missing.join(", ")),
-            },
-            "missing_rooms": missing,
-        })),
-        Err(_) => HttpResponse::ServiceUnavailable().json(json!({
-            "status": "unavailable",
-            "error": {"code": "store_unavailable", "message": "the store did not answer"}
-        })),
+        Ok(missing) if missing.is_empty() => HttpResponse::Ok().json(Readiness {
+            status: "ready",
+            error: None,
+            missing_rooms: None,
+        }),
+        Ok(missing) => unavailable(
+            "room_missing",
+            format!(
+                "declared rooms missing from the store (being re-created): {}",
+                missing.join(", ")
+            ),
+            Some(missing),
+        ),
+        Err(_) => unavailable("store_unavailable", "the store did not answer".into(), None),
     }
 }
 
 /// Prometheus text; room figures are read from the store now. With `metrics_token`
 /// set, only `Authorization: Bearer <metrics_token>` may read it (it lists room ids).
+#[utoipa::path(
+    tag = "health",
+    security((), ("metrics_token" = [])),
+    responses(
+        (status = 200, description = "Prometheus text exposition (docs/operations.md#metrics).", content_type = "text/plain; version=0.0.4", body = String),
+        (status = 401, description = "`invalid_token`: `metrics_token` is set and the bearer is not it.", body = ErrorBody),
+    )
+)]
 #[get("/metrics")]
 async fn metrics(
     req: HttpRequest,
@@ -98,6 +158,7 @@ async fn metrics(
 }
 
 /// The pass verification key, for origins that check passes themselves.
+#[utoipa::path(tag = "health", responses((status = 200, description = "The JWK set (`Cache-Control: public, max-age=300`).", body = Jwks)))]
 #[get("/.well-known/jwks.json")]
 async fn jwks(engine: web::Data<Engine>) -> HttpResponse {
     HttpResponse::Ok()

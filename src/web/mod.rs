@@ -5,7 +5,8 @@
 //! - [`visitor`]: the queue page, the embed widget and the demo host page.
 //! - [`ws`]: the queue WebSocket (upgrade checks and the per-socket loop).
 //! - [`admin`]: the dashboard and the admin API, behind one auth extractor.
-//! - [`health`]: probes, metrics and the JWK set; [`demo`]: the demo origin;
+//! - [`health`]: probes, metrics and the JWK set; [`openapi`]: the OpenAPI document of
+//!   the JSON API; [`demo`]: the demo origin;
 //!   [`assets`]: the static files compiled into the binary.
 //! - [`support`]: what the handlers share; [`error`]: [`ApiError`](error::ApiError),
 //!   the one HTTP error shape.
@@ -19,6 +20,7 @@ pub mod demo;
 pub mod error;
 pub mod frame_guard;
 pub mod health;
+pub mod openapi;
 pub mod support;
 pub mod visitor;
 pub mod ws;
@@ -38,6 +40,7 @@ use error::{json_error_handler, path_error_handler, query_error_handler};
 pub fn configure(cfg: &mut web::ServiceConfig) {
     health::configure(cfg);
     api::configure(cfg);
+    openapi::configure(cfg);
     visitor::configure(cfg);
     ws::configure(cfg);
     assets::configure(cfg);

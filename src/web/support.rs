@@ -144,14 +144,22 @@ fn token_cookie(engine: &Engine, token: String) -> Cookie<'static> {
 pub fn unavailable_keeping(engine: &Engine, visitor: &VisitorId) -> HttpResponse {
     let mut res = ApiError::Unavailable.error_response();
     let _ = res.add_cookie(&identity_cookie(engine, visitor));
-    let body = serde_json::json!({
-        "error": {
-            "code": ApiError::Unavailable.code(),
-            "message": ApiError::Unavailable.to_string(),
-        },
-        "visitor_token": engine.visitors.token(visitor),
-    });
-    res.set_body(actix_web::body::BoxBody::new(body.to_string()))
+    let body = UnavailableJoinBody {
+        error: ApiError::Unavailable.detail(),
+        visitor_token: engine.visitors.token(visitor),
+    };
+    // unwrap: the body always serialises.
+    res.set_body(actix_web::body::BoxBody::new(
+        serde_json::to_string(&body).unwrap(),
+    ))
+}
+
+/// A join's `503 store_unavailable`: the error and the identity the join was made under,
+/// to retry with.
+#[derive(serde::Serialize, utoipa::ToSchema)]
+pub struct UnavailableJoinBody {
+    pub error: super::error::ErrorDetail,
+    pub visitor_token: String,
 }
 
 /// The pass cookie (`anteroom_pass_{room}`) of an admitted view, living as long as the

@@ -24,6 +24,7 @@ mod hostile_table;
 mod lanes;
 mod model;
 mod nginx;
+mod openapi;
 mod pages;
 mod pow;
 mod reaper;

@@ -8,7 +8,7 @@ use crate::domain::admission::Engine;
 use crate::error::DomainError;
 
 /// One audit log entry.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, utoipa::ToSchema)]
 pub struct AuditEntry {
     /// Milliseconds since the epoch.
     pub at: u64,

@@ -45,7 +45,7 @@ impl Wanted {
 }
 
 /// A visitor as the admin API shows them.
-#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+#[derive(Clone, Debug, Serialize, PartialEq, Eq, utoipa::ToSchema)]
 pub struct VisitorMatch {
     /// The full visitor id (32 hex digits).
     pub id: String,

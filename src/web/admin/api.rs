@@ -2,17 +2,125 @@
 //! ([`crate::domain::admin`]), which applies each change and writes it to the audit log.
 
 use actix_web::{delete, get, post, put, web, HttpResponse, ResponseError};
-use serde::Deserialize;
-use serde_json::{json, Map, Value};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use utoipa::{IntoParams, OpenApi, ToSchema};
 
 use super::auth::Admin;
-use crate::domain::admin::visitors::{self, Removal, Wanted};
-use crate::domain::admin::{self as service, PutOutcome, Switch};
+use crate::config::RoomConfig;
+use crate::domain::admin::visitors::{self, Removal, VisitorMatch, Wanted};
+use crate::domain::admin::{self as service, AuditEntry, Overview, PutOutcome, Switch};
 use crate::domain::admission::Engine;
 use crate::domain::identity::{SupportCode, VisitorId};
+use crate::domain::live::RoomLive;
 use crate::store::{RoomPatch, StockChange, MAX_STOCK};
-use crate::web::error::ApiError;
+use crate::web::error::{ApiError, ErrorBody, ErrorDetail};
 use crate::web::support::room_id;
+
+/// The OpenAPI description of these routes (merged into `/api/openapi.json`). Every
+/// route also answers the admin credential's errors: `401 no_credential` /
+/// `invalid_token`, `403 forbidden` (a foreign `Origin`, a missing CSRF token), `404
+/// not_found` (the admin interface off), `429 rate_limited` (failed authentications).
+#[derive(OpenApi)]
+#[openapi(
+    paths(
+        list_rooms,
+        get_room,
+        put_room,
+        delete_room,
+        switch,
+        stock,
+        find_visitors,
+        remove_visitor,
+        flush,
+        room_audit,
+        all_audit
+    ),
+    components(schemas(
+        Overview,
+        RoomDetail,
+        RoomVersion,
+        PutRoomBody,
+        StaleRoom,
+        StockBody,
+        StockOutcome,
+        VisitorList,
+        AmbiguousCode,
+        Flushed,
+        AuditList
+    ))
+)]
+pub struct Doc;
+
+/// A room's configuration and the version it is at.
+#[derive(Serialize, ToSchema)]
+pub struct RoomVersion {
+    pub config: RoomConfig,
+    /// Send it back with a `PUT` to change only what you saw.
+    pub version: u64,
+}
+
+/// A room's configuration, its version and its live figures.
+#[derive(Serialize, ToSchema)]
+pub struct RoomDetail {
+    pub config: RoomConfig,
+    pub version: u64,
+    pub live: RoomLive,
+}
+
+/// `409 conflict` of a `PUT` based on a version the room is no longer at: nothing
+/// changed; the current configuration and version.
+#[derive(Serialize, ToSchema)]
+pub struct StaleRoom {
+    pub error: ErrorDetail,
+    pub config: RoomConfig,
+    pub version: u64,
+}
+
+/// The body of `PUT /api/admin/rooms/{room}`: any room fields, plus the `version` the
+/// change is based on.
+// Read as a JSON object first (`put_body`): serde cannot refuse unknown fields through
+// a flattened struct.
+#[derive(ToSchema)]
+pub struct PutRoomBody {
+    #[serde(flatten)]
+    patch: RoomPatch,
+    /// The version `GET` answered: the change is refused (`409`) if the room moved on.
+    version: Option<u64>,
+}
+
+/// A stock change: before and after (`null`: unlimited).
+#[derive(Serialize, ToSchema)]
+pub struct StockOutcome {
+    pub old: Option<u64>,
+    pub new: Option<u64>,
+}
+
+/// Visitors found by support code or id.
+#[derive(Serialize, ToSchema)]
+pub struct VisitorList {
+    pub visitors: Vec<VisitorMatch>,
+}
+
+/// `409 conflict` of a removal by a support code that several visitors share: nobody
+/// was removed; the matches.
+#[derive(Serialize, ToSchema)]
+pub struct AmbiguousCode {
+    pub error: ErrorDetail,
+    pub visitors: Vec<VisitorMatch>,
+}
+
+/// How many visitors a flush removed from the queue.
+#[derive(Serialize, ToSchema)]
+pub struct Flushed {
+    pub flushed: u64,
+}
+
+/// Audit log entries, newest first.
+#[derive(Serialize, ToSchema)]
+pub struct AuditList {
+    pub entries: Vec<AuditEntry>,
+}
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.service(list_rooms)
@@ -28,11 +136,39 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .service(all_audit);
 }
 
+#[utoipa::path(
+    tag = "admin",
+    security(("admin_token" = []), ("admin_session" = [])),
+    responses(
+        (status = 200, description = "Every room with its live figures, the totals.", body = Overview),
+        (status = 404, description = "`not_found`: the admin interface is off.", body = ErrorBody),
+        (status = 401, description = "`no_credential`, `invalid_token`.", body = ErrorBody, headers(("WWW-Authenticate" = String, description = "`Bearer`"))),
+        (status = 403, description = "`forbidden`: a foreign `Origin`, or a dashboard session without the right `X-CSRF-Token`.", body = ErrorBody),
+        (status = 429, description = "`rate_limited`: too many failed authentications from this client.", body = ErrorBody, headers(("Retry-After" = u64, description = "Seconds to wait."))),
+        (status = 503, description = "`store_unavailable`.", body = ErrorBody, headers(("Retry-After" = u64, description = "Seconds to wait."))),
+        (status = 500, description = "`internal`.", body = ErrorBody),
+    )
+)]
 #[get("/api/admin/rooms")]
 async fn list_rooms(_a: Admin, engine: web::Data<Engine>) -> Result<HttpResponse, ApiError> {
-    Ok(HttpResponse::Ok().json(service::overview(&engine, 0).await?))
+    let overview: Overview = service::overview(&engine, 0).await?;
+    Ok(HttpResponse::Ok().json(overview))
 }
 
+#[utoipa::path(
+    tag = "admin",
+    params(("room" = String, Path, description = "Room id, `[A-Za-z0-9_-]{1,64}`.")),
+    security(("admin_token" = []), ("admin_session" = [])),
+    responses(
+        (status = 200, description = "The room's configuration, version and live figures.", body = RoomDetail),
+        (status = 404, description = "`unknown_room`; `not_found`: the admin interface is off.", body = ErrorBody),
+        (status = 401, description = "`no_credential`, `invalid_token`.", body = ErrorBody, headers(("WWW-Authenticate" = String, description = "`Bearer`"))),
+        (status = 403, description = "`forbidden`: a foreign `Origin`, or a dashboard session without the right `X-CSRF-Token`.", body = ErrorBody),
+        (status = 429, description = "`rate_limited`: too many failed authentications from this client.", body = ErrorBody, headers(("Retry-After" = u64, description = "Seconds to wait."))),
+        (status = 503, description = "`store_unavailable`.", body = ErrorBody, headers(("Retry-After" = u64, description = "Seconds to wait."))),
+        (status = 500, description = "`internal`.", body = ErrorBody),
+    )
+)]
 #[get("/api/admin/rooms/{room}")]
 async fn get_room(
     _a: Admin,
@@ -41,24 +177,26 @@ async fn get_room(
 ) -> Result<HttpResponse, ApiError> {
     let room = room_id(&room)?;
     let (config, version, live) = service::room(&engine, &room).await?;
-    Ok(HttpResponse::Ok().json(json!({ "config": config, "version": version, "live": live })))
+    Ok(HttpResponse::Ok().json(RoomDetail {
+        config,
+        version,
+        live,
+    }))
 }
 
 /// An error in the one shape, with more members beside `error` (the `409`s that carry
 /// what the client needs to decide: the current config, or the matching visitors).
-fn error_with(err: ApiError, members: Value) -> HttpResponse {
-    let mut body = json!({ "error": { "code": err.code(), "message": err.to_string() } });
-    if let (Some(b), Value::Object(m)) = (body.as_object_mut(), members) {
-        b.extend(m);
-    }
+fn error_with(err: ApiError, body: impl Serialize) -> HttpResponse {
+    // unwrap: the bodies always serialise.
+    let body = serde_json::to_string(&body).unwrap();
     err.error_response()
-        .set_body(actix_web::body::BoxBody::new(body.to_string()))
+        .set_body(actix_web::body::BoxBody::new(body))
 }
 
 /// The body of a `PUT`: any room fields, plus the optional `version` the change is based
 /// on. Read as an object first so `version` can sit beside the fields of [`RoomPatch`],
 /// which refuses unknown fields.
-fn put_body(mut body: Map<String, Value>) -> Result<(RoomPatch, Option<u64>), ApiError> {
+fn put_body(mut body: Map<String, Value>) -> Result<PutRoomBody, ApiError> {
     let malformed = |message: String| ApiError::BadRequest {
         code: "malformed_json",
         message,
@@ -71,11 +209,29 @@ fn put_body(mut body: Map<String, Value>) -> Result<(RoomPatch, Option<u64>), Ap
     };
     let patch = serde_json::from_value(Value::Object(body))
         .map_err(|e| malformed(format!("the request body is not valid JSON: {e}")))?;
-    Ok((patch, version))
+    Ok(PutRoomBody { patch, version })
 }
 
 /// Creates a room (`target_url` required) or changes the given fields of an existing one;
 /// with `version`, only if nobody changed the room since that version (else `409`).
+#[utoipa::path(
+    tag = "admin",
+    params(("room" = String, Path, description = "Room id, `[A-Za-z0-9_-]{1,64}`.")),
+    request_body(content = PutRoomBody, description = "Room fields to set (`target_url` required to create); unknown fields are refused."),
+    security(("admin_token" = []), ("admin_session" = [])),
+    responses(
+        (status = 200, description = "Changed.", body = RoomVersion),
+        (status = 201, description = "Created.", body = RoomVersion),
+        (status = 400, description = "`malformed_json` (also without `Content-Type: application/json`), `invalid_field` (with `field`).", body = ErrorBody),
+        (status = 404, description = "`not_found`: the admin interface is off.", body = ErrorBody),
+        (status = 409, description = "`conflict`: the room moved on from `version` (nothing changed; the current `config` and `version`), or was created by another request at the same moment.", body = StaleRoom),
+        (status = 401, description = "`no_credential`, `invalid_token`.", body = ErrorBody, headers(("WWW-Authenticate" = String, description = "`Bearer`"))),
+        (status = 403, description = "`forbidden`: a foreign `Origin`, or a dashboard session without the right `X-CSRF-Token`.", body = ErrorBody),
+        (status = 429, description = "`rate_limited`: too many failed authentications from this client.", body = ErrorBody, headers(("Retry-After" = u64, description = "Seconds to wait."))),
+        (status = 503, description = "`store_unavailable`.", body = ErrorBody, headers(("Retry-After" = u64, description = "Seconds to wait."))),
+        (status = 500, description = "`internal`.", body = ErrorBody),
+    )
+)]
 #[put("/api/admin/rooms/{room}")]
 async fn put_room(
     a: Admin,
@@ -83,27 +239,50 @@ async fn put_room(
     body: web::Json<Map<String, Value>>,
     engine: web::Data<Engine>,
 ) -> Result<HttpResponse, ApiError> {
-    let (patch, expected) = put_body(body.into_inner())?;
+    let PutRoomBody {
+        patch,
+        version: expected,
+    } = put_body(body.into_inner())?;
     Ok(
         match service::put_room(&engine, &a.who, &room, &patch, expected).await? {
             PutOutcome::Created { config, version } => {
-                HttpResponse::Created().json(json!({ "config": config, "version": version }))
+                HttpResponse::Created().json(RoomVersion { config, version })
             }
             PutOutcome::Changed { config, version } => {
-                HttpResponse::Ok().json(json!({ "config": config, "version": version }))
+                HttpResponse::Ok().json(RoomVersion { config, version })
             }
-            PutOutcome::Stale { config, version } => error_with(
-                ApiError::Conflict(format!(
+            PutOutcome::Stale { config, version } => {
+                let err = ApiError::Conflict(format!(
                     "`{room}` was changed by someone else since version {}: it is at \
                      version {version}; nothing was changed",
                     expected.unwrap_or_default()
-                )),
-                json!({ "config": config, "version": version }),
-            ),
+                ));
+                let body = StaleRoom {
+                    error: err.detail(),
+                    config,
+                    version,
+                };
+                error_with(err, body)
+            }
         },
     )
 }
 
+#[utoipa::path(
+    tag = "admin",
+    params(("room" = String, Path, description = "Room id, `[A-Za-z0-9_-]{1,64}`.")),
+    security(("admin_token" = []), ("admin_session" = [])),
+    responses(
+        (status = 204, description = "Deleted."),
+        (status = 404, description = "`unknown_room`; `not_found`: the admin interface is off.", body = ErrorBody),
+        (status = 409, description = "`conflict`: the room is declared in the configuration.", body = ErrorBody),
+        (status = 401, description = "`no_credential`, `invalid_token`.", body = ErrorBody, headers(("WWW-Authenticate" = String, description = "`Bearer`"))),
+        (status = 403, description = "`forbidden`: a foreign `Origin`, or a dashboard session without the right `X-CSRF-Token`.", body = ErrorBody),
+        (status = 429, description = "`rate_limited`: too many failed authentications from this client.", body = ErrorBody, headers(("Retry-After" = u64, description = "Seconds to wait."))),
+        (status = 503, description = "`store_unavailable`.", body = ErrorBody, headers(("Retry-After" = u64, description = "Seconds to wait."))),
+        (status = 500, description = "`internal`.", body = ErrorBody),
+    )
+)]
 #[delete("/api/admin/rooms/{room}")]
 async fn delete_room(
     a: Admin,
@@ -116,6 +295,23 @@ async fn delete_room(
 }
 
 /// `POST …/pause`, `…/resume`, `…/close` and `…/open`: one flag each.
+#[utoipa::path(
+    tag = "admin",
+    params(
+        ("room" = String, Path, description = "Room id, `[A-Za-z0-9_-]{1,64}`."),
+        ("action" = String, Path, description = "`pause`, `resume`, `close` or `open`.", pattern = "^(pause|resume|close|open)$"),
+    ),
+    security(("admin_token" = []), ("admin_session" = [])),
+    responses(
+        (status = 200, description = "The flag is set; the room's configuration and version.", body = RoomVersion),
+        (status = 404, description = "`unknown_room` (also any other action); `not_found`: the admin interface is off.", body = ErrorBody),
+        (status = 401, description = "`no_credential`, `invalid_token`.", body = ErrorBody, headers(("WWW-Authenticate" = String, description = "`Bearer`"))),
+        (status = 403, description = "`forbidden`: a foreign `Origin`, or a dashboard session without the right `X-CSRF-Token`.", body = ErrorBody),
+        (status = 429, description = "`rate_limited`: too many failed authentications from this client.", body = ErrorBody, headers(("Retry-After" = u64, description = "Seconds to wait."))),
+        (status = 503, description = "`store_unavailable`.", body = ErrorBody, headers(("Retry-After" = u64, description = "Seconds to wait."))),
+        (status = 500, description = "`internal`.", body = ErrorBody),
+    )
+)]
 #[post("/api/admin/rooms/{room}/{action:pause|resume|close|open}")]
 async fn switch(
     a: Admin,
@@ -127,18 +323,36 @@ async fn switch(
     // unwrap: the route's pattern admits only the four actions.
     let action = Switch::parse(&action).unwrap();
     let (config, version) = service::switch(&engine, &a.who, &room, action).await?;
-    Ok(HttpResponse::Ok().json(json!({ "config": config, "version": version })))
+    Ok(HttpResponse::Ok().json(RoomVersion { config, version }))
 }
 
 /// Body of `POST …/stock`: exactly one of the fields.
-#[derive(Deserialize)]
+#[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
-struct StockBody {
+pub struct StockBody {
+    /// Set the units left.
     set: Option<u64>,
+    /// Add units (> 0).
     add: Option<u64>,
+    /// `true`: no stock limit.
     unlimited: Option<bool>,
 }
 
+#[utoipa::path(
+    tag = "admin",
+    params(("room" = String, Path, description = "Room id, `[A-Za-z0-9_-]{1,64}`.")),
+    security(("admin_token" = []), ("admin_session" = [])),
+    responses(
+        (status = 200, description = "Stock before and after.", body = StockOutcome),
+        (status = 400, description = "`malformed_json`; `invalid_field` (`stock`): not exactly one valid change, or beyond the bound.", body = ErrorBody),
+        (status = 404, description = "`unknown_room`; `not_found`: the admin interface is off.", body = ErrorBody),
+        (status = 401, description = "`no_credential`, `invalid_token`.", body = ErrorBody, headers(("WWW-Authenticate" = String, description = "`Bearer`"))),
+        (status = 403, description = "`forbidden`: a foreign `Origin`, or a dashboard session without the right `X-CSRF-Token`.", body = ErrorBody),
+        (status = 429, description = "`rate_limited`: too many failed authentications from this client.", body = ErrorBody, headers(("Retry-After" = u64, description = "Seconds to wait."))),
+        (status = 503, description = "`store_unavailable`.", body = ErrorBody, headers(("Retry-After" = u64, description = "Seconds to wait."))),
+        (status = 500, description = "`internal`.", body = ErrorBody),
+    )
+)]
 #[post("/api/admin/rooms/{room}/stock")]
 async fn stock(
     a: Admin,
@@ -165,17 +379,35 @@ async fn stock(
         }
     };
     let (old, new) = service::change_stock(&engine, &a.who, &room, change).await?;
-    Ok(HttpResponse::Ok().json(json!({ "old": old, "new": new })))
+    Ok(HttpResponse::Ok().json(StockOutcome { old, new }))
 }
 
 /// `?code=K7QX-M2PD` or `?id=<32 hex>`: exactly one.
-#[derive(Deserialize)]
+#[derive(Deserialize, IntoParams)]
 #[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
 struct FindQuery {
+    /// A support code (`K7QX-M2PD`).
     code: Option<String>,
+    /// A visitor id (32 hex digits).
     id: Option<String>,
 }
 
+#[utoipa::path(
+    tag = "admin",
+    params(("room" = String, Path, description = "Room id, `[A-Za-z0-9_-]{1,64}`.")),
+    security(("admin_token" = []), ("admin_session" = [])),
+    responses(
+        (status = 200, description = "The visitors found (queued or admitted).", body = VisitorList),
+        (status = 400, description = "`bad_request`: neither or both of `code` and `id`, or another parameter; `invalid_field` (`code`, `id`).", body = ErrorBody),
+        (status = 404, description = "`unknown_room`; `not_found`: the admin interface is off.", body = ErrorBody),
+        (status = 401, description = "`no_credential`, `invalid_token`.", body = ErrorBody, headers(("WWW-Authenticate" = String, description = "`Bearer`"))),
+        (status = 403, description = "`forbidden`: a foreign `Origin`, or a dashboard session without the right `X-CSRF-Token`.", body = ErrorBody),
+        (status = 429, description = "`rate_limited`: too many failed authentications from this client.", body = ErrorBody, headers(("Retry-After" = u64, description = "Seconds to wait."))),
+        (status = 503, description = "`store_unavailable`.", body = ErrorBody, headers(("Retry-After" = u64, description = "Seconds to wait."))),
+        (status = 500, description = "`internal`.", body = ErrorBody),
+    )
+)]
 #[get("/api/admin/rooms/{room}/visitors")]
 async fn find_visitors(
     _a: Admin,
@@ -202,11 +434,30 @@ async fn find_visitors(
         }
     };
     let found = visitors::find(&engine, &room, &wanted).await?;
-    Ok(HttpResponse::Ok().json(json!({ "visitors": found })))
+    Ok(HttpResponse::Ok().json(VisitorList { visitors: found }))
 }
 
 /// `{id}` is a full visitor id or a support code; a code that matches several visitors
 /// removes nobody and answers `409` with the matches.
+#[utoipa::path(
+    tag = "admin",
+    params(
+        ("room" = String, Path, description = "Room id, `[A-Za-z0-9_-]{1,64}`."),
+        ("id" = String, Path, description = "A visitor id (32 hex digits) or a support code."),
+    ),
+    security(("admin_token" = []), ("admin_session" = [])),
+    responses(
+        (status = 204, description = "Removed: the place or the session is gone."),
+        (status = 400, description = "`invalid_field` (`id`): neither a visitor id nor a support code.", body = ErrorBody),
+        (status = 404, description = "`unknown_room`; `not_found`: no such visitor queued or admitted, or the admin interface is off.", body = ErrorBody),
+        (status = 409, description = "`conflict`: several visitors have the support code; nobody was removed.", body = AmbiguousCode),
+        (status = 401, description = "`no_credential`, `invalid_token`.", body = ErrorBody, headers(("WWW-Authenticate" = String, description = "`Bearer`"))),
+        (status = 403, description = "`forbidden`: a foreign `Origin`, or a dashboard session without the right `X-CSRF-Token`.", body = ErrorBody),
+        (status = 429, description = "`rate_limited`: too many failed authentications from this client.", body = ErrorBody, headers(("Retry-After" = u64, description = "Seconds to wait."))),
+        (status = 503, description = "`store_unavailable`.", body = ErrorBody, headers(("Retry-After" = u64, description = "Seconds to wait."))),
+        (status = 500, description = "`internal`.", body = ErrorBody),
+    )
+)]
 #[delete("/api/admin/rooms/{room}/visitors/{id}")]
 async fn remove_visitor(
     a: Admin,
@@ -217,17 +468,35 @@ async fn remove_visitor(
     let room = room_id(&room)?;
     Ok(match visitors::remove(&engine, &a.who, &room, &id).await? {
         Removal::Removed(_) => HttpResponse::NoContent().finish(),
-        Removal::Ambiguous(matches) => error_with(
-            ApiError::Conflict(format!(
+        Removal::Ambiguous(matches) => {
+            let err = ApiError::Conflict(format!(
                 "{} visitors have the support code {}; nobody was removed: remove one by its id",
                 matches.len(),
                 id.trim()
-            )),
-            json!({ "visitors": matches }),
-        ),
+            ));
+            let body = AmbiguousCode {
+                error: err.detail(),
+                visitors: matches,
+            };
+            error_with(err, body)
+        }
     })
 }
 
+#[utoipa::path(
+    tag = "admin",
+    params(("room" = String, Path, description = "Room id, `[A-Za-z0-9_-]{1,64}`.")),
+    security(("admin_token" = []), ("admin_session" = [])),
+    responses(
+        (status = 200, description = "The queue is emptied (sessions stay).", body = Flushed),
+        (status = 404, description = "`unknown_room`; `not_found`: the admin interface is off.", body = ErrorBody),
+        (status = 401, description = "`no_credential`, `invalid_token`.", body = ErrorBody, headers(("WWW-Authenticate" = String, description = "`Bearer`"))),
+        (status = 403, description = "`forbidden`: a foreign `Origin`, or a dashboard session without the right `X-CSRF-Token`.", body = ErrorBody),
+        (status = 429, description = "`rate_limited`: too many failed authentications from this client.", body = ErrorBody, headers(("Retry-After" = u64, description = "Seconds to wait."))),
+        (status = 503, description = "`store_unavailable`.", body = ErrorBody, headers(("Retry-After" = u64, description = "Seconds to wait."))),
+        (status = 500, description = "`internal`.", body = ErrorBody),
+    )
+)]
 #[post("/api/admin/rooms/{room}/flush")]
 async fn flush(
     a: Admin,
@@ -236,14 +505,31 @@ async fn flush(
 ) -> Result<HttpResponse, ApiError> {
     let room = room_id(&room)?;
     let n = service::flush(&engine, &a.who, &room).await?;
-    Ok(HttpResponse::Ok().json(json!({ "flushed": n })))
+    Ok(HttpResponse::Ok().json(Flushed { flushed: n }))
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
 struct AuditQuery {
+    /// How many entries, newest first (default 100, at most 1000).
     limit: Option<u32>,
 }
 
+#[utoipa::path(
+    tag = "admin",
+    params(("room" = String, Path, description = "Room id, `[A-Za-z0-9_-]{1,64}`.")),
+    security(("admin_token" = []), ("admin_session" = [])),
+    responses(
+        (status = 200, description = "The room's audit log, newest first.", body = AuditList),
+        (status = 400, description = "`bad_request`: a query that cannot be read.", body = ErrorBody),
+        (status = 404, description = "`unknown_room`; `not_found`: the admin interface is off.", body = ErrorBody),
+        (status = 401, description = "`no_credential`, `invalid_token`.", body = ErrorBody, headers(("WWW-Authenticate" = String, description = "`Bearer`"))),
+        (status = 403, description = "`forbidden`: a foreign `Origin`, or a dashboard session without the right `X-CSRF-Token`.", body = ErrorBody),
+        (status = 429, description = "`rate_limited`: too many failed authentications from this client.", body = ErrorBody, headers(("Retry-After" = u64, description = "Seconds to wait."))),
+        (status = 503, description = "`store_unavailable`.", body = ErrorBody, headers(("Retry-After" = u64, description = "Seconds to wait."))),
+        (status = 500, description = "`internal`.", body = ErrorBody),
+    )
+)]
 #[get("/api/admin/rooms/{room}/audit")]
 async fn room_audit(
     _a: Admin,
@@ -254,9 +540,23 @@ async fn room_audit(
     let room = room_id(&room)?;
     let limit = q.limit.unwrap_or(100).min(1000);
     let entries = service::read_audit(&engine, limit, Some(&room)).await?;
-    Ok(HttpResponse::Ok().json(json!({ "entries": entries })))
+    Ok(HttpResponse::Ok().json(AuditList { entries }))
 }
 
+#[utoipa::path(
+    tag = "admin",
+    security(("admin_token" = []), ("admin_session" = [])),
+    responses(
+        (status = 200, description = "The audit log of every room, newest first.", body = AuditList),
+        (status = 400, description = "`bad_request`: a query that cannot be read.", body = ErrorBody),
+        (status = 404, description = "`not_found`: the admin interface is off.", body = ErrorBody),
+        (status = 401, description = "`no_credential`, `invalid_token`.", body = ErrorBody, headers(("WWW-Authenticate" = String, description = "`Bearer`"))),
+        (status = 403, description = "`forbidden`: a foreign `Origin`, or a dashboard session without the right `X-CSRF-Token`.", body = ErrorBody),
+        (status = 429, description = "`rate_limited`: too many failed authentications from this client.", body = ErrorBody, headers(("Retry-After" = u64, description = "Seconds to wait."))),
+        (status = 503, description = "`store_unavailable`.", body = ErrorBody, headers(("Retry-After" = u64, description = "Seconds to wait."))),
+        (status = 500, description = "`internal`.", body = ErrorBody),
+    )
+)]
 #[get("/api/admin/audit")]
 async fn all_audit(
     _a: Admin,
@@ -265,5 +565,5 @@ async fn all_audit(
 ) -> Result<HttpResponse, ApiError> {
     let limit = q.limit.unwrap_or(100).min(1000);
     let entries = service::read_audit(&engine, limit, None).await?;
-    Ok(HttpResponse::Ok().json(json!({ "entries": entries })))
+    Ok(HttpResponse::Ok().json(AuditList { entries }))
 }
