@@ -81,6 +81,8 @@ pub enum Decision {
 pub struct Guard {
     pub routes: Routes,
     pub revoked: std::sync::Arc<RevokedSet>,
+    /// Passes whose signature was checked, until they expire.
+    pub checked: super::pass_cache::PassCache,
 }
 
 impl Guard {
@@ -154,11 +156,20 @@ impl Guard {
     /// The local pass check: signature, algorithm, issuer, expiry, room, not revoked. A
     /// fail-open pass only while the store is unreachable.
     pub fn check(&self, keys: &PassKeys, room: &str, token: &str) -> Result<Claims, Refusal> {
-        let claims = keys.verify(token, room).map_err(|e| match e {
-            PassError::Expired => Refusal::Expired,
-            PassError::WrongRoom => Refusal::WrongRoom,
-            _ => Refusal::Invalid,
-        })?;
+        let now = jsonwebtoken::get_current_timestamp();
+        let claims = match self.checked.get(room, token, now) {
+            Some(Ok(claims)) => claims,
+            Some(Err(())) => return Err(Refusal::Expired),
+            None => {
+                let claims = keys.verify(token, room).map_err(|e| match e {
+                    PassError::Expired => Refusal::Expired,
+                    PassError::WrongRoom => Refusal::WrongRoom,
+                    _ => Refusal::Invalid,
+                })?;
+                self.checked.put(room, token, &claims, now);
+                claims
+            }
+        };
         match claims.serial() {
             Some(serial) if self.revoked.is_revoked(room, &claims.sub, serial) => {
                 Err(Refusal::Revoked)

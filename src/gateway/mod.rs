@@ -25,6 +25,7 @@
 pub mod guard;
 pub mod headers;
 pub mod pages;
+pub mod pass_cache;
 pub mod proxy;
 pub mod renew;
 pub mod revoked;
@@ -122,6 +123,7 @@ pub fn start(
             guard: Guard {
                 routes: Routes::new(&settings.routes),
                 revoked: revoked.clone(),
+                checked: Default::default(),
             },
             upstream: Upstream::new(settings)?,
             renewals: Default::default(),
