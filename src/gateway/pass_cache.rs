@@ -15,8 +15,9 @@ pub const MAX_PASSES: usize = 100_000;
 
 #[derive(Default)]
 pub struct PassCache {
-    // (room, token) → the claims its signature carried.
-    inner: RwLock<HashMap<(String, String), Claims>>,
+    // token → the claims its signature carried (their `room` is the room it was checked
+    // for). Keyed by the token alone so that a lookup allocates nothing.
+    inner: RwLock<HashMap<String, Claims>>,
 }
 
 impl PassCache {
@@ -26,7 +27,7 @@ impl PassCache {
     pub fn get(&self, room: &str, token: &str, now_s: u64) -> Option<Result<Claims, ()>> {
         // unwrap: never poisoned (no panics while held).
         let m = self.inner.read().unwrap();
-        let claims = m.get(&(room.to_string(), token.to_string()))?;
+        let claims = m.get(token).filter(|c| c.room == room)?;
         Some(if claims.exp < now_s {
             Err(())
         } else {
@@ -44,7 +45,8 @@ impl PassCache {
                 m.clear();
             }
         }
-        m.insert((room.to_string(), token.to_string()), claims.clone());
+        debug_assert_eq!(claims.room, room, "a pass is checked for its own room");
+        m.insert(token.to_string(), claims.clone());
     }
 
     pub fn len(&self) -> usize {
