@@ -262,7 +262,7 @@ impl Gateway {
         }
         let entries: Vec<&str> = req
             .headers()
-            .get_all("x-forwarded-for")
+            .get_all(http::header::HeaderName::from_static("x-forwarded-for"))
             .iter()
             .filter_map(|v| v.to_str().ok())
             .flat_map(|v| v.split(','))
