@@ -3,7 +3,7 @@
 //! line (`history <scenario>: …`) that RELIABILITY.md quotes; run them with
 //! `cargo test --test it history -- --nocapture`.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use super::{check, run, Endpoint, Workload};
 use crate::helpers::{
@@ -72,45 +72,54 @@ fn recovery(h: &super::History, fault_ended_ms: u64) -> Option<Duration> {
         .map(|at| Duration::from_millis(at - fault_ended_ms))
 }
 
+/// Runs the workload on two in-process instances of one store while `fault` runs (it
+/// answers when the fault ended, ms, if it has an end), then checks the history.
+async fn on_two_instances<F>(scenario: &str, url: String, fault: F) -> super::History
+where
+    F: std::future::Future<Output = Option<u64>>,
+{
+    let w = Workload::default();
+    let s = settings(url, &w);
+    let (a, b) = (spawn_app(s.clone()).await, spawn_app(s).await);
+    let mut ended = None;
+    let (h, took) = run(&[Endpoint::app(&a), Endpoint::app(&b)], &w, async {
+        ended = fault.await;
+    })
+    .await;
+    let r = ended.and_then(|e| recovery(&h, e));
+    assert_kept_every_promise(scenario, &h, took, r);
+    h
+}
+
 /// Redis SIGKILLed and restarted from its append-only file (`appendfsync everysec`).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn history_redis_killed_and_restarted_with_aof() {
-    let w = Workload::default();
     let mut redis = RedisServer::start_persistent();
-    let s = settings(redis.url(), &w);
-    let (a, b) = (spawn_app(s.clone()).await, spawn_app(s).await);
-    let mut ended = 0;
-    let (h, took) = run(&[Endpoint::app(&a), Endpoint::app(&b)], &w, async {
+    let url = redis.url();
+    on_two_instances("redis-killed-aof", url, async {
         tokio::time::sleep(FAULT_AFTER).await;
         redis.kill();
         tokio::time::sleep(Duration::from_secs(2)).await;
         redis.restart();
-        ended = anteroom::clock::wall_ms();
+        Some(anteroom::clock::wall_ms())
     })
     .await;
-    let r = recovery(&h, ended);
-    assert_kept_every_promise("redis-killed-aof", &h, took, r);
 }
 
 /// Redis SIGKILLed and started again without its data (no persistence): rooms, places
 /// and sessions are put back (receipts, issued passes) under the restore hold.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn history_redis_restarted_empty() {
-    let w = Workload::default();
     let mut redis = RedisServer::start();
-    let s = settings(redis.url(), &w);
-    let (a, b) = (spawn_app(s.clone()).await, spawn_app(s).await);
-    let mut ended = 0;
-    let (h, took) = run(&[Endpoint::app(&a), Endpoint::app(&b)], &w, async {
+    let url = redis.url();
+    let h = on_two_instances("redis-restarted-empty", url, async {
         tokio::time::sleep(FAULT_AFTER).await;
         redis.kill();
         tokio::time::sleep(Duration::from_secs(1)).await;
         redis.restart();
-        ended = anteroom::clock::wall_ms();
+        Some(anteroom::clock::wall_ms())
     })
     .await;
-    let r = recovery(&h, ended);
-    assert_kept_every_promise("redis-restarted-empty", &h, took, r);
     let v = check(&h);
     assert!(v.rejoins > 0, "the store did lose the places: {v}");
 }
@@ -118,41 +127,31 @@ async fn history_redis_restarted_empty() {
 /// An accidental `FLUSHALL` under running instances.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn history_flushall() {
-    let w = Workload::default();
     let redis = RedisServer::start();
-    let s = settings(redis.url(), &w);
-    let (a, b) = (spawn_app(s.clone()).await, spawn_app(s).await);
-    let mut ended = 0;
-    let (h, took) = run(&[Endpoint::app(&a), Endpoint::app(&b)], &w, async {
+    let url = redis.url();
+    on_two_instances("flushall", url, async {
         tokio::time::sleep(FAULT_AFTER).await;
         let _: () = redis::cmd("FLUSHALL").query(&mut redis.conn()).unwrap();
-        ended = anteroom::clock::wall_ms();
+        Some(anteroom::clock::wall_ms())
     })
     .await;
-    let r = recovery(&h, ended);
-    assert_kept_every_promise("flushall", &h, took, r);
 }
 
 /// Redis frozen (SIGSTOP) for 10 s, then woken (SIGCONT): requests time out meanwhile
 /// and scripts that were waiting may run late; nothing is done twice.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn history_redis_frozen_for_10_s() {
-    let w = Workload::default();
     let redis = RedisServer::start();
-    let s = settings(redis.url(), &w);
-    let (a, b) = (spawn_app(s.clone()).await, spawn_app(s).await);
-    let mut ended = 0;
-    let (h, took) = run(&[Endpoint::app(&a), Endpoint::app(&b)], &w, async {
+    let url = redis.url();
+    let h = on_two_instances("redis-frozen-10s", url, async {
         tokio::time::sleep(FAULT_AFTER).await;
         redis.pause();
         // The fault's length, not a wait for a condition.
         tokio::time::sleep(Duration::from_secs(10)).await;
         redis.resume();
-        ended = anteroom::clock::wall_ms();
+        Some(anteroom::clock::wall_ms())
     })
     .await;
-    let r = recovery(&h, ended);
-    assert_kept_every_promise("redis-frozen-10s", &h, took, r);
     assert!(check(&h).failed_requests > 0, "the freeze was felt");
 }
 
@@ -160,11 +159,9 @@ async fn history_redis_frozen_for_10_s() {
 /// FLUSH`) twice during the run: the next call reloads them.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn history_scripts_flushed() {
-    let w = Workload::default();
     let redis = RedisServer::start();
-    let s = settings(redis.url(), &w);
-    let (a, b) = (spawn_app(s.clone()).await, spawn_app(s).await);
-    let (h, took) = run(&[Endpoint::app(&a), Endpoint::app(&b)], &w, async {
+    let url = redis.url();
+    on_two_instances("scripts-flushed", url, async {
         for _ in 0..2 {
             tokio::time::sleep(FAULT_AFTER).await;
             for what in ["SCRIPT", "FUNCTION"] {
@@ -174,9 +171,9 @@ async fn history_scripts_flushed() {
                     .unwrap();
             }
         }
+        None
     })
     .await;
-    assert_kept_every_promise("scripts-flushed", &h, took, None);
 }
 
 /// One instance cut off from Redis by a blackholing proxy for 3 s (bytes held both
@@ -212,20 +209,14 @@ async fn history_an_instance_cut_off_from_redis() {
 /// instances follow it without a restart.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn history_sentinel_failover() {
-    let w = Workload::default();
     let mut rs = RedisSentinel::start();
-    let s = settings(rs.url(), &w);
-    let (a, b) = (spawn_app(s.clone()).await, spawn_app(s).await);
-    let mut killed_at = Instant::now();
-    let (h, took) = run(&[Endpoint::app(&a), Endpoint::app(&b)], &w, async {
+    let url = rs.url();
+    on_two_instances("sentinel-failover", url, async {
         tokio::time::sleep(FAULT_AFTER).await;
-        killed_at = Instant::now();
         rs.master.kill();
+        Some(anteroom::clock::wall_ms())
     })
     .await;
-    let killed_ms = anteroom::clock::wall_ms() - killed_at.elapsed().as_millis() as u64;
-    let r = recovery(&h, killed_ms);
-    assert_kept_every_promise("sentinel-failover", &h, took, r);
 }
 
 /// One instance (the real binary) SIGKILLed mid-run: its visitors fail over to the
