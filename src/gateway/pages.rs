@@ -6,6 +6,8 @@
 use askama::Template;
 use serde_json::json;
 
+use crate::domain::i18n::Lang;
+
 /// `Retry-After` of the `503` sent to a request without a pass (a hint: the pass comes
 /// from the queue, not from waiting).
 pub const NEED_PASS_RETRY_SECS: u64 = 10;
@@ -15,6 +17,7 @@ pub const NEED_PASS_RETRY_SECS: u64 = 10;
 #[derive(Template)]
 #[template(path = "gateway.html")]
 struct Page<'a> {
+    lang: &'static str,
     title: &'a str,
     lead: &'a str,
     css_url: String,
@@ -44,6 +47,17 @@ pub enum Failure {
 }
 
 impl Failure {
+    /// The page's title, lead and link text in `lang`.
+    fn page_text(self, lang: Lang) -> (&'static str, &'static str) {
+        let t = lang.strings();
+        match self {
+            Self::NeedPass => (t.gw_need_pass, t.gw_need_pass_lead),
+            Self::UpstreamRefused => (t.gw_refused, t.gw_refused_lead),
+            Self::UpstreamTimeout => (t.gw_timeout, t.gw_timeout_lead),
+        }
+    }
+
+    /// Status, code, and the English title and message (the JSON's).
     fn parts(self) -> (u16, &'static str, &'static str, &'static str) {
         match self {
             Self::NeedPass => (
@@ -68,26 +82,29 @@ impl Failure {
     }
 }
 
-/// The answer for `failure`, as HTML when `accept` prefers it. `queue_url` (for
-/// [`Failure::NeedPass`]) is linked from the page and given in the JSON.
+/// The answer for `failure`, as HTML (in `lang`) when `accept` prefers it, else JSON.
+/// `queue_url` (for [`Failure::NeedPass`]) is linked from the page and given in the JSON.
 pub fn answer(
     failure: Failure,
     accept: Option<&str>,
+    lang: Lang,
     public_base: &str,
     queue_url: Option<&str>,
 ) -> Answer {
-    let (status, code, title, lead) = failure.parts();
+    let (status, code, _, lead) = failure.parts();
     let retry_after = match failure {
         Failure::NeedPass => Some(NEED_PASS_RETRY_SECS),
         _ => None,
     };
     if wants_html(accept) {
+        let (title, page_lead) = failure.page_text(lang);
         let page = Page {
+            lang: lang.code(),
             title,
-            lead,
+            lead: page_lead,
             css_url: format!("{public_base}/static/anteroom.css"),
             link_url: queue_url,
-            link_text: "Join the queue",
+            link_text: lang.strings().gw_join_queue,
         };
         let body = page.render().unwrap_or_else(|e| {
             tracing::error!(error = %e, "gateway page failed");
@@ -165,6 +182,7 @@ mod tests {
         let a = answer(
             Failure::NeedPass,
             Some("application/json"),
+            Lang::Zh,
             "http://queue.example",
             Some(q),
         );
@@ -175,6 +193,7 @@ mod tests {
         let a = answer(
             Failure::NeedPass,
             Some("text/html"),
+            Lang::En,
             "http://queue.example",
             Some(q),
         );
@@ -185,7 +204,24 @@ mod tests {
             "{}",
             a.body
         );
-        let a = answer(Failure::UpstreamTimeout, None, "http://q", None);
+        // The page speaks the visitor's language; the JSON stays English (for programs).
+        let zh = answer(
+            Failure::NeedPass,
+            Some("text/html"),
+            Lang::Zh,
+            "http://queue.example",
+            Some(q),
+        );
+        assert!(
+            zh.body.contains("此页面设有等候室") && zh.body.contains("lang=\"zh"),
+            "{}",
+            zh.body
+        );
+        assert!(v["error"]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("Join the queue"));
+        let a = answer(Failure::UpstreamTimeout, None, Lang::En, "http://q", None);
         assert_eq!((a.status, a.retry_after), (504, None));
     }
 }

@@ -4,6 +4,7 @@
 //! (redirect, cookie, `503`) or proxies through [`Upstream`](super::proxy::Upstream),
 //! acting on the upstream's `Anteroom-Command` on the way back.
 
+use crate::domain::i18n::Lang;
 use std::convert::Infallible;
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
@@ -331,11 +332,10 @@ impl Gateway {
         renewed: Option<HeaderValue>,
     ) -> Response<Body> {
         let (mut parts, body) = req.into_parts();
-        let accept = parts
-            .headers
-            .get(http::header::ACCEPT)
-            .and_then(|v| v.to_str().ok())
-            .map(str::to_string);
+        // Kept (a reference count, no copy) for the gateway's own page if the upstream
+        // fails; read only then.
+        let accept = parts.headers.get(http::header::ACCEPT).cloned();
+        let accept_language = parts.headers.get(http::header::ACCEPT_LANGUAGE).cloned();
         strip_hop_by_hop(&mut parts.headers);
         // Only the gateway says who the visitor is, or which rule let them in.
         parts.headers.remove(headers::VISITOR);
@@ -366,7 +366,14 @@ impl Gateway {
         {
             Ok(res) => res,
             Err(f) => {
-                let a = answer(f, accept.as_deref(), &self.engine.public_base, None);
+                let lang = Lang::negotiate(None, header_text(&accept_language));
+                let a = answer(
+                    f,
+                    header_text(&accept),
+                    lang,
+                    &self.engine.public_base,
+                    None,
+                );
                 return answer_response(a);
             }
         };
@@ -444,17 +451,26 @@ fn redirect(location: &str, cookie: Option<HeaderValue>) -> Response<Body> {
     res
 }
 
+/// A kept header's value as text, if it is.
+fn header_text(v: &Option<HeaderValue>) -> Option<&str> {
+    v.as_ref().and_then(|v| v.to_str().ok())
+}
+
 fn failure_response(
     gw: &Gateway,
     f: Failure,
     req: &Request<Incoming>,
     queue: Option<&str>,
 ) -> Response<Body> {
-    let accept = req
-        .headers()
-        .get(http::header::ACCEPT)
-        .and_then(|v| v.to_str().ok());
-    answer_response(answer(f, accept, &gw.engine.public_base, queue))
+    let header = |name| req.headers().get(name).and_then(|v| v.to_str().ok());
+    let lang = Lang::negotiate(None, header(http::header::ACCEPT_LANGUAGE));
+    answer_response(answer(
+        f,
+        header(http::header::ACCEPT),
+        lang,
+        &gw.engine.public_base,
+        queue,
+    ))
 }
 
 fn answer_response(a: super::pages::Answer) -> Response<Body> {

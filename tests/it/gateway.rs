@@ -281,6 +281,20 @@ async fn a_post_without_a_pass_gets_503_as_json_or_html_by_accept() {
         html.contains("<h1>") && html.contains("/r/sale?return="),
         "{html}"
     );
+    // In the visitor's language.
+    let r = client()
+        .post(s.url("/checkout/pay"))
+        .header("accept", "text/html")
+        .header("accept-language", "zh-CN,zh;q=0.9,en;q=0.5")
+        .body("card=1")
+        .send()
+        .await
+        .unwrap();
+    let html = r.text().await.unwrap();
+    assert!(
+        html.contains("lang=\"zh\"") && html.contains("此页面设有等候室"),
+        "{html}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
