@@ -28,6 +28,7 @@ pub mod pages;
 pub mod pass_cache;
 pub mod proxy;
 pub mod renew;
+mod respond;
 pub mod revoked;
 pub mod routes;
 pub mod server;

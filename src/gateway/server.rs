@@ -4,16 +4,15 @@
 //! (redirect, cookie, `503`) or proxies through [`Upstream`](super::proxy::Upstream),
 //! acting on the upstream's `Anteroom-Command` on the way back.
 
-use crate::domain::i18n::Lang;
 use std::convert::Infallible;
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 
 use bytes::Bytes;
-use http::header::{HeaderValue, CACHE_CONTROL, CONTENT_TYPE, COOKIE, HOST, LOCATION, SET_COOKIE};
-use http::{Method, Request, Response, StatusCode};
+use http::header::{HeaderValue, COOKIE, HOST, SET_COOKIE};
+use http::{Method, Request, Response};
 use http_body_util::combinators::BoxBody;
-use http_body_util::{BodyExt, Full};
+use http_body_util::BodyExt;
 use hyper::body::Incoming;
 use hyper::server::conn::{http1, http2};
 use hyper::service::service_fn;
@@ -23,19 +22,17 @@ use tokio_util::sync::CancellationToken;
 use super::guard::{split_pass_param, with_query, Decision, RequestInfo};
 use super::headers::{self, client_proto, set_forwarded, strip_hop_by_hop};
 use super::pages::{answer, Failure};
+use super::respond::{
+    answer_response, failure_response, header_text, pass_cookie_header, redirect,
+};
 use super::routes::normalize_path;
 use super::Gateway;
 use crate::domain::bypass::RequestFacts;
-use crate::domain::pass::{pass_cookie, Claims};
+use crate::domain::i18n::Lang;
+use crate::domain::pass::Claims;
 use crate::store::Revocation;
 
 pub type Body = BoxBody<Bytes, hyper::Error>;
-
-fn full(body: impl Into<Bytes>) -> Body {
-    Full::new(body.into())
-        .map_err(|never| match never {})
-        .boxed()
-}
 
 /// Accepts connections on `listener` until `cancel`; then open connections finish their
 /// current request and close.
@@ -423,64 +420,4 @@ impl Gateway {
             tracing::warn!(room = v.room, error = %e, "gateway: could not end the session the origin revoked");
         }
     }
-}
-
-/// `anteroom_pass_{room}` for the gateway's host: HttpOnly, SameSite=Lax, `Secure` over
-/// TLS; `max_age_secs` 0 with an empty value removes it.
-fn pass_cookie_header(room: &str, pass: &str, max_age_secs: u64, secure: bool) -> HeaderValue {
-    let secure = if secure { "; Secure" } else { "" };
-    let v = format!(
-        "{}={pass}; Path=/; Max-Age={max_age_secs}; HttpOnly; SameSite=Lax{secure}",
-        pass_cookie(room)
-    );
-    // unwrap: room ids and passes (base64url and dots) are valid header text.
-    HeaderValue::from_str(&v).expect("a cookie of header-safe text")
-}
-
-fn redirect(location: &str, cookie: Option<HeaderValue>) -> Response<Body> {
-    let mut res = Response::new(full(Bytes::new()));
-    *res.status_mut() = StatusCode::FOUND;
-    let h = res.headers_mut();
-    if let Ok(l) = HeaderValue::from_str(location) {
-        h.insert(LOCATION, l);
-    }
-    h.insert(CACHE_CONTROL, HeaderValue::from_static("no-store"));
-    if let Some(c) = cookie {
-        h.append(SET_COOKIE, c);
-    }
-    res
-}
-
-/// A kept header's value as text, if it is.
-fn header_text(v: &Option<HeaderValue>) -> Option<&str> {
-    v.as_ref().and_then(|v| v.to_str().ok())
-}
-
-fn failure_response(
-    gw: &Gateway,
-    f: Failure,
-    req: &Request<Incoming>,
-    queue: Option<&str>,
-) -> Response<Body> {
-    let header = |name| req.headers().get(name).and_then(|v| v.to_str().ok());
-    let lang = Lang::negotiate(None, header(http::header::ACCEPT_LANGUAGE));
-    answer_response(answer(
-        f,
-        header(http::header::ACCEPT),
-        lang,
-        &gw.engine.public_base,
-        queue,
-    ))
-}
-
-fn answer_response(a: super::pages::Answer) -> Response<Body> {
-    let mut res = Response::new(full(a.body));
-    *res.status_mut() = StatusCode::from_u16(a.status).unwrap_or(StatusCode::BAD_GATEWAY);
-    let h = res.headers_mut();
-    h.insert(CONTENT_TYPE, HeaderValue::from_static(a.content_type));
-    h.insert(CACHE_CONTROL, HeaderValue::from_static("no-store"));
-    if let Some(secs) = a.retry_after {
-        h.insert(http::header::RETRY_AFTER, HeaderValue::from(secs));
-    }
-    res
 }
