@@ -147,27 +147,73 @@ async fn after_failover(engine: &Engine) {
     );
 }
 
-/// The most sessions of one room an instance keeps listed (the soonest to expire are
-/// put back first if there are more; the rest come back when their visitors verify).
-pub const SESSIONS_KEPT: u32 = 100_000;
-
-/// Lists each declared room's live sessions into `known_sessions`. A list read across a
-/// loss (the epoch moved meanwhile) is dropped: it could be the emptied store's.
+/// Looks at each declared room's live sessions (a full listing now and then, what
+/// changed in between: see [`KnownSessions`](crate::domain::known_sessions)). What was
+/// read across a loss (the epoch moved meanwhile) is dropped: it could be the emptied
+/// store's.
 pub async fn list_sessions(engine: &Engine, known: &Option<String>) {
+    use crate::domain::known_sessions::{Look, PAGE};
+    use crate::store::SessionsQuery;
+    enum Read {
+        Full(Vec<(String, crate::store::Admission)>, u64),
+        Changes(crate::store::SessionsPage),
+    }
     let began = crate::clock::wall_ms();
-    let mut lists = Vec::new();
+    let mut reads = Vec::new();
     for cfg in &engine.declared_rooms {
-        match engine.store.sessions(&cfg.id, SESSIONS_KEPT).await {
-            Ok(list) => lists.push((cfg.id.clone(), list)),
-            Err(_) => return,
-        }
+        let read = match engine.known_sessions.next_look(&cfg.id, began) {
+            Look::Full => {
+                // Pages by expiry: each starts at the last expiry of the one before (so a
+                // session at the boundary may come twice; the map keeps one).
+                let (mut all, mut from, mut first_now) = (Vec::new(), 0, None);
+                loop {
+                    let q = SessionsQuery {
+                        expires_from: from,
+                        gone_after: None,
+                        limit: PAGE,
+                    };
+                    let Ok(page) = engine.store.sessions(&cfg.id, &q).await else {
+                        return;
+                    };
+                    first_now.get_or_insert(page.now_ms);
+                    let n = page.sessions.len();
+                    let last = page.sessions.last().map(|(_, a)| a.expires_at_ms);
+                    all.extend(page.sessions);
+                    match last {
+                        Some(l) if n as u32 == PAGE && l > from => from = l,
+                        _ => break,
+                    }
+                }
+                Read::Full(all, first_now.unwrap_or(0))
+            }
+            Look::Changes {
+                expires_from,
+                gone_after,
+            } => {
+                let q = SessionsQuery {
+                    expires_from,
+                    gone_after: Some(gone_after),
+                    limit: PAGE,
+                };
+                match engine.store.sessions(&cfg.id, &q).await {
+                    Ok(page) => Read::Changes(page),
+                    Err(_) => return,
+                }
+            }
+        };
+        reads.push((cfg.id.clone(), read));
     }
     match engine.store.epoch(VisitorId::random().as_str()).await {
         Ok(e) if known.as_ref() == Some(&e) => {}
         _ => return,
     }
-    for (room, list) in lists {
-        engine.known_sessions.listed(&room, list, began);
+    for (room, read) in reads {
+        match read {
+            Read::Full(all, store_now) => {
+                engine.known_sessions.listed(&room, all, store_now, began)
+            }
+            Read::Changes(page) => engine.known_sessions.changed(&room, page, began),
+        }
     }
 }
 

@@ -20,7 +20,9 @@ use super::{
 };
 use crate::config::RoomConfig;
 
-use super::{Released, GONE_KEEP_MS, HISTORY_MINUTES, PROMOTE_LIMIT, WINDOW_MS};
+use super::{
+    Released, SessionsPage, SessionsQuery, GONE_KEEP_MS, HISTORY_MINUTES, PROMOTE_LIMIT, WINDOW_MS,
+};
 
 /// A source of "now" in milliseconds since the epoch.
 pub trait Clock: Send + Sync + 'static {
@@ -839,14 +841,30 @@ impl Store for MemoryStore {
         })
     }
 
-    async fn sessions(&self, room: &str, limit: u32) -> StoreResult<Vec<(String, Admission)>> {
+    async fn sessions(&self, room: &str, q: &SessionsQuery) -> StoreResult<SessionsPage> {
         self.with_room(room, |r, now| {
-            r.expiries
-                .iter()
-                .filter(|(exp, _)| *exp > now)
+            let from = q.expires_from.max(now + 1);
+            let sessions = r
+                .expiries
+                .range((from, String::new())..)
                 .filter_map(|(_, v)| Some((v.clone(), r.sessions.get(v)?.clone())))
-                .take(limit as usize)
-                .collect()
+                .take(q.limit as usize)
+                .collect();
+            let mut gone: Vec<(String, u64)> = match q.gone_after {
+                Some(after) => r
+                    .gone
+                    .iter()
+                    .filter(|(_, at)| **at >= after && **at + GONE_KEEP_MS > now)
+                    .map(|(v, at)| (v.clone(), *at))
+                    .collect(),
+                None => Vec::new(),
+            };
+            gone.sort_by_key(|(_, at)| *at);
+            SessionsPage {
+                now_ms: now,
+                sessions,
+                gone,
+            }
         })
     }
 

@@ -555,6 +555,29 @@ pub struct ReapBatch {
     pub expired: u64,
 }
 
+/// What [`Store::sessions`] reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SessionsQuery {
+    /// Sessions expiring at or after this (ms, store clock); 0 or a past time: every live
+    /// session.
+    pub expires_from: u64,
+    /// Releases (`st:gone`) at or after this (ms), or none.
+    pub gone_after: Option<u64>,
+    /// Most sessions in the page.
+    pub limit: u32,
+}
+
+/// What [`Store::sessions`] answers.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SessionsPage {
+    /// The store's clock when it read them.
+    pub now_ms: u64,
+    /// (visitor, admission), soonest expiry first.
+    pub sessions: Vec<(String, Admission)>,
+    /// (visitor, when released), when asked.
+    pub gone: Vec<(String, u64)>,
+}
+
 /// Fixed-window limiter answer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct WindowDecision {
@@ -668,9 +691,12 @@ pub trait Store: Send + Sync + 'static {
     /// never back; no effect when `grace_ms` is not longer than the room's heartbeat
     /// timeout). Returns whether the visitor is queued.
     async fn hold_away(&self, room: &str, visitor: &str, grace_ms: u64) -> StoreResult<bool>;
-    /// The room's live sessions (visitor, admission), soonest expiry first, at most
-    /// `limit`: each instance keeps this picture to put them back after a data loss.
-    async fn sessions(&self, room: &str, limit: u32) -> StoreResult<Vec<(String, Admission)>>;
+    /// A page of the room's live sessions (those expiring at or after `q.expires_from`,
+    /// from now on when that is past; soonest expiry first, at most `q.limit`) and, with
+    /// `q.gone_after`, the releases since: each instance keeps a picture of the live
+    /// sessions this way to put them back after a data loss
+    /// ([`KnownSessions`](crate::domain::known_sessions::KnownSessions)).
+    async fn sessions(&self, room: &str, q: &SessionsQuery) -> StoreResult<SessionsPage>;
     /// Puts back an admission the store forgot, from the visitor's unexpired pass, so it
     /// counts against capacity again (`admits` raised to its serial). Nothing happens if
     /// it has expired, or the visitor holds a session (answer: is it this one) or a place.

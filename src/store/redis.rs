@@ -28,8 +28,9 @@ use futures_util::stream::{BoxStream, StreamExt};
 use super::Released;
 use super::{
     sort_found, Admission, AdmittedEvent, EtaBasis, FoundVisitor, MinuteStats, PatchOutcome,
-    ReapBatch, RoomPatch, RoomReport, RoomStats, RoomView, Snapshot, SocketCount, StockChange,
-    Store, StoreError, StoreResult, VisitorState, WatchEntry, WindowDecision,
+    ReapBatch, RoomPatch, RoomReport, RoomStats, RoomView, SessionsPage, SessionsQuery, Snapshot,
+    SocketCount, StockChange, Store, StoreError, StoreResult, VisitorState, WatchEntry,
+    WindowDecision,
 };
 use crate::config::{RoomConfig, StoreSettings};
 
@@ -970,12 +971,23 @@ impl Store for RedisStore {
         }
     }
 
-    async fn sessions(&self, room: &str, limit: u32) -> StoreResult<Vec<(String, Admission)>> {
-        let a = as_array(self.run_room(&SESSIONS, room, &[limit.to_string()]).await?)?;
-        if a.len() % 4 != 0 {
+    async fn sessions(&self, room: &str, q: &SessionsQuery) -> StoreResult<SessionsPage> {
+        let args = [
+            q.expires_from.to_string(),
+            q.gone_after.map(|g| g.to_string()).unwrap_or_default(),
+            q.limit.to_string(),
+        ];
+        let a = as_array(self.run_room(&SESSIONS, room, &args).await?)?;
+        let [now, list, gone] = a.as_slice() else {
+            return Err(protocol("sessions arity"));
+        };
+        let list = as_array(list.clone())?;
+        let gone = as_array(gone.clone())?;
+        if list.len() % 4 != 0 || gone.len() % 2 != 0 {
             return Err(protocol("sessions arity"));
         }
-        a.chunks(4)
+        let sessions = list
+            .chunks(4)
             .map(|c| {
                 Ok((
                     as_string(&c[0])?,
@@ -986,7 +998,21 @@ impl Store for RedisStore {
                     },
                 ))
             })
-            .collect()
+            .collect::<StoreResult<_>>()?;
+        let gone = gone
+            .chunks(2)
+            .map(|c| {
+                let at = as_string(&c[1])?
+                    .parse::<f64>()
+                    .map_err(|_| protocol("a release time"))?;
+                Ok((as_string(&c[0])?, at as u64))
+            })
+            .collect::<StoreResult<_>>()?;
+        Ok(SessionsPage {
+            now_ms: u(now)?,
+            sessions,
+            gone,
+        })
     }
 
     async fn restore_session(

@@ -1455,22 +1455,56 @@ async fn a_recreated_room_holds_admissions_while_places_come_back(b: Backend) {
 /// The live sessions listed (what each instance keeps to put them back after a loss):
 /// each with its admission, soonest expiry first, ended ones left out, at most `limit`.
 async fn live_sessions_are_listed_with_their_admissions(b: Backend) {
+    use anteroom::store::SessionsQuery;
     let b = b.with_room(room("r", 2)).await;
     let s = &b.store;
+    let all = |limit| SessionsQuery {
+        expires_from: 0,
+        gone_after: None,
+        limit,
+    };
     let a0 = s.join("r", &v(0)).await.unwrap().admission.unwrap();
     let a1 = s.join("r", &v(1)).await.unwrap().admission.unwrap();
     assert_eq!(s.join("r", &v(2)).await.unwrap().position, 1);
-    let mut listed = s.sessions("r", 10).await.unwrap();
+    let page = s.sessions("r", &all(10)).await.unwrap();
+    let mut listed = page.sessions.clone();
     listed.sort_by_key(|(_, a)| a.serial);
-    assert_eq!(listed, vec![(v(0), a0), (v(1), a1.clone())]);
-    assert_eq!(s.sessions("r", 1).await.unwrap().len(), 1);
+    assert_eq!(listed, vec![(v(0), a0.clone()), (v(1), a1.clone())]);
+    assert!(page.gone.is_empty(), "not asked");
+    assert_eq!(s.sessions("r", &all(1)).await.unwrap().sessions.len(), 1);
+    // What changed since: the release of v0 and the admission of v2 it made (the cursor
+    // is inclusive: a session expiring in the same millisecond as the last seen comes
+    // again; one expiring before it does not).
+    let cursor = a0.expires_at_ms.max(a1.expires_at_ms);
     s.release("r", &v(0)).await.unwrap();
     let a2 = s.status("r", &v(2)).await.unwrap().admission.unwrap();
-    let mut listed = s.sessions("r", 10).await.unwrap();
+    let changed = s
+        .sessions(
+            "r",
+            &SessionsQuery {
+                expires_from: cursor,
+                gone_after: Some(page.now_ms),
+                limit: 10,
+            },
+        )
+        .await
+        .unwrap();
+    assert!(changed.sessions.contains(&(v(2), a2.clone())), "{changed:?}");
+    assert!(changed.sessions.iter().all(|(w, _)| *w != v(0)));
+    assert_eq!(
+        changed
+            .gone
+            .iter()
+            .map(|(g, _)| g.clone())
+            .collect::<Vec<_>>(),
+        vec![v(0)]
+    );
+    assert!(changed.gone[0].1 >= page.now_ms && changed.gone[0].1 <= changed.now_ms);
+    let mut listed = s.sessions("r", &all(10)).await.unwrap().sessions;
     listed.sort_by_key(|(_, a)| a.serial);
     assert_eq!(listed, vec![(v(1), a1), (v(2), a2)]);
     assert!(matches!(
-        s.sessions("nope", 10).await,
+        s.sessions("nope", &all(10)).await,
         Err(StoreError::NoSuchRoom)
     ));
 }
@@ -1591,7 +1625,12 @@ async fn a_live_session_is_extended_up_to_its_cap(b: Backend) {
         .unwrap()
         .unwrap();
     assert_eq!(again.expires_at_ms, cap);
-    let listed = s.sessions("r", 10).await.unwrap();
+    let all = anteroom::store::SessionsQuery {
+        expires_from: 0,
+        gone_after: None,
+        limit: 10,
+    };
+    let listed = s.sessions("r", &all).await.unwrap().sessions;
     assert_eq!(listed, vec![(v(0), e.clone())]);
     // Past its first end it is still live and still holds the only slot.
     wait_until(DEADLINE, "the session's first end to pass", || async {
