@@ -247,7 +247,7 @@
     switch (e.action) {
       case 'set stock': return v === null ? 'unlimited' : String(v);
       case 'set max_admissions_per_minute': return v === 0 ? 'off' : v + ' / min';
-      case 'set paused': case 'set closed': return v ? 'yes' : 'no';
+      case 'set paused': case 'set closed': case 'set queue_all': return v ? 'yes' : 'no';
       case 'set embed_origins': return v && v.length ? v.join(', ') : 'none';
       case 'remove visitor': return v === null ? 'removed' : supportCode(v);
       case 'flush queue': return v + ' waiting';

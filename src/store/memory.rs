@@ -18,7 +18,7 @@ use super::{
     ReapBatch, RoomPatch, RoomReport, RoomStats, RoomView, Snapshot, SocketCount, StockChange,
     Store, StoreError, StoreResult, VisitorState, WatchEntry, WindowDecision,
 };
-use crate::config::RoomConfig;
+use crate::config::{QueueMode, RoomConfig};
 
 use super::{Released, GONE_KEEP_MS, HISTORY_MINUTES, PROMOTE_LIMIT, WINDOW_MS};
 
@@ -337,6 +337,8 @@ impl Room {
             target_url: self.cfg.target_url.clone(),
             paused: self.cfg.paused,
             closed: self.cfg.closed,
+            mode: self.cfg.mode,
+            queue_all: self.cfg.queue_all,
             admits: self.admits,
         }
     }
@@ -457,7 +459,25 @@ impl Room {
         }
     }
 
+    /// The room gives no new place and admits nobody (`mode = reject`, unless `queue_all`).
+    fn rejecting(&self) -> bool {
+        self.cfg.mode == QueueMode::Reject && !self.cfg.queue_all
+    }
+
+    /// Nobody is let in now: paused, closed, held, rejecting or queueing all.
+    fn holding(&self, now: u64) -> bool {
+        self.cfg.paused
+            || self.cfg.closed
+            || self.cfg.queue_all
+            || self.cfg.mode == QueueMode::Reject
+            || self.hold_until > now
+    }
+
     fn free_slots(&mut self, now: u64) -> u64 {
+        // Passthrough: only stock limits admissions (capacity and the rate cap ignored).
+        if self.cfg.mode == QueueMode::Passthrough {
+            return self.cfg.stock.unwrap_or(u64::MAX);
+        }
         let mut free = self.cfg.capacity.saturating_sub(self.active(now));
         if let Some(stock) = self.cfg.stock {
             free = free.min(stock);
@@ -510,7 +530,7 @@ impl Room {
     }
 
     fn promote(&mut self, now: u64, limit: u64) -> Vec<String> {
-        if self.cfg.paused || self.cfg.closed || self.hold_until > now {
+        if self.holding(now) {
             return Vec::new();
         }
         let free = self.free_slots(now).min(limit);
@@ -541,9 +561,11 @@ impl Room {
             VisitorState::Closed
         } else if self.cfg.stock == Some(0) {
             VisitorState::SoldOut
+        } else if self.rejecting() {
+            VisitorState::Rejected
         } else if !queued {
             VisitorState::NotQueued
-        } else if self.cfg.paused {
+        } else if self.cfg.paused || self.cfg.queue_all {
             VisitorState::Paused
         } else {
             VisitorState::Queued
@@ -744,6 +766,14 @@ impl Store for MemoryStore {
             if r.cfg.closed {
                 return Ok(r.snapshot(VisitorState::Closed, v, now, Vec::new()));
             }
+            // Rejecting: no promotion and no new place; a place already held is kept.
+            if r.rejecting() {
+                let queued = r.queue.contains(v);
+                if queued {
+                    r.set_heartbeat(v, now);
+                }
+                return Ok(r.snapshot(r.waiting_state(queued), v, now, Vec::new()));
+            }
             let promoted = r.promote(now, PROMOTE_LIMIT);
             if r.is_admitted(v, now) {
                 return Ok(r.snapshot(VisitorState::Admitted, v, now, promoted));
@@ -779,7 +809,10 @@ impl Store for MemoryStore {
                 }
                 entry.push(v.to_string());
             }
-            if !r.cfg.paused && r.queue.is_empty() && r.free_slots(now) > 0 {
+            // A walk-in: nobody waiting ahead (in passthrough there is no line to
+            // respect) and a slot free; never while paused or queueing all.
+            let walk_in = r.cfg.mode == QueueMode::Passthrough || r.queue.is_empty();
+            if !r.cfg.paused && !r.cfg.queue_all && walk_in && r.free_slots(now) > 0 {
                 r.admit(v, now);
                 return Ok(r.snapshot(VisitorState::Admitted, v, now, promoted));
             }
@@ -1232,7 +1265,8 @@ impl Store for MemoryStore {
                 session_ttl_ms: r.cfg.session_ttl_secs * 1000,
                 rate_cap_per_minute: r.cfg.max_admissions_per_minute,
                 stock: r.cfg.stock,
-                paused: r.cfg.paused,
+                // Held by queue_all or the reject mode too: no countdown.
+                paused: r.cfg.paused || r.cfg.queue_all || r.cfg.mode == QueueMode::Reject,
                 closed: r.cfg.closed,
                 queue_length: r.queue.len() as u64,
                 active: r.active(now),
