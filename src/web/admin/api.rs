@@ -209,7 +209,7 @@ fn put_body(mut body: Map<String, Value>) -> Result<PutRoomBody, ApiError> {
     };
     // An unknown mode names the field (serde's "unknown variant" would not).
     if let Some(m) = body.get("mode").filter(|m| !m.is_null()) {
-        if !m.as_str().is_some_and(|m| QueueMode::parse(m).is_some()) {
+        if m.as_str().and_then(QueueMode::parse).is_none() {
             return Err(ApiError::invalid_field(
                 "mode",
                 "must be \"fifo\", \"passthrough\" or \"reject\"",
