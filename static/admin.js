@@ -199,6 +199,7 @@
     // The ETA of the last in line with its range; "not known" until the room has a basis.
     var eta = '–';
     if (room.queue_length && room.state === 'paused') eta = 'on hold (paused)';
+    if (room.queue_length && room.state === 'rejected') eta = 'on hold (rejecting)';
     else if (room.queue_length && !room.eta_last_known) eta = 'not known (≤ ' + secs(room.eta_last_high_seconds) + ')';
     else if (room.queue_length) eta = secs(room.eta_last_seconds) + ' (' + secs(room.eta_last_low_seconds) + ' – ' + secs(room.eta_last_high_seconds) + ')';
     set(c.f.eta_last, eta);

@@ -322,7 +322,7 @@
       case 'sold_out': setState('sold_out'); break;
       case 'closed': setState('closed'); break;
       case 'rejected': setState('rejected'); break;
-      case 'resumed': if (cfg.state === 'paused' || cfg.state === 'rejected') setState('queued'); break;
+      case 'resumed': if (cfg.state === 'paused' || (cfg.state === 'rejected' && hasPlace)) setState('queued'); break;
       default: break; // pong and future message types
     }
   }

@@ -52,6 +52,12 @@ async fn modes_switched_live_change_joins_sockets_and_the_audit_log() {
     wait_for(&mut ws, "rejected", DEADLINE).await;
     let told = status_in(&mut ws, "rejected").await;
     assert_eq!(told["position"], 1, "the place is kept");
+    let rooms = admin(&app, Method::GET, "/api/admin/rooms", None).await;
+    let shown = &rooms.body["rooms"][0];
+    assert_eq!(
+        (&shown["state"], &shown["mode"], &shown["queue_all"]),
+        (&json!("rejected"), &json!("reject"), &json!(false))
+    );
     let page = app.page_as("/r/r", &newcomer.token()).await;
     assert!(page.contains("This sale is not admitting anyone"), "{page}");
 
