@@ -473,9 +473,23 @@ impl Room {
             || self.hold_until > now
     }
 
+    /// Drops admissions older than the rate-cap window.
+    fn prune_window(&mut self, now: u64) {
+        while self
+            .window
+            .front()
+            .is_some_and(|&t| t <= now - WINDOW_MS.min(now))
+        {
+            self.window.pop_front();
+        }
+    }
+
     fn free_slots(&mut self, now: u64) -> u64 {
         // Passthrough: only stock limits admissions (capacity and the rate cap ignored).
+        // The window is still pruned, so it stays one minute long while admissions pour
+        // in (and the cap counts them again at once after a switch back to fifo).
         if self.cfg.mode == QueueMode::Passthrough {
+            self.prune_window(now);
             return self.cfg.stock.unwrap_or(u64::MAX);
         }
         let mut free = self.cfg.capacity.saturating_sub(self.active(now));
@@ -483,13 +497,7 @@ impl Room {
             free = free.min(stock);
         }
         if self.cfg.max_admissions_per_minute > 0 && free > 0 {
-            while self
-                .window
-                .front()
-                .is_some_and(|&t| t <= now - WINDOW_MS.min(now))
-            {
-                self.window.pop_front();
-            }
+            self.prune_window(now);
             let left = self
                 .cfg
                 .max_admissions_per_minute

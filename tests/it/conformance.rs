@@ -1720,4 +1720,5 @@ conformance!(
     reject_gives_no_place_admits_nobody_and_keeps_places,
     queue_all_queues_every_newcomer_and_admits_nobody,
     queue_all_overrides_passthrough_and_reject,
+    back_from_passthrough_the_rate_cap_counts_its_admissions,
 );

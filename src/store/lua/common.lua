@@ -97,10 +97,12 @@ local function holding(cfg, now)
 end
 
 -- How many admissions may happen right now. In passthrough only stock limits them
--- (capacity and the rate cap are ignored: LOTS stands for no limit).
+-- (capacity and the rate cap are ignored: LOTS stands for no limit); the rate-cap window
+-- is still pruned, so it stays one minute long while admissions pour in.
 local LOTS = 9007199254740992
 local function free_slots(cfg, now)
   if cfg.mode == 'passthrough' then
+    if cfg.rate_cap > 0 then redis.call('ZREMRANGEBYSCORE', K_WIN, '-inf', now - WINDOW_MS) end
     if cfg.stock >= 0 then return cfg.stock end
     return LOTS
   end

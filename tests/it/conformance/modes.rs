@@ -206,3 +206,26 @@ pub(super) async fn queue_all_overrides_passthrough_and_reject(b: Backend) {
     let cfg = s.room("r").await.unwrap().unwrap();
     assert_eq!((cfg.mode, cfg.queue_all), (QueueMode::Reject, false));
 }
+
+pub(super) async fn back_from_passthrough_the_rate_cap_counts_its_admissions(b: Backend) {
+    let b = b
+        .with_room(RoomConfig {
+            mode: QueueMode::Passthrough,
+            max_admissions_per_minute: 2,
+            ..room("r", 10)
+        })
+        .await;
+    let s = &b.store;
+    for i in 0..4 {
+        assert_eq!(
+            s.join("r", &v(i)).await.unwrap().state,
+            VisitorState::Admitted
+        );
+    }
+    s.patch_room("r", &with_mode(QueueMode::Fifo, false))
+        .await
+        .unwrap();
+    // Capacity is free, but the last minute already holds more admissions than the cap.
+    let snap = s.join("r", &v(9)).await.unwrap();
+    assert_eq!((snap.state, snap.position), (VisitorState::Queued, 1));
+}
