@@ -94,6 +94,13 @@ async fn modes_switched_live_change_joins_sockets_and_the_audit_log() {
         (queued.state(), &queued.body["position"]),
         ("paused", &json!(1))
     );
+    let mut held = connect(&app, "r", &queued.token(), None).await.unwrap();
+    assert_eq!(status_in(&mut held, "paused").await["position"], 1);
+    // Switched off, the room is in passthrough again: the held visitor goes in.
+    let body = Some(json!({"queue_all": false}));
+    let r = admin(&app, Method::PUT, "/api/admin/rooms/r", body).await;
+    assert_eq!(r.status, 200);
+    wait_for(&mut held, "admitted", DEADLINE).await;
 
     // Each change is in the audit log, old and new value.
     let audit = admin(&app, Method::GET, "/api/admin/audit?limit=50", None).await;
@@ -118,6 +125,7 @@ async fn modes_switched_live_change_joins_sockets_and_the_audit_log() {
             json!("passthrough"),
         ),
         ("set queue_all".to_string(), json!(false), json!(true)),
+        ("set queue_all".to_string(), json!(true), json!(false)),
     ] {
         assert!(changes.contains(&want), "{want:?} missing from {changes:?}");
     }
