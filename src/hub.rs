@@ -15,7 +15,7 @@
 //!
 //! From each snapshot the hub pushes **only what changed**: a `status` when the
 //! visitor's position, the queue length or the state changed (so at most once per tick),
-//! otherwise a refresher so that no socket waits more than 5 s; `paused`/`resumed`/`sold_out`/`closed` once when the
+//! otherwise a refresher so that no socket waits more than 5 s; `paused`/`resumed`/`sold_out`/`closed`/`rejected` once when the
 //! room's state flips; `admitted` once.
 //!
 //! Admissions do not wait for a tick: every admission is published by the store
@@ -172,6 +172,7 @@ fn told_state(state: VisitorState) -> Option<RoomState> {
         VisitorState::Paused => Some(RoomState::Paused),
         VisitorState::SoldOut => Some(RoomState::SoldOut),
         VisitorState::Closed => Some(RoomState::Closed),
+        VisitorState::Rejected => Some(RoomState::Rejected),
         VisitorState::Admitted => None,
     }
 }
@@ -183,6 +184,7 @@ fn flip_message(s: RoomState) -> &'static str {
         RoomState::Paused => r#"{"type":"paused"}"#,
         RoomState::SoldOut => r#"{"type":"sold_out"}"#,
         RoomState::Closed => r#"{"type":"closed"}"#,
+        RoomState::Rejected => r#"{"type":"rejected"}"#,
     }
 }
 

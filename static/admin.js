@@ -199,6 +199,7 @@
     // The ETA of the last in line with its range; "not known" until the room has a basis.
     var eta = '–';
     if (room.queue_length && room.state === 'paused') eta = 'on hold (paused)';
+    if (room.queue_length && room.state === 'rejected') eta = 'on hold (rejecting)';
     else if (room.queue_length && !room.eta_last_known) eta = 'not known (≤ ' + secs(room.eta_last_high_seconds) + ')';
     else if (room.queue_length) eta = secs(room.eta_last_seconds) + ' (' + secs(room.eta_last_low_seconds) + ' – ' + secs(room.eta_last_high_seconds) + ')';
     set(c.f.eta_last, eta);
@@ -247,7 +248,7 @@
     switch (e.action) {
       case 'set stock': return v === null ? 'unlimited' : String(v);
       case 'set max_admissions_per_minute': return v === 0 ? 'off' : v + ' / min';
-      case 'set paused': case 'set closed': return v ? 'yes' : 'no';
+      case 'set paused': case 'set closed': case 'set queue_all': return v ? 'yes' : 'no';
       case 'set embed_origins': return v && v.length ? v.join(', ') : 'none';
       case 'remove visitor': return v === null ? 'removed' : supportCode(v);
       case 'flush queue': return v + ' waiting';

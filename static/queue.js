@@ -125,6 +125,7 @@
     paused: ['title_paused', 'lead_paused'],
     sold_out: ['title_sold_out', 'lead_sold_out'],
     closed: ['title_closed', 'lead_closed'],
+    rejected: ['title_rejected', 'lead_rejected'],
     not_queued: ['title_not_queued', 'lead_not_queued'],
     admitted: ['title_admitted', 'lead_admitted']
   };
@@ -135,9 +136,10 @@
     var changed = cfg.state !== state;
     root.className = root.className.replace(/state-[\w-]+/, 'state-' + state);
     setText('title', t[pair[0]]);
-    // Closed and sold out say whether the place is kept.
+    // Closed, sold out and rejected say whether the place is kept.
     var lead = t[pair[1]];
     if (state === 'closed' && hasPlace) lead = t.lead_closed_kept;
+    if (state === 'rejected' && hasPlace) lead = t.lead_rejected_kept;
     if (state === 'sold_out' && hasPlace) lead = t.lead_sold_out_kept;
     if (state === 'queued' && cfg.lanes) lead = t.lead_queued_lanes;
     setText('lead', lead);
@@ -319,7 +321,8 @@
         break;
       case 'sold_out': setState('sold_out'); break;
       case 'closed': setState('closed'); break;
-      case 'resumed': if (cfg.state === 'paused') setState('queued'); break;
+      case 'rejected': setState('rejected'); break;
+      case 'resumed': if (cfg.state === 'paused' || (cfg.state === 'rejected' && hasPlace)) setState('queued'); break;
       default: break; // pong and future message types
     }
   }

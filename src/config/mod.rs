@@ -261,6 +261,17 @@ pub struct RoomConfig {
     pub paused: bool,
     /// The room is closed: new visitors are turned away, queued visitors are told.
     pub closed: bool,
+    /// How the room lets visitors in: `fifo` (a line in order of arrival, the default),
+    /// `passthrough` (no line: every join is let in at once, capacity and the rate cap
+    /// ignored, stock still kept) or `reject` (nobody is let in or given a new place;
+    /// visitors already in line keep their places).
+    #[serde(default)]
+    pub mode: QueueMode,
+    /// Emergency switch: every newcomer queues and nobody is let in, whatever the mode
+    /// (like `paused`, but a join that would have walked in queues too). Sessions already
+    /// granted run on.
+    #[serde(default)]
+    pub queue_all: bool,
     /// Origins allowed to embed the room's widget in an iframe.
     pub embed_origins: Vec<String>,
     /// Who may join: anyone, or only visitors with an enqueue token the site signed.
@@ -345,6 +356,41 @@ impl ChallengeMode {
             Self::Off => "off",
             Self::Pow => "pow",
         }
+    }
+}
+
+/// A room's `mode`: how it lets visitors in.
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq, utoipa::ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum QueueMode {
+    /// A line in order of arrival (with the room's lanes), capacity and the rate cap
+    /// deciding when the next visitor goes in.
+    #[default]
+    Fifo,
+    /// No line: every join is let in at once, capacity and the rate cap ignored (stock is
+    /// still kept, so a sale never oversells). Sessions are recorded as ever.
+    Passthrough,
+    /// Nobody is let in and no new place is given (join answers `rejected`); visitors
+    /// already in line keep their places for when the room admits again.
+    Reject,
+}
+
+impl QueueMode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Fifo => "fifo",
+            Self::Passthrough => "passthrough",
+            Self::Reject => "reject",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        Some(match s {
+            "fifo" => Self::Fifo,
+            "passthrough" => Self::Passthrough,
+            "reject" => Self::Reject,
+            _ => return None,
+        })
     }
 }
 

@@ -27,8 +27,8 @@ use crate::error::DomainError;
 use crate::store::{PatchOutcome, RoomPatch, StockChange};
 
 /// One room on the dashboard: its live figures, plus what the controls need — the
-/// configuration's version (the settings form's base) and the raw `paused` and `closed`
-/// flags (`state` shows only the one that wins).
+/// configuration's version (the settings form's base), the raw `paused` and `closed`
+/// flags, and the queueing `mode` and `queue_all` (`state` shows only the one that wins).
 #[derive(Serialize, utoipa::ToSchema)]
 pub struct DashboardRoom {
     #[serde(flatten)]
@@ -36,6 +36,8 @@ pub struct DashboardRoom {
     pub version: u64,
     pub paused: bool,
     pub closed: bool,
+    pub mode: crate::config::QueueMode,
+    pub queue_all: bool,
 }
 
 /// The live figures of every room (the dashboard's payload).
@@ -121,7 +123,8 @@ pub async fn overview(engine: &Engine, audit_entries: u32) -> Result<Overview, D
         };
         let forecast = engine.forecast(&id).await;
         lives.push(room_live(&cfg, &report, &sockets, forecast.as_deref()));
-        controls.push((version, report.view.paused, report.view.closed));
+        let v = &report.view;
+        controls.push((version, v.paused, v.closed, v.mode, v.queue_all));
     }
     let audit = if audit_entries > 0 {
         read_audit(engine, audit_entries, None).await?
@@ -133,12 +136,16 @@ pub async fn overview(engine: &Engine, audit_entries: u32) -> Result<Overview, D
         rooms: lives
             .into_iter()
             .zip(controls)
-            .map(|(live, (version, paused, closed))| DashboardRoom {
-                live,
-                version,
-                paused,
-                closed,
-            })
+            .map(
+                |(live, (version, paused, closed, mode, queue_all))| DashboardRoom {
+                    live,
+                    version,
+                    paused,
+                    closed,
+                    mode,
+                    queue_all,
+                },
+            )
             .collect(),
         audit,
         at: crate::clock::wall_ms(),

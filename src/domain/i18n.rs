@@ -88,6 +88,12 @@ pub struct Strings {
     pub lead_closed: &'static str,
     /// Closed, for a visitor who holds a place (kept while closed).
     pub lead_closed_kept: &'static str,
+    /// The room's `mode` is `reject`: the sale is not admitting anyone.
+    pub title_rejected: &'static str,
+    /// Rejecting, for a visitor with no place (the page joins by itself when it admits).
+    pub lead_rejected: &'static str,
+    /// Rejecting, for a visitor who holds a place (kept).
+    pub lead_rejected_kept: &'static str,
     pub title_not_queued: &'static str,
     pub lead_not_queued: &'static str,
     pub title_admitted: &'static str,
@@ -215,6 +221,9 @@ pub static EN: Strings = Strings {
     title_closed: "This waiting room is closed",
     lead_closed: "The organiser has closed this waiting room for now. Keep this page open: it joins the line for you by itself as soon as the room opens.",
     lead_closed_kept: "The organiser has closed this waiting room for now. You keep your place in line, and this page moves on by itself when it opens again.",
+    title_rejected: "This sale is not admitting anyone",
+    lead_rejected: "The organiser is not letting anyone in or into the line right now. Keep this page open: it joins the line for you by itself as soon as the sale admits again.",
+    lead_rejected_kept: "The organiser is not letting anyone in right now. You keep your place in line, and this page moves on by itself when the sale admits again.",
     title_not_queued: "You're no longer in line",
     lead_not_queued: "The organiser emptied the line (or removed your place), so you are no longer waiting. You can join again at the back of the line.",
     title_admitted: "It's your turn",
@@ -321,6 +330,9 @@ pub static ZH: Strings = Strings {
     title_closed: "等候室已关闭",
     lead_closed: "主办方暂时关闭了此等候室。请保持本页面打开：开放后会自动为您排队。",
     lead_closed_kept: "主办方暂时关闭了此等候室。您的排队位置会保留，重新开放后本页面会自动继续。",
+    title_rejected: "本次发售暂不放行",
+    lead_rejected: "主办方目前不放行任何人，也不接受排队。请保持本页面打开：恢复放行后会自动为您排队。",
+    lead_rejected_kept: "主办方目前不放行任何人。您的排队位置会保留，恢复放行后本页面会自动继续。",
     title_not_queued: "您已不在队列中",
     lead_not_queued: "主办方清空了队伍（或移除了您的位置），您已不在等候中。您可以重新排到队尾。",
     title_admitted: "轮到您了",

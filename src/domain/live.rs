@@ -40,7 +40,7 @@ pub struct InstanceSockets {
 pub struct RoomLive {
     pub id: String,
     pub name: String,
-    /// `open`, `paused`, `closed` or `sold_out`.
+    /// `open`, `paused` (also while `queue_all`), `rejected`, `closed` or `sold_out`.
     pub state: &'static str,
     pub queue_length: u64,
     pub active: u64,

@@ -18,7 +18,7 @@ use super::{
     ReapBatch, RoomPatch, RoomReport, RoomStats, RoomView, Snapshot, SocketCount, StockChange,
     Store, StoreError, StoreResult, VisitorState, WatchEntry, WindowDecision,
 };
-use crate::config::RoomConfig;
+use crate::config::{QueueMode, RoomConfig};
 
 use super::{
     Released, SessionsPage, SessionsQuery, GONE_KEEP_MS, HISTORY_MINUTES, PROMOTE_LIMIT, WINDOW_MS,
@@ -339,6 +339,8 @@ impl Room {
             target_url: self.cfg.target_url.clone(),
             paused: self.cfg.paused,
             closed: self.cfg.closed,
+            mode: self.cfg.mode,
+            queue_all: self.cfg.queue_all,
             admits: self.admits,
         }
     }
@@ -459,19 +461,45 @@ impl Room {
         }
     }
 
+    /// The room gives no new place and admits nobody (`mode = reject`, unless `queue_all`).
+    fn rejecting(&self) -> bool {
+        self.cfg.mode == QueueMode::Reject && !self.cfg.queue_all
+    }
+
+    /// Nobody is let in now: paused, closed, held, rejecting or queueing all.
+    fn holding(&self, now: u64) -> bool {
+        self.cfg.paused
+            || self.cfg.closed
+            || self.cfg.queue_all
+            || self.cfg.mode == QueueMode::Reject
+            || self.hold_until > now
+    }
+
+    /// Drops admissions older than the rate-cap window.
+    fn prune_window(&mut self, now: u64) {
+        while self
+            .window
+            .front()
+            .is_some_and(|&t| t <= now - WINDOW_MS.min(now))
+        {
+            self.window.pop_front();
+        }
+    }
+
     fn free_slots(&mut self, now: u64) -> u64 {
+        // Passthrough: only stock limits admissions (capacity and the rate cap ignored).
+        // The window is still pruned, so it stays one minute long while admissions pour
+        // in (and the cap counts them again at once after a switch back to fifo).
+        if self.cfg.mode == QueueMode::Passthrough {
+            self.prune_window(now);
+            return self.cfg.stock.unwrap_or(u64::MAX);
+        }
         let mut free = self.cfg.capacity.saturating_sub(self.active(now));
         if let Some(stock) = self.cfg.stock {
             free = free.min(stock);
         }
         if self.cfg.max_admissions_per_minute > 0 && free > 0 {
-            while self
-                .window
-                .front()
-                .is_some_and(|&t| t <= now - WINDOW_MS.min(now))
-            {
-                self.window.pop_front();
-            }
+            self.prune_window(now);
             let left = self
                 .cfg
                 .max_admissions_per_minute
@@ -512,7 +540,7 @@ impl Room {
     }
 
     fn promote(&mut self, now: u64, limit: u64) -> Vec<String> {
-        if self.cfg.paused || self.cfg.closed || self.hold_until > now {
+        if self.holding(now) {
             return Vec::new();
         }
         let free = self.free_slots(now).min(limit);
@@ -543,9 +571,11 @@ impl Room {
             VisitorState::Closed
         } else if self.cfg.stock == Some(0) {
             VisitorState::SoldOut
+        } else if self.rejecting() {
+            VisitorState::Rejected
         } else if !queued {
             VisitorState::NotQueued
-        } else if self.cfg.paused {
+        } else if self.cfg.paused || self.cfg.queue_all {
             VisitorState::Paused
         } else {
             VisitorState::Queued
@@ -746,6 +776,14 @@ impl Store for MemoryStore {
             if r.cfg.closed {
                 return Ok(r.snapshot(VisitorState::Closed, v, now, Vec::new()));
             }
+            // Rejecting: no promotion and no new place; a place already held is kept.
+            if r.rejecting() {
+                let queued = r.queue.contains(v);
+                if queued {
+                    r.set_heartbeat(v, now);
+                }
+                return Ok(r.snapshot(r.waiting_state(queued), v, now, Vec::new()));
+            }
             let promoted = r.promote(now, PROMOTE_LIMIT);
             if r.is_admitted(v, now) {
                 return Ok(r.snapshot(VisitorState::Admitted, v, now, promoted));
@@ -781,7 +819,10 @@ impl Store for MemoryStore {
                 }
                 entry.push(v.to_string());
             }
-            if !r.cfg.paused && r.queue.is_empty() && r.free_slots(now) > 0 {
+            // A walk-in: nobody waiting ahead (in passthrough there is no line to
+            // respect) and a slot free; never while paused or queueing all.
+            let walk_in = r.cfg.mode == QueueMode::Passthrough || r.queue.is_empty();
+            if !r.cfg.paused && !r.cfg.queue_all && walk_in && r.free_slots(now) > 0 {
                 r.admit(v, now);
                 return Ok(r.snapshot(VisitorState::Admitted, v, now, promoted));
             }
@@ -1250,7 +1291,8 @@ impl Store for MemoryStore {
                 session_ttl_ms: r.cfg.session_ttl_secs * 1000,
                 rate_cap_per_minute: r.cfg.max_admissions_per_minute,
                 stock: r.cfg.stock,
-                paused: r.cfg.paused,
+                // Held by queue_all or the reject mode too: no countdown.
+                paused: r.cfg.paused || r.cfg.queue_all || r.cfg.mode == QueueMode::Reject,
                 closed: r.cfg.closed,
                 queue_length: r.queue.len() as u64,
                 active: r.active(now),

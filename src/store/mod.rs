@@ -17,7 +17,13 @@
 //! - Active sessions are stored with their expiry and *counted* (sessions whose expiry is
 //!   in the future), never tracked with a free-running counter.
 //! - `promote` admits queue heads while slots, stock and the rate cap allow, unless the
-//!   room is paused or closed.
+//!   room is paused, closed, rejecting or queueing all.
+//! - Modes (`RoomConfig::mode`, `queue_all`): `passthrough` lets every join in at once
+//!   and promotes the whole line, ignoring capacity and the rate cap (stock still
+//!   holds); `reject` gives no new place and admits nobody (a join answers `rejected`;
+//!   places already held are kept, and their visitors are told `rejected`); `queue_all`
+//!   queues every newcomer and admits nobody, whatever the mode (its visitors are told
+//!   `paused`). A live session always stays live.
 //! - Stock: each admission of a visitor who has not had a unit consumes one; stock 0 means
 //!   sold out (no new joins, no admissions).
 //! - Configuration version: a room is created at version 1. A patch or a stock change
@@ -50,6 +56,9 @@ pub enum VisitorState {
     Paused,
     SoldOut,
     Closed,
+    /// The room's `mode` is `reject`: nobody is let in or given a new place (a visitor
+    /// already in line keeps their place, shown in `position`).
+    Rejected,
 }
 
 impl VisitorState {
@@ -61,6 +70,7 @@ impl VisitorState {
             VisitorState::Paused => "paused",
             VisitorState::SoldOut => "sold_out",
             VisitorState::Closed => "closed",
+            VisitorState::Rejected => "rejected",
         }
     }
 
@@ -72,6 +82,7 @@ impl VisitorState {
             "paused" => VisitorState::Paused,
             "sold_out" => VisitorState::SoldOut,
             "closed" => VisitorState::Closed,
+            "rejected" => VisitorState::Rejected,
             _ => return None,
         })
     }
@@ -128,6 +139,7 @@ pub struct EtaBasis {
     pub rate_cap_per_minute: u64,
     /// Units left; `None` = unlimited.
     pub stock: Option<u64>,
+    /// Admissions held: paused, `queue_all`, or `mode = "reject"` (no countdown).
     pub paused: bool,
     pub closed: bool,
     pub queue_length: u64,
@@ -254,6 +266,8 @@ pub struct RoomView {
     pub target_url: String,
     pub paused: bool,
     pub closed: bool,
+    pub mode: crate::config::QueueMode,
+    pub queue_all: bool,
     /// Admissions so far (see [`Snapshot::admits`]).
     pub admits: u64,
 }
@@ -270,13 +284,15 @@ pub enum WatchEntry {
 }
 
 /// A room's own state, by the precedence the scripts use: closed, then sold out, then
-/// paused, else open.
+/// `queue_all` (shown as paused), then rejecting (`mode = "reject"`, which `queue_all`
+/// overrides), then paused, else open.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RoomState {
     Open,
     Paused,
     SoldOut,
     Closed,
+    Rejected,
 }
 
 impl RoomState {
@@ -286,6 +302,7 @@ impl RoomState {
             RoomState::Paused => "paused",
             RoomState::SoldOut => "sold_out",
             RoomState::Closed => "closed",
+            RoomState::Rejected => "rejected",
         }
     }
 }
@@ -297,6 +314,10 @@ impl RoomView {
             RoomState::Closed
         } else if self.stock == Some(0) {
             RoomState::SoldOut
+        } else if self.queue_all {
+            RoomState::Paused
+        } else if self.mode == crate::config::QueueMode::Reject {
+            RoomState::Rejected
         } else if self.paused {
             RoomState::Paused
         } else {
@@ -310,6 +331,7 @@ impl RoomView {
             (WatchEntry::Admitted(_), _) => VisitorState::Admitted,
             (_, RoomState::Closed) => VisitorState::Closed,
             (_, RoomState::SoldOut) => VisitorState::SoldOut,
+            (_, RoomState::Rejected) => VisitorState::Rejected,
             (WatchEntry::Gone, _) => VisitorState::NotQueued,
             (_, RoomState::Paused) => VisitorState::Paused,
             (WatchEntry::Queued { .. }, RoomState::Open) => VisitorState::Queued,
@@ -365,6 +387,8 @@ pub struct RoomPatch {
     pub target_url: Option<String>,
     pub paused: Option<bool>,
     pub closed: Option<bool>,
+    pub mode: Option<crate::config::QueueMode>,
+    pub queue_all: Option<bool>,
     pub embed_origins: Option<Vec<String>>,
     pub entry: Option<crate::config::EntryMode>,
     /// `""` removes the key.
@@ -407,6 +431,12 @@ impl RoomPatch {
         }
         if let Some(v) = self.closed {
             c.closed = v;
+        }
+        if let Some(v) = self.mode {
+            c.mode = v;
+        }
+        if let Some(v) = self.queue_all {
+            c.queue_all = v;
         }
         if let Some(v) = &self.embed_origins {
             c.embed_origins = v.clone();

@@ -470,7 +470,7 @@ fn parse_snapshot(v: Value) -> StoreResult<Snapshot> {
 /// Parses `room_view()` from `common.lua`.
 fn parse_room_view(v: Value) -> StoreResult<RoomView> {
     let a = as_array(v)?;
-    if a.len() != 11 {
+    if a.len() != 13 {
         return Err(protocol("room view arity"));
     }
     Ok(RoomView {
@@ -485,6 +485,8 @@ fn parse_room_view(v: Value) -> StoreResult<RoomView> {
         paused: as_int(&a[8])? == 1,
         closed: as_int(&a[9])? == 1,
         admits: u(&a[10])?,
+        mode: crate::config::QueueMode::parse(&as_string(&a[11])?).unwrap_or_default(),
+        queue_all: as_int(&a[12])? == 1,
     })
 }
 
@@ -584,6 +586,12 @@ fn patch_fields(p: &RoomPatch) -> Vec<String> {
     }
     if let Some(v) = p.closed {
         put("closed", flag(v));
+    }
+    if let Some(v) = p.mode {
+        put("mode", v.as_str().into());
+    }
+    if let Some(v) = p.queue_all {
+        put("queue_all", flag(v));
     }
     if let Some(v) = &p.embed_origins {
         put(
@@ -695,6 +703,10 @@ fn cfg_fields(cfg: &RoomConfig) -> Vec<String> {
         flag(cfg.paused),
         "closed".into(),
         flag(cfg.closed),
+        "mode".into(),
+        cfg.mode.as_str().into(),
+        "queue_all".into(),
+        flag(cfg.queue_all),
         "embed".into(),
         serde_json::to_string(&cfg.embed_origins).unwrap_or_else(|_| "[]".into()),
         "entry".into(),
@@ -740,6 +752,11 @@ fn cfg_from_hash(room: &str, h: &std::collections::HashMap<String, String>) -> R
             .and_then(stock_of),
         paused: h.get("paused").map(|v| v == "1").unwrap_or(false),
         closed: h.get("closed").map(|v| v == "1").unwrap_or(false),
+        mode: h
+            .get("mode")
+            .and_then(|v| crate::config::QueueMode::parse(v))
+            .unwrap_or_default(),
+        queue_all: h.get("queue_all").map(|v| v == "1").unwrap_or(false),
         embed_origins: h
             .get("embed")
             .and_then(|v| serde_json::from_str(v).ok())
@@ -1658,6 +1675,8 @@ mod tests {
             Value::Int(1),
             Value::Int(0),
             Value::Int(11),
+            b("reject"),
+            Value::Int(1),
         ]))
         .unwrap();
         assert_eq!(
@@ -1665,6 +1684,10 @@ mod tests {
             (4, 2, 3, Some(9))
         );
         assert_eq!((v.paused, v.closed, v.admits), (true, false, 11));
+        assert_eq!(
+            (v.mode, v.queue_all),
+            (crate::config::QueueMode::Reject, true)
+        );
         assert!(matches!(
             parse_room_view(Value::Array(vec![Value::Int(4)])),
             Err(StoreError::Protocol(_))

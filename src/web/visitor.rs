@@ -219,7 +219,8 @@ fn progress(start: u64, position: u64) -> u64 {
     ((start + 1 - position) * 100 / (start + 1)).min(99)
 }
 
-/// Title and lead for a state; closed and sold out say whether the place is kept.
+/// Title and lead for a state; closed, sold out and rejected say whether the place is
+/// kept.
 fn texts(
     t: &'static Strings,
     state: VisitorState,
@@ -232,6 +233,8 @@ fn texts(
         VisitorState::SoldOut => (t.title_sold_out, t.lead_sold_out),
         VisitorState::Closed if has_place => (t.title_closed, t.lead_closed_kept),
         VisitorState::Closed => (t.title_closed, t.lead_closed),
+        VisitorState::Rejected if has_place => (t.title_rejected, t.lead_rejected_kept),
+        VisitorState::Rejected => (t.title_rejected, t.lead_rejected),
         VisitorState::NotQueued => (t.title_not_queued, t.lead_not_queued),
         VisitorState::Admitted => (t.title_admitted, t.lead_admitted),
     }

@@ -278,13 +278,21 @@ async fn room_state_changes_reach_the_open_page() {
     let store = &app.engine.store;
     let mut cfg = store.room("r").await.unwrap().unwrap();
     type Step = (fn(&mut RoomConfig), &'static str, &'static str);
-    let steps: [Step; 4] = [
+    let steps: [Step; 5] = [
         (|c| c.paused = true, "The line is paused", "state-paused"),
         (|c| c.paused = false, "You're in line", "state-queued"),
         (|c| c.stock = Some(0), "Sold out", "state-sold-out"),
         (
             |c| {
                 c.stock = None;
+                c.mode = anteroom::config::QueueMode::Reject
+            },
+            "This sale is not admitting anyone",
+            "state-rejected",
+        ),
+        (
+            |c| {
+                c.mode = anteroom::config::QueueMode::Fifo;
                 c.closed = true
             },
             "This waiting room is closed",

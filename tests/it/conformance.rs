@@ -12,6 +12,9 @@ use anteroom::store::{
 use futures_util::future::join_all;
 use futures_util::StreamExt;
 
+mod modes;
+use modes::*;
+
 /// A store under test, keeping its Redis (if any) alive.
 struct Backend {
     store: Arc<dyn Store>,
@@ -1750,4 +1753,11 @@ conformance!(
     revocations_are_read_in_order_from_a_cursor,
     release_reports_the_live_session_it_ended,
     a_live_session_is_extended_up_to_its_cap,
+    passthrough_lets_everyone_in_past_capacity_and_the_rate_cap,
+    passthrough_still_keeps_stock,
+    switching_to_passthrough_lets_the_whole_line_in,
+    reject_gives_no_place_admits_nobody_and_keeps_places,
+    queue_all_queues_every_newcomer_and_admits_nobody,
+    queue_all_overrides_passthrough_and_reject,
+    back_from_passthrough_the_rate_cap_counts_its_admissions,
 );

@@ -23,6 +23,7 @@ mod hostile;
 mod hostile_table;
 mod lanes;
 mod model;
+mod modes;
 mod nginx;
 mod openapi;
 mod pages;

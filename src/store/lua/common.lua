@@ -37,7 +37,7 @@ local function now_ms()
 end
 
 local function load_cfg()
-  local v = redis.call('HMGET', K_CFG, 'capacity', 'rate_cap', 'ttl_ms', 'stock', 'paused', 'closed', 'hb_ms', 'target', 'lane_strides', 'hold_until')
+  local v = redis.call('HMGET', K_CFG, 'capacity', 'rate_cap', 'ttl_ms', 'stock', 'paused', 'closed', 'hb_ms', 'target', 'lane_strides', 'hold_until', 'mode', 'queue_all')
   if not v[1] then return nil end
   -- lanes: nil without lanes, else {stride = {lane = spacing}, names = {'', lane...}}
   -- from `lane_strides` ("=1429 members=3333": the general line first).
@@ -56,6 +56,9 @@ local function load_cfg()
     -- Admissions held until then (ms): a room re-created after the store lost its data
     -- waits while the instances put the places and sessions they know back (put_room).
     hold_until = tonumber(v[10]) or 0,
+    -- `fifo` (absent: a room written before modes), `passthrough` or `reject`; queue_all
+    -- overrides every mode (docs/configuration.md#queueing-modes).
+    mode = (v[11] and v[11] ~= '') and v[11] or 'fifo', queue_all = v[12] == '1',
   }
 end
 
@@ -83,8 +86,26 @@ local function active_count(now)
 end
 local function forget_active() ACTIVE = nil end
 
--- How many admissions may happen right now.
+-- The room gives no new place and admits nobody (`mode = reject`, unless queue_all).
+local function rejecting(cfg)
+  return cfg.mode == 'reject' and not cfg.queue_all
+end
+
+-- Nobody is let in now: paused, closed, held, rejecting or queueing all.
+local function holding(cfg, now)
+  return cfg.paused or cfg.closed or cfg.queue_all or cfg.mode == 'reject' or cfg.hold_until > now
+end
+
+-- How many admissions may happen right now. In passthrough only stock limits them
+-- (capacity and the rate cap are ignored: LOTS stands for no limit); the rate-cap window
+-- is still pruned, so it stays one minute long while admissions pour in.
+local LOTS = 9007199254740992
 local function free_slots(cfg, now)
+  if cfg.mode == 'passthrough' then
+    if cfg.rate_cap > 0 then redis.call('ZREMRANGEBYSCORE', K_WIN, '-inf', now - WINDOW_MS) end
+    if cfg.stock >= 0 then return cfg.stock end
+    return LOTS
+  end
   local free = cfg.capacity - active_count(now)
   if cfg.stock >= 0 and cfg.stock < free then free = cfg.stock end
   if cfg.rate_cap > 0 and free > 0 then
@@ -219,7 +240,7 @@ end
 -- Admits queue heads in ticket order; returns the admitted visitor ids.
 local function promote(cfg, now, limit)
   local out = {}
-  if cfg.paused or cfg.closed or cfg.hold_until > now then return out end
+  if holding(cfg, now) then return out end
   local free = free_slots(cfg, now)
   if free > limit then free = limit end
   if free <= 0 then return out end
@@ -296,17 +317,18 @@ end
 local function waiting_state(cfg, queued)
   if cfg.closed then return 'closed' end
   if cfg.stock == 0 then return 'sold_out' end
+  if rejecting(cfg) then return 'rejected' end
   if not queued then return 'not_queued' end
-  if cfg.paused then return 'paused' end
+  if cfg.paused or cfg.queue_all then return 'paused' end
   return 'queued'
 end
 
 -- Room-wide figures: {queue_length, active, capacity, ttl_ms, stock, now, rate_cap,
--- target, paused, closed, admits}
+-- target, paused, closed, admits, mode, queue_all}
 local function room_view(cfg, now)
   return {redis.call('ZCARD', K_Q), active_count(now), cfg.capacity, cfg.ttl_ms, cfg.stock,
     now, cfg.rate_cap, cfg.target, cfg.paused and 1 or 0, cfg.closed and 1 or 0,
-    tonumber(redis.call('HGET', K_ST, 'admits')) or 0}
+    tonumber(redis.call('HGET', K_ST, 'admits')) or 0, cfg.mode, cfg.queue_all and 1 or 0}
 end
 
 -- When v's session was issued (ms) and whether it is unclaimed, or nil without one.

@@ -1,5 +1,6 @@
 -- eta_basis(): what the ETA model (domain/eta.rs) needs, read once a second per room
--- per instance. Returns {now, capacity, ttl_ms, rate_cap, stock, paused, closed,
+-- per instance. Returns {now, capacity, ttl_ms, rate_cap, stock, paused (or held by
+-- queue_all or the reject mode: no countdown), closed,
 -- queue_length, active, sessions, ends, window, admitted_5min, reaped_5min, silent, admits,
 -- quiet} where sessions = {issued_ms, expires_ms, ...} of up to BASIS_SESSIONS live
 -- sessions, soonest expiry first, except quiet ones (unclaimed for half the heartbeat
@@ -51,7 +52,8 @@ for i = 0, 4 do
 end
 -- Queued visitors silent for more than half the heartbeat timeout: likely to be reaped.
 local silent = redis.call('ZCOUNT', K_HB, '-inf', now - math.floor(cfg.hb_ms / 2))
-return {now, cfg.capacity, cfg.ttl_ms, cfg.rate_cap, cfg.stock, cfg.paused and 1 or 0,
+return {now, cfg.capacity, cfg.ttl_ms, cfg.rate_cap, cfg.stock,
+  (cfg.paused or cfg.queue_all or cfg.mode == 'reject') and 1 or 0,
   cfg.closed and 1 or 0, redis.call('ZCARD', K_Q), active_count(now), sessions,
   ends, window, a, r, silent, tonumber(redis.call('HGET', K_ST, 'admits')) or 0, quiet,
   cfg.lanes and 1 or 0}

@@ -10,6 +10,13 @@ if not cfg then return {'no_room'} end
 local now = now_ms()
 if is_admitted(v, now) then return reply('admitted', v, cfg, now, {}) end
 if cfg.closed then return reply('closed', v, cfg, now, {}) end
+-- Rejecting: no promotion and no new place; a place already held is kept (and its
+-- heartbeat refreshed), shown with the `rejected` state.
+if rejecting(cfg) then
+  local r = redis.call('ZRANK', K_Q, v)
+  if r then redis.call('ZADD', K_HB, 'GT', now, v) end
+  return reply(waiting_state(cfg, r ~= false), v, cfg, now, {}, false, r and r + 1 or 0)
+end
 -- Fill freed slots from the head first, so a newcomer never overtakes the queue.
 local promoted = promote(cfg, now, PROMOTE_LIMIT)
 for i = 1, #promoted do
@@ -43,7 +50,10 @@ if group then
   redis.call('ZADD', group, now, v)
   redis.call('PEXPIRE', group, PLACE_GROUP_TTL_MS)
 end
-if not cfg.paused and redis.call('ZCARD', K_Q) == 0 and free_slots(cfg, now) > 0 then
+-- A walk-in: nobody waiting ahead (in passthrough there is no line to respect) and a
+-- slot free; never while paused or queueing all.
+if not cfg.paused and not cfg.queue_all
+  and (cfg.mode == 'passthrough' or redis.call('ZCARD', K_Q) == 0) and free_slots(cfg, now) > 0 then
   publish({admit(cfg, v, now)})
   return reply('admitted', v, cfg, now, promoted)
 end

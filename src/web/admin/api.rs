@@ -7,7 +7,7 @@ use serde_json::{Map, Value};
 use utoipa::{IntoParams, OpenApi, ToSchema};
 
 use super::auth::Admin;
-use crate::config::RoomConfig;
+use crate::config::{QueueMode, RoomConfig};
 use crate::domain::admin::visitors::{self, Removal, VisitorMatch, Wanted};
 use crate::domain::admin::{self as service, AuditEntry, Overview, PutOutcome, Switch};
 use crate::domain::admission::Engine;
@@ -207,6 +207,15 @@ fn put_body(mut body: Map<String, Value>) -> Result<PutRoomBody, ApiError> {
             malformed("`version` must be a whole number (the one GET answered)".into())
         })?),
     };
+    // An unknown mode names the field (serde's "unknown variant" would not).
+    if let Some(m) = body.get("mode").filter(|m| !m.is_null()) {
+        if m.as_str().and_then(QueueMode::parse).is_none() {
+            return Err(ApiError::invalid_field(
+                "mode",
+                "must be \"fifo\", \"passthrough\" or \"reject\"",
+            ));
+        }
+    }
     let patch = serde_json::from_value(Value::Object(body))
         .map_err(|e| malformed(format!("the request body is not valid JSON: {e}")))?;
     Ok(PutRoomBody { patch, version })
