@@ -1492,7 +1492,10 @@ async fn live_sessions_are_listed_with_their_admissions(b: Backend) {
         )
         .await
         .unwrap();
-    assert!(changed.sessions.contains(&(v(2), a2.clone())), "{changed:?}");
+    assert!(
+        changed.sessions.contains(&(v(2), a2.clone())),
+        "{changed:?}"
+    );
     assert!(changed.sessions.iter().all(|(w, _)| *w != v(0)));
     assert_eq!(
         changed
