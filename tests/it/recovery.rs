@@ -569,9 +569,20 @@ async fn an_admitted_visitor_who_stays_away_keeps_the_slot_through_a_data_loss()
     let s = test_settings(Some(r.url()), &prefix(), vec![room("r", 1)]);
     // Two instances: the holder was let in through the first; the second lists it too.
     let (a, b) = (spawn_app(s.clone()).await, spawn_app(s).await);
+    // The second instance has made its full listing (of nobody): the holder, let in
+    // after it, reaches it through a look at what changed.
+    use anteroom::domain::known_sessions::Look;
+    wait_until(Duration::from_secs(5), "a first full listing", || async {
+        let look = b
+            .engine
+            .known_sessions
+            .next_look("r", anteroom::clock::wall_ms());
+        (look != Look::Full).then_some(())
+    })
+    .await;
     let holder = a.join("r").await;
     assert_eq!(holder.state(), "admitted");
-    // The second instance's keeper has listed the live session.
+    // The second instance's keeper has seen the live session.
     wait_until(
         Duration::from_secs(5),
         "the session to be listed",
