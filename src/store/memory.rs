@@ -21,7 +21,8 @@ use super::{
 use crate::config::{QueueMode, RoomConfig};
 
 use super::{
-    Released, SessionsPage, SessionsQuery, GONE_KEEP_MS, HISTORY_MINUTES, PROMOTE_LIMIT, WINDOW_MS,
+    Released, RoomEvent, SessionsPage, SessionsQuery, GONE_KEEP_MS, HISTORY_MINUTES, PROMOTE_LIMIT,
+    STREAM_KEEP, WINDOW_MS,
 };
 
 /// A source of "now" in milliseconds since the epoch.
@@ -295,6 +296,10 @@ struct Room {
     /// Visitors who released → when (`st:gone` in Lua), kept `GONE_KEEP_MS`:
     /// `restore_session` does not put back a session issued before that.
     gone: HashMap<String, u64>,
+    /// The room's stream (`st:stream` in Lua), at most `STREAM_KEEP` events, and the
+    /// last id given (ms, seq).
+    stream: VecDeque<RoomEvent>,
+    stream_last: (u64, u64),
     /// Admissions and new places held until then (ms; `hold_until` in Lua): a room
     /// re-created after the store lost its data (`recreate_room`).
     hold_until: u64,
@@ -509,6 +514,22 @@ impl Room {
         free
     }
 
+    /// Adds an event to the room's stream (`event()` in Lua), ids `<ms>-<seq>` as Redis
+    /// makes them.
+    fn event(&mut self, now: u64, kind: &str, v: Option<&str>, serial: Option<u64>) {
+        let (ms, seq) = self.stream_last;
+        self.stream_last = if now > ms { (now, 0) } else { (ms, seq + 1) };
+        self.stream.push_back(RoomEvent {
+            id: format!("{}-{}", self.stream_last.0, self.stream_last.1),
+            kind: kind.to_string(),
+            visitor: v.map(str::to_string),
+            serial,
+        });
+        while self.stream.len() as u64 > STREAM_KEEP {
+            self.stream.pop_front();
+        }
+    }
+
     fn admit(&mut self, v: &str, now: u64) {
         self.admits += 1;
         let wait = self
@@ -528,10 +549,15 @@ impl Room {
         };
         self.expiries.insert((a.expires_at_ms, v.to_string()));
         self.outbox.push((v.to_string(), a.clone()));
+        let serial = a.serial;
         self.sessions.insert(v.to_string(), a);
-        if let Some(stock) = self.cfg.stock.as_mut() {
-            if self.units.insert(v.to_string()) {
-                *stock = stock.saturating_sub(1);
+        self.event(now, "admission", Some(v), Some(serial));
+        if self.cfg.stock.is_some() && self.units.insert(v.to_string()) {
+            let left = self.cfg.stock.map_or(0, |s| s.saturating_sub(1));
+            self.cfg.stock = Some(left);
+            self.event(now, "stock_unit_claimed", Some(v), Some(serial));
+            if left == 0 {
+                self.event(now, "sold_out", None, None);
             }
         }
         if self.cfg.max_admissions_per_minute > 0 {
@@ -937,6 +963,23 @@ impl Store for MemoryStore {
         })
     }
 
+    async fn events(&self, room: &str, after: &str, count: u32) -> StoreResult<Vec<RoomEvent>> {
+        // Ids compare as (ms, seq), as Redis compares them.
+        let key = |id: &str| -> (u64, u64) {
+            let (ms, seq) = id.split_once('-').unwrap_or((id, "0"));
+            (ms.parse().unwrap_or(0), seq.parse().unwrap_or(0))
+        };
+        let after = if after.is_empty() { (0, 0) } else { key(after) };
+        self.with_room(room, |r, _| {
+            r.stream
+                .iter()
+                .filter(|e| key(&e.id) > after)
+                .take(count as usize)
+                .cloned()
+                .collect()
+        })
+    }
+
     async fn release_ended(&self, room: &str, v: &str) -> StoreResult<Released> {
         self.with_room(room, |r, now| {
             // Releasing is being there: the session was a stay.
@@ -951,6 +994,9 @@ impl Store for MemoryStore {
             r.join_times.remove(v);
             r.gone.retain(|_, at| *at + GONE_KEEP_MS > now);
             r.gone.insert(v.to_string(), now);
+            if let Some(a) = &session {
+                r.event(now, "release", Some(v), Some(a.serial));
+            }
             Released {
                 held: ended || left,
                 session,
@@ -1034,8 +1080,10 @@ impl Store for MemoryStore {
                 .map(|(_, v)| v.clone())
                 .collect();
             for v in &expired {
+                let serial = r.sessions.get(v).map(|a| a.serial);
                 r.session_ended(v, now);
                 r.end_session(v);
+                r.event(now, "expiry", Some(v), serial);
             }
             ReapBatch {
                 dropped: stale.len() as u64,
@@ -1163,8 +1211,13 @@ impl Store for MemoryStore {
                 ..patch.applied_to(&r.cfg)
             };
             if cfg != r.cfg {
+                let was_closed = r.cfg.closed;
                 r.set_cfg(cfg);
                 r.version += 1;
+                if r.cfg.closed != was_closed {
+                    let kind = if r.cfg.closed { "closed" } else { "opened" };
+                    r.event(now, kind, None, None);
+                }
             }
             PatchOutcome::Applied {
                 version: r.version,
@@ -1187,6 +1240,9 @@ impl Store for MemoryStore {
             };
             if r.cfg.stock != old {
                 r.version += 1;
+            }
+            if r.cfg.stock == Some(0) && old != Some(0) {
+                r.event(now, "sold_out", None, None);
             }
             (old, r.cfg.stock, r.promote(now, PROMOTE_LIMIT))
         })

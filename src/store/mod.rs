@@ -120,6 +120,10 @@ pub const AWAY_KEEP_MS: u64 = 3_600_000;
 /// data or failed over (`restore_session`), which may come a moment later.
 pub const GONE_KEEP_MS: u64 = 60_000;
 
+/// About how many events a room's stream keeps (`XADD … MAXLEN ~`; the memory store
+/// keeps exactly this many): a consumer further behind than that loses the oldest.
+pub const STREAM_KEEP: u64 = 10_000;
+
 /// Session ends a room keeps for the ETA (`ENDS_KEEP` in Lua comes from here).
 pub const ENDS_KEEP: usize = 64;
 /// Live sessions the ETA basis reads, soonest expiry first (`BASIS_SESSIONS` in Lua).
@@ -585,6 +589,19 @@ pub struct ReapBatch {
     pub expired: u64,
 }
 
+/// One event of a room's stream ([`Store::events`]): what the shop's order pipeline
+/// reads (seed document 001).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RoomEvent {
+    /// The stream entry's id (`<ms>-<seq>`): read on after it.
+    pub id: String,
+    /// `admission`, `release`, `expiry`, `stock_unit_claimed`, `sold_out`, `opened` or
+    /// `closed`.
+    pub kind: String,
+    pub visitor: Option<String>,
+    pub serial: Option<u64>,
+}
+
 /// What [`Store::sessions`] reads.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SessionsQuery {
@@ -721,6 +738,9 @@ pub trait Store: Send + Sync + 'static {
     /// never back; no effect when `grace_ms` is not longer than the room's heartbeat
     /// timeout). Returns whether the visitor is queued.
     async fn hold_away(&self, room: &str, visitor: &str, grace_ms: u64) -> StoreResult<bool>;
+    /// The room's events after the stream id `after` ("0" or "" for the oldest kept), at
+    /// most `count`, oldest first. Each is added by the atomic change it records.
+    async fn events(&self, room: &str, after: &str, count: u32) -> StoreResult<Vec<RoomEvent>>;
     /// A page of the room's live sessions (those expiring at or after `q.expires_from`,
     /// from now on when that is past; soonest expiry first, at most `q.limit`) and, with
     /// `q.gone_after`, the releases since: each instance keeps a picture of the live

@@ -25,13 +25,13 @@ use redis::{Cmd, Pipeline, RedisFuture, Script, Value};
 
 use futures_util::stream::{BoxStream, StreamExt};
 
-use super::Released;
 use super::{
     sort_found, Admission, AdmittedEvent, EtaBasis, FoundVisitor, MinuteStats, PatchOutcome,
     ReapBatch, RoomPatch, RoomReport, RoomStats, RoomView, SessionsPage, SessionsQuery, Snapshot,
     SocketCount, StockChange, Store, StoreError, StoreResult, VisitorState, WatchEntry,
     WindowDecision,
 };
+use super::{Released, RoomEvent};
 use crate::config::{RoomConfig, StoreSettings};
 
 /// The constants the scripts share with Rust, defined from the Rust ones: one source.
@@ -40,7 +40,7 @@ fn lua_prelude() -> String {
     format!(
         "local WINDOW_MS = {}\nlocal ENDS_KEEP = {}\nlocal BASIS_SESSIONS = {}\n\
          local PROMOTE_LIMIT = {}\nlocal MINUTE_TTL_MS = {}\nlocal WAIT_BOUNDS = {{{}}}\n\
-         local PLACE_GROUP_TTL_MS = {}\nlocal LANE_STRIDE = {}\nlocal GONE_KEEP_MS = {}\n",
+         local PLACE_GROUP_TTL_MS = {}\nlocal LANE_STRIDE = {}\nlocal GONE_KEEP_MS = {}\nlocal STREAM_KEEP = {}\n",
         super::WINDOW_MS,
         super::ENDS_KEEP,
         super::BASIS_SESSIONS,
@@ -49,7 +49,8 @@ fn lua_prelude() -> String {
         bounds.join(", "),
         super::PLACE_GROUP_TTL_MS,
         super::LANE_STRIDE,
-        super::GONE_KEEP_MS
+        super::GONE_KEEP_MS,
+        super::STREAM_KEEP
     )
 }
 
@@ -841,6 +842,7 @@ impl Store for RedisStore {
         let minute = crate::clock::wall_ms() / 60_000;
         del.arg(format!("{}:away", self.room_key(room, "st")));
         del.arg(format!("{}:gone", self.room_key(room, "st")));
+        del.arg(format!("{}:stream", self.room_key(room, "st")));
         del.arg(format!("{}:ends", self.room_key(room, "st")));
         del.arg(format!("{}:lane", self.room_key(room, "st")));
         del.arg(format!("{}:lanes", self.room_key(room, "st")));
@@ -986,6 +988,36 @@ impl Store for RedisStore {
             })),
             _ => Err(protocol("extend_session arity")),
         }
+    }
+
+    async fn events(&self, room: &str, after: &str, count: u32) -> StoreResult<Vec<RoomEvent>> {
+        // A plain XRANGE: reading needs no script (the room's key, outside a function).
+        let mut conn = self.conn.clone();
+        let start = if after.is_empty() || after == "0" {
+            "-".to_string()
+        } else {
+            format!("({after}")
+        };
+        let entries: Vec<(String, Vec<(String, String)>)> = redis::cmd("XRANGE")
+            .arg(format!("{}:stream", self.room_key(room, "st")))
+            .arg(start)
+            .arg("+")
+            .arg("COUNT")
+            .arg(count)
+            .query_async(&mut conn)
+            .await?;
+        Ok(entries
+            .into_iter()
+            .map(|(id, fields)| {
+                let get = |k: &str| fields.iter().find(|(f, _)| f == k).map(|(_, v)| v.clone());
+                RoomEvent {
+                    id,
+                    kind: get("type").unwrap_or_default(),
+                    visitor: get("visitor"),
+                    serial: get("serial").and_then(|s| s.parse().ok()),
+                }
+            })
+            .collect())
     }
 
     async fn sessions(&self, room: &str, q: &SessionsQuery) -> StoreResult<SessionsPage> {

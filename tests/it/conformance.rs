@@ -1694,6 +1694,65 @@ async fn a_hidden_page_keeps_its_place_past_the_heartbeat_timeout(b: Backend) {
     ));
 }
 
+/// The room's stream of events for the shop: each change adds its event in the same
+/// atomic step (admission, stock unit claimed, sold out, release, closed, opened,
+/// expiry), read in order from any id on.
+async fn every_change_adds_its_event_to_the_rooms_stream(b: Backend) {
+    let b = b
+        .with_room(RoomConfig {
+            session_ttl_secs: 1,
+            stock: Some(2),
+            ..room("r", 1)
+        })
+        .await;
+    let s = &b.store;
+    assert!(s.events("r", "0", 100).await.unwrap().is_empty());
+    s.join("r", &v(0)).await.unwrap();
+    s.join("r", &v(1)).await.unwrap();
+    s.release("r", &v(0)).await.unwrap(); // lets v1 in: the last unit
+    let closed = RoomPatch {
+        closed: Some(true),
+        ..RoomPatch::default()
+    };
+    s.patch_room("r", &closed).await.unwrap();
+    s.patch_room(
+        "r",
+        &RoomPatch {
+            closed: Some(false),
+            ..RoomPatch::default()
+        },
+    )
+    .await
+    .unwrap();
+    wait_until(DEADLINE, "v1's session to expire", || async {
+        (s.reap("r", 100).await.unwrap().expired == 1).then_some(())
+    })
+    .await;
+    let got = s.events("r", "0", 100).await.unwrap();
+    let seen: Vec<(&str, Option<String>, Option<u64>)> = got
+        .iter()
+        .map(|e| (e.kind.as_str(), e.visitor.clone(), e.serial))
+        .collect();
+    assert_eq!(
+        seen,
+        vec![
+            ("admission", Some(v(0)), Some(1)),
+            ("stock_unit_claimed", Some(v(0)), Some(1)),
+            ("release", Some(v(0)), Some(1)),
+            ("admission", Some(v(1)), Some(2)),
+            ("stock_unit_claimed", Some(v(1)), Some(2)),
+            ("sold_out", None, None),
+            ("closed", None, None),
+            ("opened", None, None),
+            ("expiry", Some(v(1)), Some(2)),
+        ]
+    );
+    // Read on from any id, a page at a time.
+    let rest = s.events("r", &got[5].id, 2).await.unwrap();
+    assert_eq!(rest, got[6..8].to_vec());
+    assert!(s.events("r", &got[8].id, 10).await.unwrap().is_empty());
+}
+
 macro_rules! conformance {
     ($($name:ident),* $(,)?) => {
         mod memory {
@@ -1753,6 +1812,7 @@ conformance!(
     a_recreated_room_holds_admissions_while_places_come_back,
     live_sessions_are_listed_with_their_admissions,
     a_hidden_page_keeps_its_place_past_the_heartbeat_timeout,
+    every_change_adds_its_event_to_the_rooms_stream,
     revocations_are_read_in_order_from_a_cursor,
     release_reports_the_live_session_it_ended,
     a_live_session_is_extended_up_to_its_cap,

@@ -18,6 +18,10 @@ local K_AWAY
 -- Visitors who released (visitor -> when), kept GONE_KEEP_MS: a session issued before its
 -- visitor released is not put back after a loss or a failover (restore_session).
 local K_GONE
+-- The room's stream of events for the shop (`admission`, `release`, `expiry`,
+-- `stock_unit_claimed`, `sold_out`, `opened`, `closed`), each added by the script that
+-- makes the change, trimmed to about STREAM_KEEP (see event()).
+local K_STREAM
 -- The last ENDS_KEEP session ends, newest first, as `end_ms:duration_ms` (the ETA's
 -- basis: how long sessions really last).
 local K_ENDS
@@ -74,6 +78,7 @@ local function bind(keys)
     keys[1], keys[2], keys[3], keys[4], keys[5], keys[6], keys[7], keys[8], keys[9], keys[10]
   K_AWAY = K_ST .. ':away'
   K_GONE = K_ST .. ':gone'
+  K_STREAM = K_ST .. ':stream'
   K_ENDS = K_ST .. ':ends'
   K_LANEV = K_ST .. ':lane'
   K_LANES = K_ST .. ':lanes'
@@ -153,6 +158,21 @@ end
 -- `unclaimed`: v was let in from the line and has not been seen since (a walk-in is
 -- there: it gets the answer). claim() clears it; an unclaimed session that runs out was
 -- not a stay (its visitor left before their turn) and is left out of the ETA's ends.
+-- Adds an event to the room's stream, in the script that makes the change, so a change
+-- is never without its event: `type`, then `visitor` and `serial` when they apply.
+local function event(kind, v, serial)
+  local fields = {'type', kind}
+  if v then
+    fields[#fields + 1] = 'visitor'
+    fields[#fields + 1] = v
+  end
+  if serial then
+    fields[#fields + 1] = 'serial'
+    fields[#fields + 1] = string.format('%d', serial)
+  end
+  redis.call('XADD', K_STREAM, 'MAXLEN', '~', STREAM_KEEP, '*', unpack(fields))
+end
+
 local function admit(cfg, v, now, unclaimed)
   local serial = redis.call('HINCRBY', K_ST, 'admits', 1)
   local joined = redis.call('HGET', K_JT, v)
@@ -165,9 +185,12 @@ local function admit(cfg, v, now, unclaimed)
   redis.call('ZADD', K_ACT, now + cfg.ttl_ms, v)
   if ACTIVE ~= nil then ACTIVE = ACTIVE + 1 end
   redis.call('HSET', K_SESS, v, serial .. ':' .. now .. (unclaimed and ':u' or ''))
+  event('admission', v, serial)
   if cfg.stock >= 0 and redis.call('SADD', K_UNITS, v) == 1 then
     cfg.stock = cfg.stock - 1
     redis.call('HSET', K_CFG, 'stock', cfg.stock)
+    event('stock_unit_claimed', v, serial)
+    if cfg.stock == 0 then event('sold_out') end
   end
   if cfg.rate_cap > 0 then redis.call('ZADD', K_WIN, now, serial) end
   return v .. ':' .. serial .. ':' .. now .. ':' .. (now + cfg.ttl_ms)
@@ -332,6 +355,13 @@ local function room_view(cfg, now)
 end
 
 -- When v's session was issued (ms) and whether it is unclaimed, or nil without one.
+-- v's session serial, or nil without one.
+local function session_serial(v)
+  local s = redis.call('HGET', K_SESS, v)
+  if not s then return nil end
+  return (parse_session(s))
+end
+
 local function session_issued(v)
   local s = redis.call('HGET', K_SESS, v)
   if not s then return nil end

@@ -15,10 +15,12 @@ for i = 2, #ARGV, 2 do
   if redis.call('HGET', K_CFG, ARGV[i]) ~= ARGV[i + 1] then changed = true end
 end
 if changed then
+  local was_closed = cfg.closed
   local strides = redis.call('HGET', K_CFG, 'lane_strides')
   redis.call('HSET', K_CFG, unpack(ARGV, 2))
   settle_tickets(strides)
   version = redis.call('HINCRBY', K_CFG, 'version', 1)
   cfg = load_cfg()
+  if cfg.closed ~= was_closed then event(cfg.closed and 'closed' or 'opened') end
 end
 return {promote(cfg, now_ms(), PROMOTE_LIMIT), version}

@@ -25,6 +25,7 @@ local expired = {}
 for i = 1, #flat, 2 do
   expired[#expired + 1] = flat[i]
   session_ended(flat[i], tonumber(flat[i + 1]))
+  event('expiry', flat[i], session_serial(flat[i]))
 end
 if #expired > 0 then
   redis.call('ZREM', K_ACT, unpack(expired))

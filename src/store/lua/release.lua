@@ -28,6 +28,7 @@ forget_active()
 redis.call('HDEL', K_SESS, v)
 redis.call('ZREM', K_HB, v)
 redis.call('HDEL', K_JT, v)
+if ended_serial > 0 then event('release', v, ended_serial) end
 -- Remember the visitor left: an instance about to put back a session it knew (after the
 -- store lost its data or failed over) must not revive one that ended after it was issued.
 redis.call('ZREMRANGEBYSCORE', K_GONE, '-inf', now - GONE_KEEP_MS)
