@@ -418,8 +418,12 @@ impl Engine {
         let (pass, redirect_url, expires_at, admitted_at) = match (&s.admission, s.state) {
             (Some(a), VisitorState::Admitted) => {
                 let pass = self.passes.issue(room, visitor.as_str(), a);
-                self.known_sessions
-                    .signed(room, visitor.as_str(), a, crate::clock::wall_ms());
+                // Only a declared room is re-created after a loss, and only its passes
+                // are dropped again at the keeper's next look (others would pile up).
+                if self.is_declared(room) {
+                    self.known_sessions
+                        .signed(room, visitor.as_str(), a, crate::clock::wall_ms());
+                }
                 let redirect = redirect_with_pass(redirect_base.unwrap_or(&s.target_url), &pass);
                 (
                     Some(pass),
@@ -833,8 +837,9 @@ impl Engine {
             },
             // A declared room missing from the store is being re-created after a data
             // loss (within a second): the store cannot answer for it yet, as in an outage.
-            Err(e @ StoreError::Unavailable(_)) | Err(e @ StoreError::NoSuchRoom)
-                if !matches!(e, StoreError::NoSuchRoom) || self.is_declared(room) =>
+            Err(e)
+                if matches!(e, StoreError::Unavailable(_))
+                    || (matches!(e, StoreError::NoSuchRoom) && self.is_declared(room)) =>
             {
                 // Counted, not logged per request: an outage under load would flood the log
                 // (the store failures themselves are logged by the store's callers).

@@ -150,7 +150,7 @@ async fn read_body(mut payload: web::Payload) -> Result<web::BytesMut, ApiError>
             if body.len() + chunk.len() > MAX_JOIN_BODY {
                 return Err(ApiError::BadRequest {
                     code: "body_too_large",
-                    message: format!("a join body is at most {MAX_JOIN_BODY} bytes"),
+                    message: format!("a request body here is at most {MAX_JOIN_BODY} bytes"),
                 });
             }
             body.extend_from_slice(&chunk);

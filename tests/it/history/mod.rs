@@ -62,8 +62,7 @@ pub struct History {
     pub walked_in: HashSet<usize>,
     pub visitors: usize,
     pub capacity: u64,
-    /// Passes the room issued to someone outside the workload (none: verified passes
-    /// must all be the visitors').
+    /// Requests the visitors sent (the figure each scenario prints).
     pub requests: std::sync::atomic::AtomicU64,
 }
 
