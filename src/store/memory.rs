@@ -724,18 +724,19 @@ impl MemoryStore {
         }
         Ok(out)
     }
-}
 
-#[async_trait]
-impl Store for MemoryStore {
-    async fn put_room(&self, cfg: &RoomConfig, create_only: bool) -> StoreResult<bool> {
+    /// `put_room`, a new room holding admissions and new places for `hold_ms` (as
+    /// `put_room.lua`; `recreate_room`).
+    fn write_room(&self, cfg: &RoomConfig, create_only: bool, hold_ms: u64) -> bool {
+        let now = self.clock.now_ms();
+        // unwrap: a poisoned lock means a panic mid-update; the state is not trustworthy.
         let mut rooms = self.rooms.lock().unwrap();
         match rooms.get_mut(&cfg.id) {
-            Some(_) if create_only => Ok(false),
+            Some(_) if create_only => false,
             Some(r) => {
                 r.set_cfg(cfg.clone());
                 r.version += 1;
-                Ok(true)
+                true
             }
             None => {
                 rooms.insert(
@@ -743,30 +744,24 @@ impl Store for MemoryStore {
                     Room {
                         cfg: cfg.clone(),
                         version: 1,
+                        hold_until: now + hold_ms,
                         ..Room::default()
                     },
                 );
-                Ok(true)
+                true
             }
         }
     }
+}
+
+#[async_trait]
+impl Store for MemoryStore {
+    async fn put_room(&self, cfg: &RoomConfig, create_only: bool) -> StoreResult<bool> {
+        Ok(self.write_room(cfg, create_only, 0))
+    }
 
     async fn recreate_room(&self, cfg: &RoomConfig, hold_ms: u64) -> StoreResult<bool> {
-        let now = self.clock.now_ms();
-        let mut rooms = self.rooms.lock().unwrap();
-        if rooms.contains_key(&cfg.id) {
-            return Ok(false);
-        }
-        rooms.insert(
-            cfg.id.clone(),
-            Room {
-                cfg: cfg.clone(),
-                version: 1,
-                hold_until: if hold_ms > 0 { now + hold_ms } else { 0 },
-                ..Room::default()
-            },
-        );
-        Ok(true)
+        Ok(self.write_room(cfg, true, hold_ms))
     }
 
     async fn room_versioned(&self, room: &str) -> StoreResult<Option<(RoomConfig, u64)>> {
