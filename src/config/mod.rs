@@ -20,6 +20,8 @@ use serde::{Deserialize, Serialize};
 
 mod gateway;
 pub use gateway::{GatewayRoute, GatewaySettings};
+pub mod webhook;
+pub use webhook::{WebhookSecret, WebhookSettings};
 
 /// Room ids appear in URLs, Redis keys and cookie names, so they are restricted to
 /// `[A-Za-z0-9_-]{1,64}`.
@@ -124,6 +126,8 @@ pub struct Settings {
     pub bypass: Vec<BypassRule>,
     /// The built-in gateway (`[gateway]`, `docs/gateway.md`): off unless `listen` is set.
     pub gateway: GatewaySettings,
+    /// The webhook deliverer's timings (`[webhooks]`): every room with a `webhook_url`.
+    pub webhooks: WebhookSettings,
 }
 
 /// One `[[bypass]]` rule: a `name` and exactly one condition. A request that matches
@@ -311,6 +315,14 @@ pub struct RoomConfig {
     /// seconds (`session_ttl_secs` to 604800). 0: unset (required with it on).
     #[serde(default)]
     pub max_session_secs: u64,
+    /// Where the room's events are POSTed, signed (Standard Webhooks): an http(s) URL.
+    /// Unset: no webhook. `docs/integrations.md#signed-webhooks`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub webhook_url: Option<String>,
+    /// The key deliveries are signed with: `whsec_` + standard base64 (required with
+    /// `webhook_url`). Never shown back: responses say `"[set]"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub webhook_secret: Option<WebhookSecret>,
 }
 
 /// A priority lane (`lanes = [{ name = "members", share = 0.3 }]`).
@@ -470,6 +482,7 @@ impl RoomConfig {
                 "must be at least session_ttl_secs when renew_on_activity is on".into(),
             ));
         }
+        webhook::check_room(self)?;
         if let Err(message) = crate::domain::entry::EntryKey::from_room(self) {
             return Err(("entry", message));
         }
@@ -569,6 +582,7 @@ default_from_toml! {
     ReaperSettings => reaper,
     AdminSettings => admin,
     RoomConfig => room_defaults,
+    WebhookSettings => webhooks,
 }
 
 /// Top-level settings that `ANTEROOM_*` variables may set: the fields of [`Settings`].
@@ -694,6 +708,7 @@ impl Settings {
         self.trusted_proxy_nets()?;
         crate::domain::bypass::Bypass::from_rules(&self.bypass)?;
         self.gateway.validate(&self.listen)?;
+        self.webhooks.validate()?;
         // The certificates are read here too, so a bad file stops start-up naming it.
         for paths in [self.tls()?, self.gateway.tls()?].into_iter().flatten() {
             crate::tls::load(&paths)?;
