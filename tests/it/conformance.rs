@@ -14,6 +14,8 @@ use futures_util::StreamExt;
 
 mod modes;
 use modes::*;
+mod webhooks;
+use webhooks::*;
 
 /// A store under test, keeping its Redis (if any) alive.
 struct Backend {
@@ -1823,4 +1825,5 @@ conformance!(
     queue_all_queues_every_newcomer_and_admits_nobody,
     queue_all_overrides_passthrough_and_reject,
     back_from_passthrough_the_rate_cap_counts_its_admissions,
+    webhook_retries_cursor_and_dead_letters_are_kept,
 );
