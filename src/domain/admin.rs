@@ -254,7 +254,8 @@ async fn apply(
         .await;
     }
     for (k, v) in n.as_object().into_iter().flatten() {
-        if o.get(k) != Some(v) && !matches!(k.as_str(), "stock" | "webhook_url" | "webhook_secret") {
+        if o.get(k) != Some(v) && !matches!(k.as_str(), "stock" | "webhook_url" | "webhook_secret")
+        {
             // A secret is never written to the log: only that it changed.
             let shown = |x: &serde_json::Value| match k.as_str() {
                 "entry_secret" if !x.is_null() => json!("[redacted]"),

@@ -766,8 +766,12 @@ pub trait Store: Send + Sync + 'static {
         dead: u64,
     ) -> StoreResult<()>;
     /// Parked deliveries due at `now_ms` or before, soonest first, at most `limit`.
-    async fn webhook_due(&self, room: &str, now_ms: u64, limit: u32)
-        -> StoreResult<Vec<WebhookRetry>>;
+    async fn webhook_due(
+        &self,
+        room: &str,
+        now_ms: u64,
+        limit: u32,
+    ) -> StoreResult<Vec<WebhookRetry>>;
     /// Records what a retry of `event_id` did. Settling a record that is not there does
     /// nothing.
     async fn webhook_settle(

@@ -694,8 +694,16 @@ const WEBHOOK_PARTS: [&str; 4] = ["wh:cursor", "wh:retry", "wh:body", "wh:dead"]
 fn park(p: &mut Pipeline, zkey: &str, hkey: &str, r: &WebhookRetry) {
     // unwrap: a struct of strings and numbers always serialises.
     let record = serde_json::to_string(r).unwrap();
-    p.cmd("ZADD").arg(zkey).arg(r.due_ms).arg(&r.event_id).ignore();
-    p.cmd("HSET").arg(hkey).arg(&r.event_id).arg(record).ignore();
+    p.cmd("ZADD")
+        .arg(zkey)
+        .arg(r.due_ms)
+        .arg(&r.event_id)
+        .ignore();
+    p.cmd("HSET")
+        .arg(hkey)
+        .arg(&r.event_id)
+        .arg(record)
+        .ignore();
 }
 
 /// The config hash's fields for a room.
@@ -1079,7 +1087,12 @@ impl Store for RedisStore {
             .arg(cursor)
             .ignore();
         for r in retries {
-            park(&mut p, &self.room_key(room, "wh:retry"), &self.room_key(room, "wh:body"), r);
+            park(
+                &mut p,
+                &self.room_key(room, "wh:retry"),
+                &self.room_key(room, "wh:body"),
+                r,
+            );
         }
         if dead > 0 {
             p.cmd("INCRBY")
@@ -1132,7 +1145,10 @@ impl Store for RedisStore {
         event_id: &str,
         outcome: &WebhookSettle,
     ) -> StoreResult<()> {
-        let (zkey, hkey) = (self.room_key(room, "wh:retry"), self.room_key(room, "wh:body"));
+        let (zkey, hkey) = (
+            self.room_key(room, "wh:retry"),
+            self.room_key(room, "wh:body"),
+        );
         let mut conn = self.conn.clone();
         let mut p = redis::pipe();
         p.atomic();

@@ -19,12 +19,11 @@ pub fn webhook_id(room: &str, event_id: &str) -> String {
 /// The JSON body of an event's delivery; `timestamp` is when the event happened (its
 /// stream id's milliseconds, the store's clock).
 pub fn body(room: &str, e: &RoomEvent) -> String {
-    let ms = e
-        .id
-        .split_once('-')
-        .map_or(e.id.as_str(), |(ms, _)| ms)
-        .parse()
-        .unwrap_or(0);
+    let ms =
+        e.id.split_once('-')
+            .map_or(e.id.as_str(), |(ms, _)| ms)
+            .parse()
+            .unwrap_or(0);
     json!({
         "type": e.kind,
         "timestamp": rfc3339(ms),
@@ -62,7 +61,12 @@ pub fn headers(key: &[u8], id: &str, timestamp: u64, body: &str) -> Vec<(&'stati
 /// The wait before the next attempt after `attempts` failed ones: exponential backoff
 /// with full jitter, a uniform draw in `[0, min(cap, base · 2^(attempts-1))]` ms (the
 /// first retry within `base`).
-pub fn retry_delay_ms(attempts: u32, base_ms: u64, cap_ms: u64, draw: impl FnOnce(u64) -> u64) -> u64 {
+pub fn retry_delay_ms(
+    attempts: u32,
+    base_ms: u64,
+    cap_ms: u64,
+    draw: impl FnOnce(u64) -> u64,
+) -> u64 {
     let exp = attempts.saturating_sub(1).min(40);
     let ceiling = base_ms.saturating_mul(1u64 << exp).min(cap_ms);
     draw(ceiling).min(ceiling)
@@ -122,7 +126,10 @@ mod tests {
     #[test]
     fn the_backoff_ceiling_doubles_up_to_the_cap() {
         let top = |n| retry_delay_ms(n, 5000, 60_000, |c| c);
-        assert_eq!([top(1), top(2), top(3), top(4), top(5)], [5000, 10_000, 20_000, 40_000, 60_000]);
+        assert_eq!(
+            [top(1), top(2), top(3), top(4), top(5)],
+            [5000, 10_000, 20_000, 40_000, 60_000]
+        );
         assert_eq!(retry_delay_ms(1, 5000, 60_000, |_| 0), 0);
         assert_eq!(top(90), 60_000);
     }

@@ -115,7 +115,11 @@ struct Target {
     key: Vec<u8>,
 }
 
-async fn deliver_room(d: &Deliverer, room: &str, out: &mut DeliverOutcome) -> Result<(), StoreError> {
+async fn deliver_room(
+    d: &Deliverer,
+    room: &str,
+    out: &mut DeliverOutcome,
+) -> Result<(), StoreError> {
     let Some(cfg) = d.store.room(room).await? else {
         return Ok(());
     };
@@ -127,7 +131,11 @@ async fn deliver_room(d: &Deliverer, room: &str, out: &mut DeliverOutcome) -> Re
         return Ok(());
     };
     let lease = lease_name(room);
-    if !d.store.acquire_lease(&lease, &d.holder, lease_ms(&d.cfg)).await? {
+    if !d
+        .store
+        .acquire_lease(&lease, &d.holder, lease_ms(&d.cfg))
+        .await?
+    {
         out.rooms_skipped += 1;
         return Ok(());
     }
@@ -159,7 +167,11 @@ async fn deliver_room(d: &Deliverer, room: &str, out: &mut DeliverOutcome) -> Re
             count(d, room, ok, &outcome, out);
             d.store.webhook_settle(room, &r.event_id, &outcome).await?;
         }
-        if !d.store.acquire_lease(&lease, &d.holder, lease_ms(&d.cfg)).await? {
+        if !d
+            .store
+            .acquire_lease(&lease, &d.holder, lease_ms(&d.cfg))
+            .await?
+        {
             return Ok(()); // another instance took over
         }
     }
@@ -199,7 +211,11 @@ async fn deliver_room(d: &Deliverer, room: &str, out: &mut DeliverOutcome) -> Re
         // unwrap: chunks are never empty.
         let last = &part.last().unwrap().id;
         d.store.webhook_advance(room, last, &parked, dead).await?;
-        if !d.store.acquire_lease(&lease, &d.holder, lease_ms(&d.cfg)).await? {
+        if !d
+            .store
+            .acquire_lease(&lease, &d.holder, lease_ms(&d.cfg))
+            .await?
+        {
             return Ok(());
         }
     }

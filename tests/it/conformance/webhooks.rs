@@ -33,7 +33,10 @@ pub(super) async fn webhook_retries_cursor_and_dead_letters_are_kept(b: Backend)
         Some("whsec_c2VjcmV0")
     );
     assert_eq!(s.webhook_cursor("r").await.unwrap(), "");
-    assert_eq!(s.webhook_counts("r").await.unwrap(), WebhookCounts::default());
+    assert_eq!(
+        s.webhook_counts("r").await.unwrap(),
+        WebhookCounts::default()
+    );
 
     // Advancing moves the cursor and parks the failures, with their bodies.
     s.webhook_advance("r", "5-0", &[retry("2-0", 1000), retry("4-0", 500)], 0)
