@@ -28,13 +28,19 @@ pub struct WebhookClient {
 }
 
 impl WebhookClient {
+    /// Trusting the system's CA bundle (`SSL_CERT_FILE`, else the default file).
     pub fn new(timeout: Duration) -> anyhow::Result<Self> {
-        let mut roots = rustls::RootCertStore::empty();
         let ca_file = std::env::var_os("SSL_CERT_FILE")
             .map(std::path::PathBuf::from)
             .unwrap_or_else(|| DEFAULT_CA_FILE.into());
-        // No bundle: https deliveries fail (and are retried), http ones still work.
-        if let Ok(pem) = std::fs::read(&ca_file) {
+        Self::with_ca_file(timeout, &ca_file)
+    }
+
+    /// Trusting the certificates of the PEM bundle `ca_file` (none when it cannot be
+    /// read: https deliveries then fail and are retried, http ones still work).
+    pub fn with_ca_file(timeout: Duration, ca_file: &std::path::Path) -> anyhow::Result<Self> {
+        let mut roots = rustls::RootCertStore::empty();
+        if let Ok(pem) = std::fs::read(ca_file) {
             for cert in CertificateDer::pem_slice_iter(&pem).flatten() {
                 let _ = roots.add(cert);
             }

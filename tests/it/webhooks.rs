@@ -103,6 +103,11 @@ fn signature_valid(id: &str, timestamp: &str, body: &str, header: &str) -> bool 
 
 impl Receiver {
     async fn start(mode: Mode) -> Self {
+        Self::start_with(mode, None).await
+    }
+
+    /// With `tls`, the receiver speaks HTTPS only.
+    async fn start_with(mode: Mode, tls: Option<tokio_rustls::TlsAcceptor>) -> Self {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let port = listener.local_addr().unwrap().port();
         let log: Arc<Mutex<Vec<Received>>> = Arc::default();
@@ -113,63 +118,16 @@ impl Receiver {
                 let Ok((stream, _)) = listener.accept().await else {
                     continue;
                 };
-                let (l, m) = (l.clone(), m.clone());
+                let (l, m, tls) = (l.clone(), m.clone(), tls.clone());
                 tokio::spawn(async move {
-                    let svc = hyper::service::service_fn(move |req: Request<_>| {
-                        let (l, m) = (l.clone(), m.clone());
-                        async move {
-                            let h = |k: &str| {
-                                req.headers()
-                                    .get(k)
-                                    .and_then(|v| v.to_str().ok())
-                                    .unwrap_or_default()
-                                    .to_string()
-                            };
-                            let (id, timestamp, signature, content_type) = (
-                                h("webhook-id"),
-                                h("webhook-timestamp"),
-                                h("webhook-signature"),
-                                h("content-type"),
-                            );
-                            let body: hyper::body::Incoming = req.into_body();
-                            let body = body.collect().await.unwrap().to_bytes();
-                            let body = String::from_utf8(body.to_vec()).unwrap();
-                            let valid = signature_valid(&id, &timestamp, &body, &signature);
-                            let mut log = l.lock().unwrap();
-                            let mode = *m.lock().unwrap();
-                            let status = match mode {
-                                Mode::Ok => 200,
-                                Mode::FailFirstAttempt => {
-                                    if log.iter().any(|r| r.id == id) {
-                                        200
-                                    } else {
-                                        500
-                                    }
-                                }
-                                Mode::DownUntil(t) if Instant::now() < t => 503,
-                                Mode::DownUntil(_) => 200,
-                                Mode::AlwaysFail => 500,
-                            };
-                            log.push(Received {
-                                id,
-                                signature,
-                                content_type,
-                                body,
-                                at: Instant::now(),
-                                status,
-                                valid,
-                            });
-                            Ok::<_, Infallible>(
-                                Response::builder()
-                                    .status(status)
-                                    .body(Full::new(Bytes::from_static(b"ok")))
-                                    .unwrap(),
-                            )
+                    match tls {
+                        Some(acceptor) => {
+                            if let Ok(s) = acceptor.accept(stream).await {
+                                serve(s, l, m).await;
+                            }
                         }
-                    });
-                    let _ = hyper::server::conn::http1::Builder::new()
-                        .serve_connection(TokioIo::new(stream), svc)
-                        .await;
+                        None => serve(stream, l, m).await,
+                    }
                 });
             }
         });
@@ -192,6 +150,63 @@ impl Receiver {
     fn log(&self) -> Vec<Received> {
         self.log.lock().unwrap().clone()
     }
+}
+
+/// Serves one connection: records each request, checks its signature, answers as the
+/// mode says.
+async fn serve<S>(io: S, l: Arc<Mutex<Vec<Received>>>, m: Arc<Mutex<Mode>>)
+where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
+    let svc = hyper::service::service_fn(move |req: Request<hyper::body::Incoming>| {
+        let (l, m) = (l.clone(), m.clone());
+        async move {
+            let h = |k: &str| {
+                req.headers()
+                    .get(k)
+                    .and_then(|v| v.to_str().ok())
+                    .unwrap_or_default()
+                    .to_string()
+            };
+            let (id, timestamp, signature, content_type) = (
+                h("webhook-id"),
+                h("webhook-timestamp"),
+                h("webhook-signature"),
+                h("content-type"),
+            );
+            let body = req.into_body().collect().await.unwrap().to_bytes();
+            let body = String::from_utf8(body.to_vec()).unwrap();
+            let valid = signature_valid(&id, &timestamp, &body, &signature);
+            let mut log = l.lock().unwrap();
+            let mode = *m.lock().unwrap();
+            let status = match mode {
+                Mode::Ok => 200,
+                Mode::FailFirstAttempt if log.iter().any(|r| r.id == id) => 200,
+                Mode::FailFirstAttempt => 500,
+                Mode::DownUntil(t) if Instant::now() < t => 503,
+                Mode::DownUntil(_) => 200,
+                Mode::AlwaysFail => 500,
+            };
+            log.push(Received {
+                id,
+                signature,
+                content_type,
+                body,
+                at: Instant::now(),
+                status,
+                valid,
+            });
+            Ok::<_, Infallible>(
+                Response::builder()
+                    .status(status)
+                    .body(Full::new(Bytes::from_static(b"ok")))
+                    .unwrap(),
+            )
+        }
+    });
+    let _ = hyper::server::conn::http1::Builder::new()
+        .serve_connection(TokioIo::new(io), svc)
+        .await;
 }
 
 fn hooked(id: &str, capacity: u64, url: &str) -> RoomConfig {
@@ -598,4 +613,55 @@ fn a_bad_webhook_in_the_config_file_stops_start_up_naming_the_field() {
     std::fs::write(&path, "[webhooks]\nmax_attempts = 0\n").unwrap();
     let err = Settings::load(Some(&path)).unwrap_err().to_string();
     assert!(err.contains("webhooks.max_attempts"), "{err}");
+}
+
+#[tokio::test]
+async fn an_https_receiver_gets_signed_deliveries() {
+    use rustls::pki_types::pem::PemObject;
+    use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+    let ca = crate::helpers::tls::TestCa::new();
+    let leaf = ca.leaf("receiver");
+    let certs = vec![CertificateDer::from_pem_slice(leaf.cert_pem.as_bytes()).unwrap()];
+    let key = PrivateKeyDer::from_pem_slice(leaf.key_pem.as_bytes()).unwrap();
+    let server = rustls::ServerConfig::builder_with_provider(anteroom::tls::provider())
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_no_client_auth()
+        .with_single_cert(certs, key)
+        .unwrap();
+    let rx = Receiver::start_with(
+        Mode::Ok,
+        Some(tokio_rustls::TlsAcceptor::from(Arc::new(server))),
+    )
+    .await;
+    let url = format!("https://localhost:{}/hooks", rx.port);
+
+    let store: Arc<dyn Store> = Arc::new(anteroom::store::memory::MemoryStore::new());
+    store.put_room(&hooked("r", 5, &url), true).await.unwrap();
+    store.join("r", &v(7)).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let ca_file = dir.path().join("ca.pem");
+    std::fs::write(&ca_file, ca.pem()).unwrap();
+    let cfg = Settings::default().webhooks;
+    let d = anteroom::webhook::Deliverer {
+        store: store.clone(),
+        client: anteroom::webhook::client::WebhookClient::with_ca_file(
+            Duration::from_millis(cfg.timeout_ms),
+            &ca_file,
+        )
+        .unwrap(),
+        holder: "test".into(),
+        cfg,
+        metrics: anteroom::metrics::Metrics::new(),
+    };
+
+    let out = anteroom::webhook::deliver_once(&d).await.unwrap();
+    assert_eq!((out.delivered, out.failed), (1, 0), "{out:?}");
+    let log = rx.log();
+    assert_eq!(log.len(), 1);
+    assert!(log[0].valid);
+    assert_eq!(log[0].json()["data"]["visitor"], v(7));
+    // One pass delivered it: the cursor moved past it, nothing is sent twice.
+    let out = anteroom::webhook::deliver_once(&d).await.unwrap();
+    assert_eq!((out.delivered, out.failed), (0, 0));
 }
