@@ -502,6 +502,24 @@ async fn a_receiver_that_always_fails_makes_a_dead_letter_shown_in_the_store_met
         .unwrap();
     assert!(page.contains("data-f=\"webhook\""), "the room card's slot");
 
+    // A configuration sent back as it was read keeps the secret.
+    let back = admin(
+        &app,
+        Method::PUT,
+        "/api/admin/rooms/r",
+        Some(json!({"webhook_url": rx.url(), "webhook_secret": "[set]"})),
+    )
+    .await;
+    assert_eq!(back.status, 200, "{}", back.body);
+    let kept = store
+        .room("r")
+        .await
+        .unwrap()
+        .unwrap()
+        .webhook_secret
+        .unwrap();
+    assert_eq!(kept.expose(), secret());
+
     // Neither the audit log shows the secret.
     let audit = admin(&app, Method::GET, "/api/admin/audit", None).await;
     assert_eq!(audit.status, 200);
