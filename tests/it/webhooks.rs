@@ -683,3 +683,40 @@ async fn an_https_receiver_gets_signed_deliveries() {
     let out = anteroom::webhook::deliver_once(&d).await.unwrap();
     assert_eq!((out.delivered, out.failed), (0, 0));
 }
+
+#[tokio::test]
+async fn one_instance_at_a_time_delivers_a_room() {
+    let rx = Receiver::start(Mode::Ok).await;
+    let redis = RedisServer::start();
+    let pfx = prefix();
+    let store: Arc<dyn Store> = Arc::new(redis_store(&redis.url(), &pfx).await);
+    store
+        .put_room(&hooked("r", 5, &rx.url()), true)
+        .await
+        .unwrap();
+    store.join("r", &v(1)).await.unwrap();
+    let deliverer = |holder: &str| {
+        anteroom::webhook::Deliverer::new(
+            store.clone(),
+            holder.into(),
+            Settings::default().webhooks,
+            anteroom::metrics::Metrics::new(),
+        )
+        .unwrap()
+    };
+    let (a, b) = (deliverer("a"), deliverer("b"));
+
+    let first = anteroom::webhook::deliver_once(&a).await.unwrap();
+    assert_eq!((first.rooms_worked, first.delivered), (1, 1), "{first:?}");
+    store.join("r", &v(2)).await.unwrap();
+    let other = anteroom::webhook::deliver_once(&b).await.unwrap();
+    assert_eq!(
+        (other.rooms_worked, other.rooms_skipped, other.delivered),
+        (0, 1, 0),
+        "the lease is held by a: {other:?}"
+    );
+    let again = anteroom::webhook::deliver_once(&a).await.unwrap();
+    assert_eq!(again.delivered, 1, "the holder goes on from its cursor");
+    let ids: HashSet<String> = rx.log().into_iter().map(|r| r.id).collect();
+    assert_eq!((rx.log().len(), ids.len()), (2, 2), "each event once");
+}
