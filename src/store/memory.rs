@@ -517,6 +517,18 @@ impl Room {
     /// Adds an event to the room's stream (`event()` in Lua), ids `<ms>-<seq>` as Redis
     /// makes them.
     fn event(&mut self, now: u64, kind: &str, v: Option<&str>, serial: Option<u64>) {
+        self.event_with_ticket(now, kind, v, serial, None);
+    }
+
+    /// [`Self::event`] with the ticket an admission from the line held.
+    fn event_with_ticket(
+        &mut self,
+        now: u64,
+        kind: &str,
+        v: Option<&str>,
+        serial: Option<u64>,
+        ticket: Option<u64>,
+    ) {
         let (ms, seq) = self.stream_last;
         self.stream_last = if now > ms { (now, 0) } else { (ms, seq + 1) };
         self.stream.push_back(RoomEvent {
@@ -524,13 +536,15 @@ impl Room {
             kind: kind.to_string(),
             visitor: v.map(str::to_string),
             serial,
+            ticket,
         });
         while self.stream.len() as u64 > STREAM_KEEP {
             self.stream.pop_front();
         }
     }
 
-    fn admit(&mut self, v: &str, now: u64) {
+    /// Lets `v` in; `ticket`: the one it held in the line (None: a walk-in).
+    fn admit(&mut self, v: &str, now: u64, ticket: Option<u64>) {
         self.admits += 1;
         let wait = self
             .join_times
@@ -551,7 +565,7 @@ impl Room {
         self.outbox.push((v.to_string(), a.clone()));
         let serial = a.serial;
         self.sessions.insert(v.to_string(), a);
-        self.event(now, "admission", Some(v), Some(serial));
+        self.event_with_ticket(now, "admission", Some(v), Some(serial), ticket);
         if self.cfg.stock.is_some() && self.units.insert(v.to_string()) {
             let left = self.cfg.stock.map_or(0, |s| s.saturating_sub(1));
             self.cfg.stock = Some(left);
@@ -577,7 +591,7 @@ impl Room {
         let count_admits = !self.cfg.lanes.is_empty();
         heads
             .into_iter()
-            .map(|(_, v)| {
+            .map(|(ticket, v)| {
                 let lane = self.queue.remove(&v).unwrap_or_default();
                 if let Some(hb) = self.heartbeats.remove(&v) {
                     self.hb_order.remove(&(hb, v.clone()));
@@ -585,7 +599,7 @@ impl Room {
                 if count_admits {
                     *self.lane_admits.entry(lane).or_default() += 1;
                 }
-                self.admit(&v, now);
+                self.admit(&v, now, Some(ticket));
                 self.unclaimed.insert(v.clone());
                 v
             })
@@ -844,7 +858,7 @@ impl Store for MemoryStore {
             // respect) and a slot free; never while paused or queueing all.
             let walk_in = r.cfg.mode == QueueMode::Passthrough || r.queue.is_empty();
             if !r.cfg.paused && !r.cfg.queue_all && walk_in && r.free_slots(now) > 0 {
-                r.admit(v, now);
+                r.admit(v, now, None);
                 return Ok(r.snapshot(VisitorState::Admitted, v, now, promoted));
             }
             r.enqueue(v, opts.lane.as_deref());

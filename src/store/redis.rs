@@ -1015,6 +1015,7 @@ impl Store for RedisStore {
                     kind: get("type").unwrap_or_default(),
                     visitor: get("visitor"),
                     serial: get("serial").and_then(|s| s.parse().ok()),
+                    ticket: get("ticket").and_then(|s| s.parse().ok()),
                 }
             })
             .collect())
