@@ -5,6 +5,8 @@
 
 use serde::Serialize;
 
+pub mod drops;
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Lang {
     En,

@@ -13,6 +13,7 @@ use super::support::{
 };
 use crate::config::RoomConfig;
 use crate::domain::admission::{resolve_return, Engine, Entrant, VisitorView};
+use crate::domain::i18n::drops::DropStrings;
 use crate::domain::i18n::{Lang, Strings};
 use crate::domain::identity::VISITOR_COOKIE;
 use crate::domain::ratelimit::LimitedAction;
@@ -92,13 +93,22 @@ struct ScriptConfig<'a> {
     keep_open: String,
     /// The sentence for `eta_reason: "you_were_away"`, with the room's timeout in it.
     away_note: String,
+    /// The visitor's id (the part of the visitor token before the dot): what a drop's
+    /// shuffle ordered by, so the page can check its own rank.
+    visitor_id: Option<String>,
     strings: &'static Strings,
+    drop_strings: &'static DropStrings,
 }
 
 #[derive(Template)]
 #[template(path = "queue.html")]
 struct QueuePage {
     t: &'static Strings,
+    d: &'static DropStrings,
+    /// A drop before its opening: the countdown is shown (and runs in the script).
+    counting: bool,
+    /// The countdown as rendered (the script takes over on the server's clock).
+    countdown: String,
     footer: &'static str,
     room_name: String,
     state: &'static str,
@@ -457,7 +467,13 @@ fn script_config(
         support_code: view.map(|v| v.support_code.clone()).unwrap_or_default(),
         keep_open: keep_open(lang.strings(), cfg, hidden_grace_secs),
         away_note: with_timeout(lang.strings().you_were_away, cfg),
+        visitor_id: view.and_then(|v| {
+            v.visitor_token
+                .split_once('.')
+                .map(|(id, _)| id.to_string())
+        }),
         strings: lang.strings(),
+        drop_strings: lang.drop_strings(),
     };
     // unwrap: this struct always serialises.
     serde_json::to_string(&c).unwrap()
@@ -496,6 +512,9 @@ fn queue_page_body(
     }
     QueuePage {
         t,
+        d: lang.drop_strings(),
+        counting: false,
+        countdown: String::new(),
         footer: if lanes { t.footer_lanes } else { t.footer },
         room_name: cfg.display_name().to_string(),
         state: view.state.as_str(),

@@ -1,0 +1,115 @@
+//! What a visitor sees of a launch-day drop (a room with `opens_at`), in English and
+//! Simplified Chinese: the states before the opening, the countdown, and the "How was
+//! my place decided?" check. Kept beside [`super::Strings`] and handed to the page's
+//! script the same way (as `drop_strings`). Placeholders: `{time}` (a local time the
+//! page writes), `{t}` (a duration), `{draw}`, `{rank}`, `{n}`, `{ok}`, `{url}`.
+
+use serde::Serialize;
+
+use super::Lang;
+
+/// Every drop string a visitor can see.
+#[derive(Debug, Serialize)]
+pub struct DropStrings {
+    /// State `scheduled`: before the pre-queue (or the line) opens.
+    pub title_scheduled: &'static str,
+    pub lead_scheduled: &'static str,
+    /// State `prequeue`: waiting for the shuffle at `opens_at`.
+    pub title_prequeue: &'static str,
+    pub lead_prequeue: &'static str,
+    /// The countdown's label and its last moment.
+    pub countdown_label: &'static str,
+    pub countdown_now: &'static str,
+    /// The units of the countdown (`1 h 02 min 05 s`).
+    pub unit_hours: &'static str,
+    pub unit_minutes: &'static str,
+    pub unit_seconds: &'static str,
+    /// The room closed at `closes_at`.
+    pub lead_event_ended: &'static str,
+    /// The "How was my place decided?" section.
+    pub fair_summary: &'static str,
+    pub fair_explain: &'static str,
+    pub fair_checking: &'static str,
+    pub fair_result: &'static str,
+    pub fair_yes: &'static str,
+    pub fair_no: &'static str,
+    pub fair_not_in: &'static str,
+    pub fair_mismatch: &'static str,
+    pub fair_unavailable: &'static str,
+    pub fair_failed: &'static str,
+}
+
+pub static DROP_EN: DropStrings = DropStrings {
+    title_scheduled: "This sale has not opened yet",
+    lead_scheduled: "The line opens at {time}. Keep this page open: it joins the line for you by itself; there is no need to reload.",
+    title_prequeue: "You're in the pre-queue",
+    lead_prequeue: "You're in the pre-queue. At {time} everyone here gets a random place; joining earlier does not help.",
+    countdown_label: "Opens in",
+    countdown_now: "Opening now…",
+    unit_hours: "h",
+    unit_minutes: "min",
+    unit_seconds: "s",
+    lead_event_ended: "This sale has ended. Thank you for your interest.",
+    fair_summary: "How was my place decided?",
+    fair_explain: "When the pre-queue opened, this sale published a commitment: the SHA-256 of a secret random seed. At the opening it revealed the seed, and everyone in the pre-queue was put in order by HMAC-SHA256(seed, their visitor id). This page checks your own place here, in your browser.",
+    fair_checking: "Checking…",
+    fair_result: "Your draw: {draw}…; rank {rank} of {n}; commitment matches: {ok}",
+    fair_yes: "yes",
+    fair_no: "no",
+    fair_not_in: "Your draw {draw}… is not among the pre-queue's: you joined after the opening, so your place is by arrival.",
+    fair_mismatch: "The revealed seed does not match the commitment published before the opening.",
+    fair_unavailable: "This browser cannot run the check (it needs Web Crypto on a secure page). The record is at {url}.",
+    fair_failed: "The check could not be completed: the fairness record could not be read. Try again later.",
+};
+
+pub static DROP_ZH: DropStrings = DropStrings {
+    title_scheduled: "本次发售尚未开始",
+    lead_scheduled: "排队将于 {time} 开放。请保持本页面打开：届时会自动为您排队，无需刷新。",
+    title_prequeue: "您已进入预排队",
+    lead_prequeue: "您已进入预排队。{time} 时，这里的每个人都会获得一个随机位置；提早加入并不会更靠前。",
+    countdown_label: "距开放还有",
+    countdown_now: "正在开放…",
+    unit_hours: "小时",
+    unit_minutes: "分",
+    unit_seconds: "秒",
+    lead_event_ended: "本次发售已结束。感谢您的关注。",
+    fair_summary: "我的位置是如何决定的？",
+    fair_explain: "预排队开放时，本次发售公布了一个承诺值：一个保密随机种子的 SHA-256。开放时公开了该种子，预排队中的每个人按 HMAC-SHA256(种子, 访客编号) 排序。本页面在您的浏览器中为您核对自己的位置。",
+    fair_checking: "正在核对…",
+    fair_result: "您的抽签值：{draw}…；排名第 {rank} 位，共 {n} 人；承诺值一致：{ok}",
+    fair_yes: "是",
+    fair_no: "否",
+    fair_not_in: "您的抽签值 {draw}… 不在预排队名单中：您是在开放后加入的，位置按到达顺序排列。",
+    fair_mismatch: "公开的种子与开放前公布的承诺值不一致。",
+    fair_unavailable: "此浏览器无法进行核对（需要安全页面上的 Web Crypto）。记录位于 {url}。",
+    fair_failed: "无法完成核对：未能读取公平性记录。请稍后再试。",
+};
+
+impl Lang {
+    /// The drop strings in this language.
+    pub fn drop_strings(self) -> &'static DropStrings {
+        match self {
+            Lang::En => &DROP_EN,
+            Lang::Zh => &DROP_ZH,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each language's string keeps the placeholders the page fills in.
+    #[test]
+    fn both_languages_keep_the_placeholders() {
+        for s in [&DROP_EN, &DROP_ZH] {
+            assert!(s.lead_prequeue.contains("{time}"));
+            assert!(s.lead_scheduled.contains("{time}"));
+            for p in ["{draw}", "{rank}", "{n}", "{ok}"] {
+                assert!(s.fair_result.contains(p), "{p}");
+            }
+            assert!(s.fair_not_in.contains("{draw}"));
+            assert!(s.fair_unavailable.contains("{url}"));
+        }
+    }
+}
