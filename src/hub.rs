@@ -114,7 +114,7 @@ impl HubHandle {
 
 /// The `status` message for a view.
 pub fn status_message(v: &VisitorView) -> String {
-    status_json(
+    let msg = status_json(
         v.state,
         v.position,
         v.queue_length,
@@ -122,7 +122,48 @@ pub fn status_message(v: &VisitorView) -> String {
         v.eta_reason,
         v.active,
         v.capacity,
-    )
+    );
+    let extra = event_fields(
+        v.prequeue_opens_at.flatten(),
+        v.opens_at.flatten(),
+        v.now_ms,
+        v.closed_reason,
+    );
+    with_fields(msg, &extra)
+}
+
+/// A scheduled event's fields of a `status` (docs/websocket.md): on `scheduled` and
+/// `prequeue`, `prequeue_opens_at` and `opens_at` (seconds, or null) and the store's
+/// `now_ms`; on an ended event's `closed`, its `closed_reason`. Empty otherwise.
+pub fn event_fields(
+    prequeue_opens_at: Option<u64>,
+    opens_at: Option<u64>,
+    now_ms: Option<u64>,
+    closed_reason: Option<&str>,
+) -> String {
+    let num = |v: Option<u64>| v.map_or("null".to_string(), |x| x.to_string());
+    let mut out = String::new();
+    if let Some(now) = now_ms {
+        out = format!(
+            r#","prequeue_opens_at":{},"opens_at":{},"now_ms":{now}"#,
+            num(prequeue_opens_at),
+            num(opens_at)
+        );
+    }
+    if let Some(r) = closed_reason {
+        out.push_str(&format!(r#","closed_reason":"{r}""#));
+    }
+    out
+}
+
+/// `msg` (a JSON object) with `extra` (`,"k":v…`) added at its end.
+fn with_fields(mut msg: String, extra: &str) -> String {
+    if !extra.is_empty() && msg.ends_with('}') {
+        msg.pop();
+        msg.push_str(extra);
+        msg.push('}');
+    }
+    msg
 }
 
 /// The `status` message, formatted directly: the hub sends thousands per tick, and every
@@ -173,6 +214,8 @@ fn told_state(state: VisitorState) -> Option<RoomState> {
         VisitorState::SoldOut => Some(RoomState::SoldOut),
         VisitorState::Closed => Some(RoomState::Closed),
         VisitorState::Rejected => Some(RoomState::Rejected),
+        VisitorState::Scheduled => Some(RoomState::Scheduled),
+        VisitorState::Prequeue => Some(RoomState::Prequeue),
         VisitorState::Admitted => None,
     }
 }
@@ -185,6 +228,8 @@ fn flip_message(s: RoomState) -> &'static str {
         RoomState::SoldOut => r#"{"type":"sold_out"}"#,
         RoomState::Closed => r#"{"type":"closed"}"#,
         RoomState::Rejected => r#"{"type":"rejected"}"#,
+        RoomState::Scheduled => r#"{"type":"scheduled"}"#,
+        RoomState::Prequeue => r#"{"type":"prequeue"}"#,
     }
 }
 
@@ -495,6 +540,12 @@ impl Hub {
         let engine = self.engine.clone();
         self.restore_lost_places(room, &mut results, now).await;
         let forecast = engine.forecast(room).await;
+        // A scheduled event's times (the cached configuration): what `scheduled` and
+        // `prequeue` sockets count down to, and whether a closed room's event ended.
+        let schedule = match view.phase {
+            crate::config::schedule::EventPhase::Open if !view.closed => None,
+            _ => engine.room_config_cached(room).await.ok(),
+        };
         let Some(r) = self.rooms.get_mut(room) else {
             return;
         };
@@ -557,6 +608,24 @@ impl Hub {
                             snap.active,
                             snap.capacity,
                         );
+                        let msg = match (&schedule, snap.state) {
+                            (Some(c), VisitorState::Scheduled | VisitorState::Prequeue) => {
+                                let extra = event_fields(
+                                    c.prequeue_opens_at.map(|t| t / 1000),
+                                    c.opens_at.map(|t| t / 1000),
+                                    Some(view.now_ms),
+                                    None,
+                                );
+                                with_fields(msg, &extra)
+                            }
+                            (Some(c), VisitorState::Closed)
+                                if c.closes_at.is_some_and(|t| view.now_ms >= t) =>
+                            {
+                                let reason = crate::domain::admission::CLOSED_EVENT_ENDED;
+                                with_fields(msg, &event_fields(None, None, None, Some(reason)))
+                            }
+                            _ => msg,
+                        };
                         for c in &w.conns {
                             let _ = c.tx.send(Push::Text(msg.clone()));
                         }

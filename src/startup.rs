@@ -186,6 +186,12 @@ impl Application {
             }));
         }
 
+        background.push(tokio::spawn(crate::drops::run_drops(
+            engine.clone(),
+            engine.instance.clone(),
+            settings.reaper.lease_ms,
+            cancel.clone(),
+        )));
         background.push(tokio::spawn(crate::keeper::run_keeper(
             engine.clone(),
             known_epoch,

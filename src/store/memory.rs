@@ -18,6 +18,7 @@ use super::{
     ReapBatch, RoomPatch, RoomReport, RoomStats, RoomView, Snapshot, SocketCount, StockChange,
     Store, StoreError, StoreResult, VisitorState, WatchEntry, WindowDecision,
 };
+use crate::config::schedule::EventPhase;
 use crate::config::{QueueMode, RoomConfig};
 
 use super::{
@@ -314,9 +315,46 @@ struct Room {
     ends: VecDeque<(u64, u64)>,
     /// Per-minute history, the last [`HISTORY_MINUTES`].
     minutes: BTreeMap<u64, MinuteStats>,
+    /// (capacity, session_ttl_secs, max_admissions_per_minute) in force for the current
+    /// operation: the event's overrides inside its window (set by [`Room::enter`]).
+    eff: (u64, u64, u64),
+    /// The event's phase for the current operation (set by [`Room::enter`]).
+    phase: EventPhase,
+    /// The event seed (`seed` in `st`), the pre-queue (visitor → joined, `st:pq`), its
+    /// placed members (`st:pqd`), where its tickets start (`pq_base`), and whether (and
+    /// how many times) it was shuffled.
+    seed: Option<String>,
+    prequeue: HashMap<String, u64>,
+    pq_placed: HashSet<String>,
+    pq_base: Option<u64>,
+    shuffled: bool,
+    shuffles: u64,
 }
 
 impl Room {
+    /// Starts an operation at `now`: the event's phase and the limits in force.
+    fn enter(&mut self, now: u64) {
+        let c = &self.cfg;
+        self.phase = EventPhase::at(now, c.prequeue_opens_at, c.opens_at, c.closes_at, self.shuffled);
+        self.eff = c.effective_limits(now);
+    }
+
+    /// Closed by hand, or the event ended.
+    fn closed(&self) -> bool {
+        self.cfg.closed || self.phase == EventPhase::Ended
+    }
+
+    /// As `reserve_prequeue` in Lua: once the opening came, the pre-queue's tickets are
+    /// set aside so later joins queue behind all of it.
+    fn reserve_prequeue(&mut self) {
+        if self.pq_base.is_some() {
+            return;
+        }
+        let base = self.seq.max(self.last_let_in);
+        self.pq_base = Some(base);
+        self.seq = base + (self.prequeue.len() as u64 + 1) * super::LANE_STRIDE;
+    }
+
     fn minute(&mut self, now: u64) -> &mut MinuteStats {
         let m = now / 60_000;
         while self
@@ -336,17 +374,18 @@ impl Room {
         RoomView {
             queue_length: self.queue.len() as u64,
             active: self.active(now),
-            capacity: self.cfg.capacity,
-            session_ttl_ms: self.cfg.session_ttl_secs * 1000,
+            capacity: self.eff.0,
+            session_ttl_ms: self.eff.1 * 1000,
             stock: self.cfg.stock,
             now_ms: now,
-            rate_cap_per_minute: self.cfg.max_admissions_per_minute,
+            rate_cap_per_minute: self.eff.2,
             target_url: self.cfg.target_url.clone(),
             paused: self.cfg.paused,
-            closed: self.cfg.closed,
+            closed: self.closed(),
             mode: self.cfg.mode,
             queue_all: self.cfg.queue_all,
             admits: self.admits,
+            phase: self.phase,
         }
     }
 
@@ -383,6 +422,16 @@ impl Room {
     /// A new configuration. Lanes switched off: from here a join only adds to `seq`, so
     /// `seq` moves past every ticket given in any lane (as `settle_tickets` in Lua).
     fn set_cfg(&mut self, cfg: RoomConfig) {
+        // Moving the pre-queue's opening or the opening starts a new event (as
+        // `event_reset` in Lua).
+        if (cfg.prequeue_opens_at, cfg.opens_at) != (self.cfg.prequeue_opens_at, self.cfg.opens_at) {
+            self.seed = None;
+            self.prequeue.clear();
+            self.pq_placed.clear();
+            self.pq_base = None;
+            self.shuffled = false;
+            self.shuffles = 0;
+        }
         if !self.cfg.lanes.is_empty() && cfg.lanes.is_empty() {
             let top = self.lane_tails.values().copied().max().unwrap_or(0);
             self.seq = self.seq.max(self.last_let_in).max(top);
@@ -474,10 +523,11 @@ impl Room {
     /// Nobody is let in now: paused, closed, held, rejecting or queueing all.
     fn holding(&self, now: u64) -> bool {
         self.cfg.paused
-            || self.cfg.closed
+            || self.closed()
             || self.cfg.queue_all
             || self.cfg.mode == QueueMode::Reject
             || self.hold_until > now
+            || self.phase != EventPhase::Open
     }
 
     /// Drops admissions older than the rate-cap window.
@@ -499,11 +549,11 @@ impl Room {
             self.prune_window(now);
             return self.cfg.stock.unwrap_or(u64::MAX);
         }
-        let mut free = self.cfg.capacity.saturating_sub(self.active(now));
+        let mut free = self.eff.0.saturating_sub(self.active(now));
         if let Some(stock) = self.cfg.stock {
             free = free.min(stock);
         }
-        if self.cfg.max_admissions_per_minute > 0 && free > 0 {
+        if self.eff.2 > 0 && free > 0 {
             self.prune_window(now);
             let left = self
                 .cfg
@@ -559,7 +609,7 @@ impl Room {
         let a = Admission {
             serial: self.admits,
             issued_at_ms: now,
-            expires_at_ms: now + self.cfg.session_ttl_secs * 1000,
+            expires_at_ms: now + self.eff.1 * 1000,
         };
         self.expiries.insert((a.expires_at_ms, v.to_string()));
         self.outbox.push((v.to_string(), a.clone()));
@@ -574,7 +624,7 @@ impl Room {
                 self.event(now, "sold_out", None, None);
             }
         }
-        if self.cfg.max_admissions_per_minute > 0 {
+        if self.eff.2 > 0 {
             self.window.push_back(now);
         }
     }
@@ -607,8 +657,12 @@ impl Room {
     }
 
     fn waiting_state(&self, queued: bool) -> VisitorState {
-        if self.cfg.closed {
+        if self.closed() {
             VisitorState::Closed
+        } else if self.phase == EventPhase::Scheduled {
+            VisitorState::Scheduled
+        } else if self.phase == EventPhase::Prequeue && !queued {
+            VisitorState::Prequeue
         } else if self.cfg.stock == Some(0) {
             VisitorState::SoldOut
         } else if self.rejecting() {
@@ -633,13 +687,13 @@ impl Room {
             position,
             queue_length: self.queue.len() as u64,
             active: self.active(now),
-            capacity: self.cfg.capacity,
-            session_ttl_ms: self.cfg.session_ttl_secs * 1000,
+            capacity: self.eff.0,
+            session_ttl_ms: self.eff.1 * 1000,
             stock: self.cfg.stock,
             admission,
             now_ms: now,
             promoted,
-            rate_cap_per_minute: self.cfg.max_admissions_per_minute,
+            rate_cap_per_minute: self.eff.2,
             rejoined_after_absence: false,
             admits: self.admits,
             target_url: self.cfg.target_url.clone(),
@@ -727,6 +781,7 @@ impl MemoryStore {
         // unwrap: a poisoned lock means a panic mid-update; the state is not trustworthy.
         let mut rooms = self.rooms.lock().unwrap();
         let r = rooms.get_mut(room).ok_or(StoreError::NoSuchRoom)?;
+        r.enter(now);
         let out = f(r, now);
         for (visitor, admission) in r.outbox.drain(..) {
             // No receivers is fine: nobody is watching.
@@ -808,8 +863,28 @@ impl Store for MemoryStore {
             if r.is_admitted(v, now) {
                 return Ok(r.snapshot(VisitorState::Admitted, v, now, Vec::new()));
             }
-            if r.cfg.closed {
+            if r.closed() {
                 return Ok(r.snapshot(VisitorState::Closed, v, now, Vec::new()));
+            }
+            // A scheduled event (as in join.lua): no place before the pre-queue; in it, an
+            // unordered wait; after the opening, until the shuffle is done, newcomers
+            // queue behind the whole pre-queue.
+            if r.phase == EventPhase::Scheduled {
+                return Ok(r.snapshot(VisitorState::Scheduled, v, now, Vec::new()));
+            }
+            if r.phase == EventPhase::Prequeue && !r.queue.contains(v) {
+                if r.prequeue.contains_key(v) {
+                    return Ok(r.snapshot(VisitorState::Prequeue, v, now, Vec::new()));
+                }
+                if r.cfg.opens_at.is_some_and(|o| now < o) {
+                    if r.cfg.stock == Some(0) {
+                        return Ok(r.snapshot(VisitorState::SoldOut, v, now, Vec::new()));
+                    }
+                    r.seed.get_or_insert_with(super::new_seed);
+                    r.prequeue.insert(v.to_string(), now);
+                    return Ok(r.snapshot(VisitorState::Prequeue, v, now, Vec::new()));
+                }
+                r.reserve_prequeue();
             }
             // Rejecting: no promotion and no new place; a place already held is kept.
             if r.rejecting() {
@@ -857,11 +932,16 @@ impl Store for MemoryStore {
             // A walk-in: nobody waiting ahead (in passthrough there is no line to
             // respect) and a slot free; never while paused or queueing all.
             let walk_in = r.cfg.mode == QueueMode::Passthrough || r.queue.is_empty();
-            if !r.cfg.paused && !r.cfg.queue_all && walk_in && r.free_slots(now) > 0 {
+            let open = r.phase == EventPhase::Open;
+            if !r.cfg.paused && !r.cfg.queue_all && open && walk_in && r.free_slots(now) > 0 {
                 r.admit(v, now, None);
                 return Ok(r.snapshot(VisitorState::Admitted, v, now, promoted));
             }
-            r.enqueue(v, opts.lane.as_deref());
+            match opts.score.filter(|_| r.cfg.mode == QueueMode::Random) {
+                // Random mode: the ticket is the visitor's draw (as join.lua).
+                Some(score) => r.queue.insert(v, score, ""),
+                None => r.enqueue(v, opts.lane.as_deref()),
+            }
             r.join_times.insert(v.to_string(), now);
             r.set_heartbeat(v, now);
             let mut s = r.snapshot_placed(r.waiting_state(true), v, now, promoted);
@@ -893,7 +973,7 @@ impl Store for MemoryStore {
                 r.set_heartbeat(v, now);
                 return r.snapshot_placed(r.waiting_state(true), v, now, Vec::new());
             }
-            if r.cfg.closed {
+            if r.closed() {
                 return r.snapshot(VisitorState::Closed, v, now, Vec::new());
             }
             r.queue.insert(v, ticket, "");
@@ -999,7 +1079,11 @@ impl Store for MemoryStore {
             let session = live.then(|| r.sessions.get(v).cloned()).flatten();
             r.session_ended(v, now);
             let ended = r.end_session(v);
-            let left = r.dequeue(v);
+            let mut left = r.dequeue(v);
+            // Leaving the pre-queue before the shuffle placed it (as release.lua).
+            if r.phase != EventPhase::Open && !r.pq_placed.contains(v) {
+                left |= r.prequeue.remove(v).is_some();
+            }
             r.join_times.remove(v);
             r.gone.retain(|_, at| *at + GONE_KEEP_MS > now);
             r.gone.insert(v.to_string(), now);
@@ -1105,9 +1189,9 @@ impl Store for MemoryStore {
         self.with_room(room, |r, now| RoomStats {
             queue_length: r.queue.len() as u64,
             active: r.active(now),
-            capacity: r.cfg.capacity,
+            capacity: r.eff.0,
             paused: r.cfg.paused,
-            closed: r.cfg.closed,
+            closed: r.closed(),
             stock: r.cfg.stock,
             admitted_total: r.admits,
             reaped_total: r.reaped,
@@ -1220,11 +1304,12 @@ impl Store for MemoryStore {
                 ..patch.applied_to(&r.cfg)
             };
             if cfg != r.cfg {
-                let was_closed = r.cfg.closed;
+                let was_closed = r.closed();
                 r.set_cfg(cfg);
+                r.enter(now);
                 r.version += 1;
-                if r.cfg.closed != was_closed {
-                    let kind = if r.cfg.closed { "closed" } else { "opened" };
+                if r.closed() != was_closed {
+                    let kind = if r.closed() { "closed" } else { "opened" };
                     r.event(now, kind, None, None);
                 }
             }
@@ -1339,7 +1424,7 @@ impl Store for MemoryStore {
                 .map(|(_, a)| (a.issued_at_ms, a.expires_at_ms))
                 .collect();
             let quiet: Vec<u64> = quiet.into_iter().map(|(_, a)| a.expires_at_ms).collect();
-            let window = if r.cfg.max_admissions_per_minute > 0 {
+            let window = if r.eff.2 > 0 {
                 let from = now.saturating_sub(WINDOW_MS);
                 r.window.iter().copied().filter(|&t| t >= from).collect()
             } else {
@@ -1352,13 +1437,16 @@ impl Store for MemoryStore {
             super::EtaBasis {
                 now_ms: now,
                 lanes: !r.cfg.lanes.is_empty(),
-                capacity: r.cfg.capacity,
-                session_ttl_ms: r.cfg.session_ttl_secs * 1000,
-                rate_cap_per_minute: r.cfg.max_admissions_per_minute,
+                capacity: r.eff.0,
+                session_ttl_ms: r.eff.1 * 1000,
+                rate_cap_per_minute: r.eff.2,
                 stock: r.cfg.stock,
                 // Held by queue_all or the reject mode too: no countdown.
-                paused: r.cfg.paused || r.cfg.queue_all || r.cfg.mode == QueueMode::Reject,
-                closed: r.cfg.closed,
+                paused: r.cfg.paused
+                    || r.cfg.queue_all
+                    || r.cfg.mode == QueueMode::Reject
+                    || r.phase != EventPhase::Open,
+                closed: r.closed(),
                 queue_length: r.queue.len() as u64,
                 active: r.active(now),
                 sessions,
@@ -1424,6 +1512,95 @@ impl Store for MemoryStore {
             .take(limit as usize)
             .cloned()
             .collect())
+    }
+
+    async fn event_seed(&self, room: &str, candidate: &str) -> StoreResult<String> {
+        self.with_room(room, |r, _| {
+            r.seed.get_or_insert_with(|| candidate.to_string()).clone()
+        })
+    }
+
+    async fn fairness(&self, room: &str) -> StoreResult<super::Fairness> {
+        self.with_room(room, |r, now| {
+            let c = &r.cfg;
+            super::Fairness::from_parts(
+                c.mode,
+                [c.prequeue_opens_at, c.opens_at, c.closes_at],
+                r.seed.clone().unwrap_or_default(),
+                r.shuffled,
+                r.prequeue.len() as u64,
+                r.shuffles,
+                now,
+                (r.closed(), r.phase == EventPhase::Ended),
+            )
+        })
+    }
+
+    async fn prequeue_page(
+        &self,
+        room: &str,
+        offset: u64,
+        count: u32,
+    ) -> StoreResult<Vec<String>> {
+        self.with_room(room, |r, _| {
+            // By arrival, as the ZSET in Redis (score = join time, then id).
+            let mut all: Vec<(u64, &String)> = r.prequeue.iter().map(|(v, t)| (*t, v)).collect();
+            all.sort();
+            all.into_iter()
+                .skip(offset as usize)
+                .take(count as usize)
+                .map(|(_, v)| v.clone())
+                .collect()
+        })
+    }
+
+    async fn shuffle_step(
+        &self,
+        room: &str,
+        seed: &str,
+        first_rank: u64,
+        visitors: &[String],
+        last: bool,
+    ) -> StoreResult<super::ShuffleStep> {
+        use super::ShuffleStep;
+        self.with_room(room, |r, now| {
+            if r.shuffled {
+                return ShuffleStep::AlreadyDone;
+            }
+            let due = r.cfg.prequeue_opens_at.is_some()
+                && r.cfg.opens_at.is_some_and(|o| now >= o);
+            if !due {
+                return ShuffleStep::NotDue;
+            }
+            if r.seed.as_deref() != Some(seed) {
+                return ShuffleStep::WrongSeed;
+            }
+            r.reserve_prequeue();
+            let base = r.pq_base.unwrap_or(0);
+            let mut placed = 0;
+            for (i, v) in visitors.iter().enumerate() {
+                let Some(&joined) = r.prequeue.get(v) else {
+                    continue;
+                };
+                if !r.pq_placed.insert(v.clone()) {
+                    continue;
+                }
+                if !r.is_admitted(v, now) {
+                    let rank = first_rank + i as u64;
+                    r.queue.insert(v, base + (rank + 1) * super::LANE_STRIDE, "");
+                    r.set_heartbeat(v, now);
+                    r.join_times.insert(v.clone(), joined);
+                }
+                placed += 1;
+            }
+            if last {
+                r.shuffled = true;
+                r.shuffles += 1;
+                r.enter(now);
+                r.promote(now, PROMOTE_LIMIT);
+            }
+            ShuffleStep::Placed(placed)
+        })
     }
 
     async fn epoch(&self, candidate: &str) -> StoreResult<String> {

@@ -247,6 +247,8 @@ fn texts(
         VisitorState::Rejected => (t.title_rejected, t.lead_rejected),
         VisitorState::NotQueued => (t.title_not_queued, t.lead_not_queued),
         VisitorState::Admitted => (t.title_admitted, t.lead_admitted),
+        VisitorState::Scheduled => (t.title_scheduled, t.lead_scheduled),
+        VisitorState::Prequeue => (t.title_prequeue, t.lead_prequeue),
     }
 }
 
@@ -317,6 +319,7 @@ async fn queue_page_inner(
             JoinOptions {
                 limit: Engine::place_limit(&cfg, client_ip(req, engine)),
                 lane,
+                score: None,
             },
         )
         .await
@@ -489,7 +492,10 @@ fn queue_page_body(
     hidden_grace_secs: u64,
 ) -> QueuePage {
     let t = lang.strings();
-    let (title, mut lead) = texts(t, view.state, view.position > 0);
+    let (mut title, mut lead) = texts(t, view.state, view.position > 0);
+    if view.closed_reason.is_some() {
+        (title, lead) = (t.title_event_ended, t.lead_event_ended);
+    }
     // With priority lanes the line is not first come first served overall: never say so.
     let lanes = !cfg.lanes.is_empty();
     if lanes && view.state == VisitorState::Queued {

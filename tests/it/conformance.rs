@@ -1077,6 +1077,7 @@ async fn join_in(s: &Arc<dyn Store>, i: usize, lane: &str) -> anteroom::store::S
     let opts = anteroom::store::JoinOptions {
         limit: None,
         lane: (!lane.is_empty()).then(|| lane.to_string()),
+        ..Default::default()
     };
     s.join_with("r", &v(i), &opts).await.unwrap()
 }

@@ -1,7 +1,9 @@
 -- join(visitor, group, max, lane): idempotent. ARGV[1] = visitor id; ARGV[2] = the group
 -- a new place counts against ('' for none: see PlaceLimit in store/mod.rs), ARGV[3] = the
 -- most places or live sessions the group may hold, ARGV[4] = the lane a new place goes in
--- ('' = the general line; see enqueue). Returns the reply, or {'too_many_places'}
+-- ('' = the general line; see enqueue), ARGV[5] = a candidate event seed (64 hex; kept
+-- only if the room has none when this join opens its pre-queue), ARGV[6] = the new place's
+-- ticket in `random` mode ('' otherwise). Returns the reply, or {'too_many_places'}
 -- (nothing taken), or {'held', ms left} while a re-created room holds new places
 -- (put_room).
 local v = ARGV[1]
@@ -10,6 +12,20 @@ if not cfg then return {'no_room'} end
 local now = now_ms()
 if is_admitted(v, now) then return reply('admitted', v, cfg, now, {}) end
 if cfg.closed then return reply('closed', v, cfg, now, {}) end
+-- A scheduled event: before its pre-queue no place is taken; in the pre-queue a visitor
+-- waits unordered (the shuffle at open_at orders it); after open_at, until the shuffle
+-- is done, newcomers queue behind the whole pre-queue (reserve_prequeue).
+if cfg.phase == 'scheduled' then return reply('scheduled', v, cfg, now, {}, false, 0) end
+if cfg.phase == 'prequeue' and not redis.call('ZSCORE', K_Q, v) then
+  if redis.call('ZSCORE', K_PQ, v) then return reply('prequeue', v, cfg, now, {}, false, 0) end
+  if now < cfg.open_at then
+    if cfg.stock == 0 then return reply('sold_out', v, cfg, now, {}) end
+    if ARGV[5] and ARGV[5] ~= '' then redis.call('HSETNX', K_ST, 'seed', ARGV[5]) end
+    redis.call('ZADD', K_PQ, 'NX', now, v)
+    return reply('prequeue', v, cfg, now, {}, false, 0)
+  end
+  reserve_prequeue()
+end
 -- Rejecting: no promotion and no new place; a place already held is kept (and its
 -- heartbeat refreshed), shown with the `rejected` state.
 if rejecting(cfg) then
@@ -52,12 +68,19 @@ if group then
 end
 -- A walk-in: nobody waiting ahead (in passthrough there is no line to respect) and a
 -- slot free; never while paused or queueing all.
-if not cfg.paused and not cfg.queue_all
+if not cfg.paused and not cfg.queue_all and cfg.phase == 'open'
   and (cfg.mode == 'passthrough' or redis.call('ZCARD', K_Q) == 0) and free_slots(cfg, now) > 0 then
   publish({admit(cfg, v, now)})
   return reply('admitted', v, cfg, now, promoted)
 end
-local ticket = enqueue(cfg, v, ARGV[4] or '')
+local ticket
+if cfg.mode == 'random' and ARGV[6] and ARGV[6] ~= '' then
+  -- Random mode: the ticket is the visitor's draw (HMAC of the seed, from Rust).
+  ticket = tonumber(ARGV[6])
+  redis.call('ZADD', K_Q, ARGV[6], v)
+else
+  ticket = enqueue(cfg, v, ARGV[4] or '')
+end
 redis.call('ZADD', K_HB, 'GT', now, v)
 redis.call('HSET', K_JT, v, now)
 return reply(waiting_state(cfg, true), v, cfg, now, promoted, away, nil, {ticket, now})
