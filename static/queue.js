@@ -272,29 +272,30 @@
   };
 
   // A drop before its opening: the pre-queue's opening or the line's, in local time.
+  // (The titles are the table's; the leads with the time are the drop strings'.)
   var DROP_TEXTS = {
     scheduled: ['title_scheduled', 'lead_scheduled'],
     prequeue: ['title_prequeue', 'lead_prequeue']
   };
 
   function setState(state) {
-    var pair = TEXTS[state], strs = t;
-    if (!pair && DROP_TEXTS[state]) { pair = DROP_TEXTS[state]; strs = ds; }
+    var pair = TEXTS[state] || DROP_TEXTS[state];
     if (!pair) return;
     var changed = cfg.state !== state;
     root.className = root.className.replace(/state-[\w-]+/, 'state-' + state);
-    setText('title', strs[pair[0]]);
+    var title = t[pair[0]];
     // Closed, sold out and rejected say whether the place is kept.
-    var lead = strs[pair[1]];
+    var lead = DROP_TEXTS[state] ? ds[pair[1]] : t[pair[1]];
     if (state === 'scheduled') lead = fmt(lead, { time: localTime(prequeueAt || opensAt) });
     if (state === 'prequeue') lead = fmt(lead, { time: localTime(opensAt) });
-    if (state === 'closed' && closedReason === 'event_ended') lead = ds.lead_event_ended;
+    if (state === 'closed' && closedReason === 'event_ended') { title = t.title_event_ended; lead = t.lead_event_ended; }
+    setText('title', title);
     if (state === 'closed' && hasPlace) lead = t.lead_closed_kept;
     if (state === 'rejected' && hasPlace) lead = t.lead_rejected_kept;
     if (state === 'sold_out' && hasPlace) lead = t.lead_sold_out_kept;
     if (state === 'queued' && cfg.lanes) lead = t.lead_queued_lanes;
     setText('lead', lead);
-    if (changed && state !== 'admitted') announce(t[pair[0]] + '. ' + lead);
+    if (changed && state !== 'admitted') announce(title + '. ' + lead);
     var waiting = state === 'queued' || state === 'paused';
     show('numbers', waiting);
     var bar = root.querySelector('.progress');

@@ -335,7 +335,13 @@ impl Room {
     /// Starts an operation at `now`: the event's phase and the limits in force.
     fn enter(&mut self, now: u64) {
         let c = &self.cfg;
-        self.phase = EventPhase::at(now, c.prequeue_opens_at, c.opens_at, c.closes_at, self.shuffled);
+        self.phase = EventPhase::at(
+            now,
+            c.prequeue_opens_at,
+            c.opens_at,
+            c.closes_at,
+            self.shuffled,
+        );
         self.eff = c.effective_limits(now);
     }
 
@@ -424,7 +430,8 @@ impl Room {
     fn set_cfg(&mut self, cfg: RoomConfig) {
         // Moving the pre-queue's opening or the opening starts a new event (as
         // `event_reset` in Lua).
-        if (cfg.prequeue_opens_at, cfg.opens_at) != (self.cfg.prequeue_opens_at, self.cfg.opens_at) {
+        if (cfg.prequeue_opens_at, cfg.opens_at) != (self.cfg.prequeue_opens_at, self.cfg.opens_at)
+        {
             self.seed = None;
             self.prequeue.clear();
             self.pq_placed.clear();
@@ -1536,12 +1543,7 @@ impl Store for MemoryStore {
         })
     }
 
-    async fn prequeue_page(
-        &self,
-        room: &str,
-        offset: u64,
-        count: u32,
-    ) -> StoreResult<Vec<String>> {
+    async fn prequeue_page(&self, room: &str, offset: u64, count: u32) -> StoreResult<Vec<String>> {
         self.with_room(room, |r, _| {
             // By arrival, as the ZSET in Redis (score = join time, then id).
             let mut all: Vec<(u64, &String)> = r.prequeue.iter().map(|(v, t)| (*t, v)).collect();
@@ -1567,8 +1569,7 @@ impl Store for MemoryStore {
             if r.shuffled {
                 return ShuffleStep::AlreadyDone;
             }
-            let due = r.cfg.prequeue_opens_at.is_some()
-                && r.cfg.opens_at.is_some_and(|o| now >= o);
+            let due = r.cfg.prequeue_opens_at.is_some() && r.cfg.opens_at.is_some_and(|o| now >= o);
             if !due {
                 return ShuffleStep::NotDue;
             }
@@ -1587,7 +1588,8 @@ impl Store for MemoryStore {
                 }
                 if !r.is_admitted(v, now) {
                     let rank = first_rank + i as u64;
-                    r.queue.insert(v, base + (rank + 1) * super::LANE_STRIDE, "");
+                    r.queue
+                        .insert(v, base + (rank + 1) * super::LANE_STRIDE, "");
                     r.set_heartbeat(v, now);
                     r.join_times.insert(v.clone(), joined);
                 }

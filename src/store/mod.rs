@@ -971,8 +971,7 @@ pub trait Store: Send + Sync + 'static {
     async fn fairness(&self, room: &str) -> StoreResult<Fairness>;
     /// The pre-queue, `count` visitors from rank `offset` (by arrival; the order does not
     /// matter: the shuffle sorts it), for the shuffle to list it in pages.
-    async fn prequeue_page(&self, room: &str, offset: u64, count: u32)
-        -> StoreResult<Vec<String>>;
+    async fn prequeue_page(&self, room: &str, offset: u64, count: u32) -> StoreResult<Vec<String>>;
     /// One step of the shuffle, atomic and idempotent: puts `visitors` (ranks `first_rank`,
     /// `first_rank + 1`, …, 0-based, of the published order) in line with tickets in that
     /// order, ahead of everyone who joined after `opens_at`; with `last`, marks the room

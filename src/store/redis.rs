@@ -931,7 +931,14 @@ impl Store for RedisStore {
             self.run_room(
                 &JOIN,
                 room,
-                &[visitor.to_string(), group, max.to_string(), lane, seed, score],
+                &[
+                    visitor.to_string(),
+                    group,
+                    max.to_string(),
+                    lane,
+                    seed,
+                    score,
+                ],
             )
             .await?,
         )
@@ -1516,9 +1523,7 @@ impl Store for RedisStore {
         if a.len() != 11 {
             return Err(protocol("fairness arity"));
         }
-        let time = |v: &Value| -> StoreResult<Option<u64>> {
-            Ok(as_string(v)?.parse().ok())
-        };
+        let time = |v: &Value| -> StoreResult<Option<u64>> { Ok(as_string(v)?.parse().ok()) };
         let seed = as_string(&a[4])?;
         let mode = crate::config::QueueMode::parse(&as_string(&a[3])?).unwrap_or_default();
         let shuffled = as_int(&a[5])? == 1;
@@ -1534,12 +1539,7 @@ impl Store for RedisStore {
         ))
     }
 
-    async fn prequeue_page(
-        &self,
-        room: &str,
-        offset: u64,
-        count: u32,
-    ) -> StoreResult<Vec<String>> {
+    async fn prequeue_page(&self, room: &str, offset: u64, count: u32) -> StoreResult<Vec<String>> {
         if count == 0 {
             return Ok(Vec::new());
         }

@@ -96,6 +96,13 @@ struct ScriptConfig<'a> {
     /// The visitor's id (the part of the visitor token before the dot): what a drop's
     /// shuffle ordered by, so the page can check its own rank.
     visitor_id: Option<String>,
+    /// A drop's times (seconds since the epoch; none outside a drop) and the store's
+    /// clock (ms) the page was rendered at: the countdown runs on it.
+    opens_at: Option<u64>,
+    prequeue_opens_at: Option<u64>,
+    now_ms: u64,
+    /// `event_ended` on a room closed by its event's end.
+    closed_reason: Option<&'static str>,
     strings: &'static Strings,
     drop_strings: &'static DropStrings,
 }
@@ -113,7 +120,7 @@ struct QueuePage {
     room_name: String,
     state: &'static str,
     title: &'static str,
-    lead: &'static str,
+    lead: String,
     waiting: bool,
     position: u64,
     ahead: String,
@@ -374,7 +381,7 @@ async fn verifying_page(
     let mut page = queue_page_body(room, cfg, &view, q, lang, Some(&grant), grace);
     page.state = "verifying";
     page.title = t.pow_title;
-    page.lead = t.pow_lead;
+    page.lead = t.pow_lead.into();
     let mut config: serde_json::Value =
         serde_json::from_str(&page.config).map_err(|e| ApiError::Internal(e.to_string()))?;
     config["pow_check"] = serde_json::json!(true);
@@ -411,6 +418,27 @@ fn keep_open(t: &crate::domain::i18n::Strings, cfg: &RoomConfig, hidden_grace_se
         );
     }
     s
+}
+
+/// A drop before its opening: the lead with the time in it (in UTC here; the script
+/// writes it in the visitor's time zone) and the countdown, on the store's clock.
+struct DropTexts {
+    lead: String,
+    countdown: String,
+}
+
+fn drop_texts(lang: Lang, cfg: &RoomConfig, view: &VisitorView) -> Option<DropTexts> {
+    let d = lang.drop_strings();
+    let (lead, at) = match view.state {
+        VisitorState::Scheduled => (d.lead_scheduled, cfg.prequeue_opens_at.or(cfg.opens_at)?),
+        VisitorState::Prequeue => (d.lead_prequeue, cfg.opens_at?),
+        _ => return None,
+    };
+    let now = view.now_ms.unwrap_or_else(crate::clock::wall_ms);
+    Some(DropTexts {
+        lead: lead.replace("{time}", &DropStrings::utc(at)),
+        countdown: d.countdown(lang, at.saturating_sub(now)),
+    })
 }
 
 /// Where the script runs: the queue page (with its socket grant, if any) or the widget
@@ -475,6 +503,12 @@ fn script_config(
                 .split_once('.')
                 .map(|(id, _)| id.to_string())
         }),
+        opens_at: cfg.opens_at.map(|ms| ms / 1000),
+        prequeue_opens_at: cfg.prequeue_opens_at.map(|ms| ms / 1000),
+        now_ms: view
+            .and_then(|v| v.now_ms)
+            .unwrap_or_else(crate::clock::wall_ms),
+        closed_reason: view.and_then(|v| v.closed_reason),
         strings: lang.strings(),
         drop_strings: lang.drop_strings(),
     };
@@ -501,6 +535,7 @@ fn queue_page_body(
     if lanes && view.state == VisitorState::Queued {
         lead = t.lead_queued_lanes;
     }
+    let drop = drop_texts(lang, cfg, view);
     let start = q.start.unwrap_or(0).max(view.position);
     let mut refresh = vec![
         ("start", start.to_string()),
@@ -519,13 +554,18 @@ fn queue_page_body(
     QueuePage {
         t,
         d: lang.drop_strings(),
-        counting: false,
-        countdown: String::new(),
+        counting: drop.is_some(),
+        countdown: drop
+            .as_ref()
+            .map(|d| d.countdown.clone())
+            .unwrap_or_default(),
         footer: if lanes { t.footer_lanes } else { t.footer },
         room_name: cfg.display_name().to_string(),
         state: view.state.as_str(),
         title,
-        lead,
+        lead: drop
+            .as_ref()
+            .map_or_else(|| lead.to_string(), |d| d.lead.clone()),
         waiting: matches!(view.state, VisitorState::Queued | VisitorState::Paused),
         position: view.position,
         ahead: if view.state == VisitorState::Paused && view.position <= 1 {

@@ -8,6 +8,7 @@ mod admin;
 mod api;
 mod browser;
 mod browser_admin;
+mod browser_drops;
 mod caddy;
 mod cluster;
 mod concurrency;

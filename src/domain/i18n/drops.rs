@@ -1,7 +1,8 @@
 //! What a visitor sees of a launch-day drop (a room with `opens_at`), in English and
 //! Simplified Chinese: the states before the opening, the countdown, and the "How was
-//! my place decided?" check. Kept beside [`super::Strings`] and handed to the page's
-//! script the same way (as `drop_strings`). Placeholders: `{time}` (a local time the
+//! my place decided?" check. Kept beside [`super::Strings`] (which has the states'
+//! titles and the ended event's message) and handed to the page's script the same way
+//! (as `drop_strings`). Placeholders: `{time}` (a local time the
 //! page writes), `{t}` (a duration), `{draw}`, `{rank}`, `{n}`, `{ok}`, `{url}`.
 
 use serde::Serialize;
@@ -11,11 +12,10 @@ use super::Lang;
 /// Every drop string a visitor can see.
 #[derive(Debug, Serialize)]
 pub struct DropStrings {
-    /// State `scheduled`: before the pre-queue (or the line) opens.
-    pub title_scheduled: &'static str,
+    /// State `scheduled` (before the pre-queue, or the line, opens), with the time: the
+    /// page's lead under [`super::Strings::title_scheduled`].
     pub lead_scheduled: &'static str,
-    /// State `prequeue`: waiting for the shuffle at `opens_at`.
-    pub title_prequeue: &'static str,
+    /// State `prequeue` (waiting for the shuffle at `opens_at`), with the time.
     pub lead_prequeue: &'static str,
     /// The countdown's label and its last moment.
     pub countdown_label: &'static str,
@@ -24,8 +24,6 @@ pub struct DropStrings {
     pub unit_hours: &'static str,
     pub unit_minutes: &'static str,
     pub unit_seconds: &'static str,
-    /// The room closed at `closes_at`.
-    pub lead_event_ended: &'static str,
     /// The "How was my place decided?" section.
     pub fair_summary: &'static str,
     pub fair_explain: &'static str,
@@ -40,16 +38,13 @@ pub struct DropStrings {
 }
 
 pub static DROP_EN: DropStrings = DropStrings {
-    title_scheduled: "This sale has not opened yet",
     lead_scheduled: "The line opens at {time}. Keep this page open: it joins the line for you by itself; there is no need to reload.",
-    title_prequeue: "You're in the pre-queue",
     lead_prequeue: "You're in the pre-queue. At {time} everyone here gets a random place; joining earlier does not help.",
     countdown_label: "Opens in",
     countdown_now: "Opening now…",
     unit_hours: "h",
     unit_minutes: "min",
     unit_seconds: "s",
-    lead_event_ended: "This sale has ended. Thank you for your interest.",
     fair_summary: "How was my place decided?",
     fair_explain: "When the pre-queue opened, this sale published a commitment: the SHA-256 of a secret random seed. At the opening it revealed the seed, and everyone in the pre-queue was put in order by HMAC-SHA256(seed, their visitor id). This page checks your own place here, in your browser.",
     fair_checking: "Checking…",
@@ -63,16 +58,13 @@ pub static DROP_EN: DropStrings = DropStrings {
 };
 
 pub static DROP_ZH: DropStrings = DropStrings {
-    title_scheduled: "本次发售尚未开始",
     lead_scheduled: "排队将于 {time} 开放。请保持本页面打开：届时会自动为您排队，无需刷新。",
-    title_prequeue: "您已进入预排队",
     lead_prequeue: "您已进入预排队。{time} 时，这里的每个人都会获得一个随机位置；提早加入并不会更靠前。",
     countdown_label: "距开放还有",
     countdown_now: "正在开放…",
     unit_hours: "小时",
     unit_minutes: "分",
     unit_seconds: "秒",
-    lead_event_ended: "本次发售已结束。感谢您的关注。",
     fair_summary: "我的位置是如何决定的？",
     fair_explain: "预排队开放时，本次发售公布了一个承诺值：一个保密随机种子的 SHA-256。开放时公开了该种子，预排队中的每个人按 HMAC-SHA256(种子, 访客编号) 排序。本页面在您的浏览器中为您核对自己的位置。",
     fair_checking: "正在核对…",
@@ -84,6 +76,45 @@ pub static DROP_ZH: DropStrings = DropStrings {
     fair_unavailable: "此浏览器无法进行核对（需要安全页面上的 Web Crypto）。记录位于 {url}。",
     fair_failed: "无法完成核对：未能读取公平性记录。请稍后再试。",
 };
+
+impl DropStrings {
+    /// A countdown as the page's script writes it: `1 h 02 min 05 s`, `4 min 09 s`,
+    /// `7 s` (Chinese without spaces: `1小时02分05秒`); whole seconds, rounded up.
+    pub fn countdown(&self, lang: Lang, ms: u64) -> String {
+        let s = ms.div_ceil(1000);
+        let (h, m, sec) = (s / 3600, s % 3600 / 60, s % 60);
+        let sep = if lang == Lang::Zh { "" } else { " " };
+        let mut parts = Vec::new();
+        if h > 0 {
+            parts.push(format!("{h}{sep}{}", self.unit_hours));
+        }
+        if h > 0 || m > 0 {
+            let m = if h > 0 {
+                format!("{m:02}")
+            } else {
+                m.to_string()
+            };
+            parts.push(format!("{m}{sep}{}", self.unit_minutes));
+        }
+        let sec = if h > 0 || m > 0 {
+            format!("{sec:02}")
+        } else {
+            sec.to_string()
+        };
+        parts.push(format!("{sec}{sep}{}", self.unit_seconds));
+        parts.join(sep)
+    }
+
+    /// A time as the server can write it before the script puts it in the visitor's
+    /// own time zone: `2026-11-27 09:30 UTC`.
+    pub fn utc(ms: u64) -> String {
+        let t = crate::config::schedule::format_rfc3339_ms(ms);
+        match (t.get(..10), t.get(11..16)) {
+            (Some(d), Some(hm)) => format!("{d} {hm} UTC"),
+            _ => t,
+        }
+    }
+}
 
 impl Lang {
     /// The drop strings in this language.
@@ -111,5 +142,19 @@ mod tests {
             assert!(s.fair_not_in.contains("{draw}"));
             assert!(s.fair_unavailable.contains("{url}"));
         }
+    }
+
+    #[test]
+    fn the_countdown_reads_as_the_script_writes_it() {
+        assert_eq!(DROP_EN.countdown(Lang::En, 3_725_000), "1 h 02 min 05 s");
+        assert_eq!(DROP_EN.countdown(Lang::En, 249_000), "4 min 09 s");
+        assert_eq!(DROP_EN.countdown(Lang::En, 6_001), "7 s");
+        assert_eq!(DROP_EN.countdown(Lang::En, 0), "0 s");
+        assert_eq!(DROP_ZH.countdown(Lang::Zh, 3_725_000), "1小时02分05秒");
+    }
+
+    #[test]
+    fn a_time_is_written_in_utc_before_the_script_localises_it() {
+        assert_eq!(DropStrings::utc(1_795_771_800_000), "2026-11-27 09:30 UTC");
     }
 }

@@ -1,0 +1,256 @@
+//! A launch-day drop in real headless Chromium on a real Redis: the pre-queue page's
+//! countdown, the move into the live queue at the opening without a reload, the "How
+//! was my place decided?" check (its rank computed here independently), and the
+//! admission. Screenshots land in target/screenshots/.
+
+use std::time::Duration;
+
+use crate::helpers::browser::{
+    assert_accessible, screenshot, text, wait_text, wait_text_contains, Driver, DEADLINE,
+};
+use crate::helpers::{demo_settings, free_port, room, spawn_app, wait_until, RedisServer};
+use anteroom::config::RoomConfig;
+use fantoccini::{Client, Locator};
+use hmac::{Hmac, Mac};
+use serde_json::json;
+use sha2::{Digest, Sha256};
+
+/// The published order's key: lowercase hex of HMAC-SHA256(key = seed bytes, visitor id).
+fn draw(seed_hex: &str, visitor: &str) -> String {
+    let seed: Vec<u8> = (0..seed_hex.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&seed_hex[i..i + 2], 16).unwrap())
+        .collect();
+    let mut mac = Hmac::<Sha256>::new_from_slice(&seed).unwrap();
+    mac.update(visitor.as_bytes());
+    hex(&mac.finalize().into_bytes())
+}
+
+fn hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+fn now_ms() -> u64 {
+    anteroom::clock::wall_ms()
+}
+
+/// The page's script configuration (what the server handed it).
+async fn page_config(c: &Client) -> serde_json::Value {
+    let raw = c
+        .execute(
+            "return document.getElementById('anteroom').getAttribute('data-config')",
+            vec![],
+        )
+        .await
+        .unwrap();
+    serde_json::from_str(raw.as_str().unwrap()).unwrap()
+}
+
+async fn js(c: &Client, script: &str) -> serde_json::Value {
+    c.execute(script, vec![]).await.unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_prequeued_visitor_counts_down_moves_into_the_line_checks_the_draw_and_is_admitted() {
+    let redis = RedisServer::start();
+    let port = free_port();
+    // Opens in 12 s: time to load the page and fill the pre-queue around it.
+    let opens_at = (now_ms() / 1000 + 12) * 1000;
+    let drop_room = RoomConfig {
+        name: "Sneaker drop".into(),
+        target_url: format!("http://127.0.0.1:{port}/demo/origin?room=d"),
+        prequeue_opens_at: Some(now_ms() - 60_000),
+        opens_at: Some(opens_at),
+        ..room("d", 1)
+    };
+    // A room whose pre-queue opens in an hour: the `scheduled` page.
+    let later = RoomConfig {
+        name: "Next drop".into(),
+        prequeue_opens_at: Some(now_ms() + 3_600_000),
+        opens_at: Some(now_ms() + 5_400_000),
+        ..room("later", 1)
+    };
+    // A room whose pre-queue is open for another hour: the pre-queue page in Chinese.
+    let soon = RoomConfig {
+        name: "Next drop".into(),
+        prequeue_opens_at: Some(now_ms() - 60_000),
+        opens_at: Some(now_ms() + 3_600_000),
+        ..room("soon", 1)
+    };
+    let app = spawn_app(demo_settings(
+        &redis,
+        port,
+        vec![drop_room, later, soon],
+        "127.0.0.1",
+    ))
+    .await;
+    // The seed, as any instance would set it (set-if-absent): known here, so the test
+    // can make sure somebody is drawn ahead of the browser's visitor.
+    let seed = hex(&[7u8; 32]);
+    assert_eq!(app.engine.store.event_seed("d", &seed).await.unwrap(), seed);
+
+    let driver = Driver::start();
+    let (c, _profile) = driver.browser(&[], true).await;
+    c.goto(&app.url("/r/d?lang=en")).await.unwrap();
+    wait_text(&c, "#title", "You're in the pre-queue").await;
+    wait_text_contains(&c, "#lead", "everyone here gets a random place").await;
+    wait_text_contains(&c, "#lead", "joining earlier does not help").await;
+    wait_text(&c, "#conn", "Live").await;
+    let me = page_config(&c).await["visitor_id"]
+        .as_str()
+        .expect("the page embeds the visitor id")
+        .to_string();
+    assert_eq!(me.len(), 32);
+    // The countdown runs, on the server's clock.
+    let first = text(&c, "#countdown").await;
+    assert!(first.ends_with(" s"), "{first:?}");
+    wait_until(DEADLINE, "the countdown to move", || async {
+        let now = text(&c, "#countdown").await;
+        (now != first).then_some(())
+    })
+    .await;
+    assert!(js(&c, "return document.getElementById('numbers').hidden")
+        .await
+        .as_bool()
+        .unwrap());
+    screenshot(&c, "prequeue-en").await;
+    assert_accessible(&c, "the pre-queue page").await;
+
+    // Others in the pre-queue, until at least one is drawn ahead of the browser's visitor
+    // (so it waits in line before its turn).
+    let mine = draw(&seed, &me);
+    let mut others = Vec::new();
+    while others.len() < 3 || !others.iter().any(|(_, d): &(String, String)| *d < mine) {
+        let j = app.join("d").await;
+        assert_eq!(j.body["state"], "prequeue", "{:?}", j.body);
+        let token = j.token();
+        let id = token.split_once('.').unwrap().0.to_string();
+        others.push((token.clone(), draw(&seed, &id)));
+        assert!(others.len() < 40, "nobody drawn ahead in 40 joins");
+    }
+    assert!(
+        now_ms() + 2_000 < opens_at,
+        "the pre-queue took too long to fill"
+    );
+
+    // No reload from here on: a marker on this window, and a count of page unloads.
+    js(
+        &c,
+        "window.__dropMarker = 'before-opening';
+         sessionStorage.setItem('unloads', '0');
+         window.addEventListener('pagehide', function () {
+           sessionStorage.setItem('unloads', String(Number(sessionStorage.getItem('unloads')) + 1));
+         });
+         return true;",
+    )
+    .await;
+
+    // The opening: the socket's status moves the page into the line.
+    let until_open = Duration::from_millis(opens_at.saturating_sub(now_ms()));
+    let mut all: Vec<String> = others.iter().map(|(_, d)| d.clone()).collect();
+    all.push(mine.clone());
+    all.sort();
+    let rank = all.iter().position(|d| *d == mine).unwrap() + 1;
+    assert!(rank >= 2);
+    // Rank 1 is let in at the opening (capacity 1): the visitor's place is rank - 1.
+    let place = (rank - 1).to_string();
+    wait_until(
+        until_open + DEADLINE,
+        "the page to show the line",
+        || async { (text(&c, "#title").await == "You're in line").then_some(()) },
+    )
+    .await;
+    wait_text(&c, "#position", &place).await;
+    assert_eq!(
+        text(&c, "#in-line").await,
+        format!("{} in line", all.len() - 1)
+    );
+    assert!(
+        js(&c, "return document.getElementById('countdown-box').hidden")
+            .await
+            .as_bool()
+            .unwrap()
+    );
+    assert_eq!(
+        js(&c, "return window.__dropMarker").await,
+        json!("before-opening"),
+        "the page was reloaded"
+    );
+
+    // "How was my place decided?": the seed is revealed; the browser checks the draw.
+    wait_until(DEADLINE, "the fairness section", || async {
+        (!js(&c, "return document.getElementById('fairness').hidden")
+            .await
+            .as_bool()
+            .unwrap())
+        .then_some(())
+    })
+    .await;
+    c.find(Locator::Css("#fairness summary"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    let want = format!(
+        "Your draw: {}…; rank {rank} of {}; commitment matches: yes",
+        &mine[..8],
+        all.len()
+    );
+    wait_text(&c, "#fair-result", &want).await;
+    // The commitment the page checked is the published one.
+    let f = app.get("/api/rooms/d/fairness").await;
+    assert_eq!(f.body["seed"], seed);
+    assert_eq!(f.body["commitment"], hex(&Sha256::digest(hex_bytes(&seed))));
+    screenshot(&c, "fairness-en").await;
+    assert_accessible(&c, "the queue page with the fairness check").await;
+
+    // The visitors ahead finish; the page is let in and sent on, its only navigation.
+    let mut ahead: Vec<&(String, String)> = others.iter().filter(|(_, d)| *d < mine).collect();
+    ahead.sort_by(|a, b| a.1.cmp(&b.1));
+    for (token, _) in ahead {
+        assert_eq!(
+            js(&c, "return window.__dropMarker").await,
+            json!("before-opening")
+        );
+        app.release("d", token).await;
+    }
+    wait_until(DEADLINE, "the admission's redirect", || async {
+        let url = c.current_url().await.unwrap();
+        (url.path() == "/demo/origin").then_some(())
+    })
+    .await;
+    wait_text(&c, "h1", "You're in.").await;
+    assert_eq!(
+        js(&c, "return sessionStorage.getItem('unloads')").await,
+        json!("1"),
+        "one navigation only: the admission's"
+    );
+
+    // A pre-queue in Chinese, and the scheduled room in both languages.
+    let (z, _p2) = driver.browser(&[], true).await;
+    z.goto(&app.url("/r/soon?lang=zh")).await.unwrap();
+    wait_text(&z, "#title", "您已进入预排队").await;
+    wait_text_contains(&z, "#lead", "提早加入并不会更靠前").await;
+    wait_text_contains(&z, "#countdown", "秒").await;
+    screenshot(&z, "prequeue-zh").await;
+    assert_accessible(&z, "the pre-queue page in Chinese").await;
+    z.goto(&app.url("/r/later?lang=zh")).await.unwrap();
+    wait_text(&z, "#title", "队伍尚未开放").await;
+    wait_text_contains(&z, "#lead", "排队将于").await;
+    screenshot(&z, "scheduled-zh").await;
+    assert_accessible(&z, "the scheduled page in Chinese").await;
+    z.goto(&app.url("/r/later?lang=en")).await.unwrap();
+    wait_text(&z, "#title", "The line has not opened yet").await;
+    wait_text_contains(&z, "#countdown", "min").await;
+    screenshot(&z, "scheduled-en").await;
+    z.close().await.unwrap();
+    c.close().await.unwrap();
+}
+
+fn hex_bytes(h: &str) -> Vec<u8> {
+    (0..h.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&h[i..i + 2], 16).unwrap())
+        .collect()
+}
