@@ -294,6 +294,7 @@
     if (state === 'rejected' && hasPlace) lead = t.lead_rejected_kept;
     if (state === 'sold_out' && hasPlace) lead = t.lead_sold_out_kept;
     if (state === 'queued' && cfg.lanes) lead = t.lead_queued_lanes;
+    if (state === 'queued' && opensAt) lead = ds.lead_queued_drop;
     setText('lead', lead);
     if (changed && state !== 'admitted') announce(title + '. ' + lead);
     var waiting = state === 'queued' || state === 'paused';

@@ -535,6 +535,11 @@ fn queue_page_body(
     if lanes && view.state == VisitorState::Queued {
         lead = t.lead_queued_lanes;
     }
+    // A drop's line is the draw's order, then arrival's.
+    let is_drop = cfg.opens_at.is_some();
+    if is_drop && view.state == VisitorState::Queued {
+        lead = lang.drop_strings().lead_queued_drop;
+    }
     let drop = drop_texts(lang, cfg, view);
     let start = q.start.unwrap_or(0).max(view.position);
     let mut refresh = vec![
@@ -559,7 +564,13 @@ fn queue_page_body(
             .as_ref()
             .map(|d| d.countdown.clone())
             .unwrap_or_default(),
-        footer: if lanes { t.footer_lanes } else { t.footer },
+        footer: if is_drop {
+            lang.drop_strings().footer_drop
+        } else if lanes {
+            t.footer_lanes
+        } else {
+            t.footer
+        },
         room_name: cfg.display_name().to_string(),
         state: view.state.as_str(),
         title,

@@ -17,6 +17,10 @@ pub struct DropStrings {
     pub lead_scheduled: &'static str,
     /// State `prequeue` (waiting for the shuffle at `opens_at`), with the time.
     pub lead_prequeue: &'static str,
+    /// In line in a drop's room: the order is the draw's, then arrival (never "strictly
+    /// in the order they arrived").
+    pub lead_queued_drop: &'static str,
+    pub footer_drop: &'static str,
     /// The countdown's label and its last moment.
     pub countdown_label: &'static str,
     pub countdown_now: &'static str,
@@ -39,7 +43,9 @@ pub struct DropStrings {
 
 pub static DROP_EN: DropStrings = DropStrings {
     lead_scheduled: "The line opens at {time}. Keep this page open: it joins the line for you by itself; there is no need to reload.",
-    lead_prequeue: "You're in the pre-queue. At {time} everyone here gets a random place; joining earlier does not help.",
+    lead_prequeue: "At {time} everyone here gets a random place; joining earlier does not help. Keep this page open: it moves into the line by itself.",
+    lead_queued_drop: "Thanks for waiting. Places were drawn at random for everyone in the pre-queue, and those who came later queue behind them in arrival order. This page updates by itself.",
+    footer_drop: "Fair: a draw anyone can check, then first come, first served. Powered by Anteroom.",
     countdown_label: "Opens in",
     countdown_now: "Opening now…",
     unit_hours: "h",
@@ -59,7 +65,9 @@ pub static DROP_EN: DropStrings = DropStrings {
 
 pub static DROP_ZH: DropStrings = DropStrings {
     lead_scheduled: "排队将于 {time} 开放。请保持本页面打开：届时会自动为您排队，无需刷新。",
-    lead_prequeue: "您已进入预排队。{time} 时，这里的每个人都会获得一个随机位置；提早加入并不会更靠前。",
+    lead_prequeue: "{time} 时，这里的每个人都会获得一个随机位置；提早加入并不会更靠前。请保持本页面打开：届时会自动进入队伍。",
+    lead_queued_drop: "感谢您的耐心等候。预排队中每个人的位置由随机抽签决定，之后到达的人按到达顺序排在其后。本页面会自动更新。",
+    footer_drop: "公平：人人可核验的抽签，之后先到先得。由 Anteroom 提供支持。",
     countdown_label: "距开放还有",
     countdown_now: "正在开放…",
     unit_hours: "小时",
