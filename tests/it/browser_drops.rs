@@ -88,9 +88,11 @@ async fn a_prequeued_visitor_counts_down_moves_into_the_line_checks_the_draw_and
     // can make sure somebody is drawn ahead of the browser's visitor.
     let seed = hex(&[7u8; 32]);
     assert_eq!(app.engine.store.event_seed("d", &seed).await.unwrap(), seed);
+    let (browser_token, others) = prequeue_with_one_ahead(&app, "d", &seed).await;
 
     let driver = Driver::start();
     let (c, _profile) = driver.browser(&[], true).await;
+    as_visitor(&c, &app, &browser_token).await;
     c.goto(&app.url("/r/d?lang=en")).await.unwrap();
     wait_text(&c, "#title", "You're in the pre-queue").await;
     wait_text_contains(&c, "#lead", "everyone here gets a random place").await;
@@ -100,7 +102,7 @@ async fn a_prequeued_visitor_counts_down_moves_into_the_line_checks_the_draw_and
         .as_str()
         .expect("the page embeds the visitor id")
         .to_string();
-    assert_eq!(me.len(), 32);
+    assert_eq!(me, browser_token.split_once('.').unwrap().0);
     // The countdown runs, on the server's clock.
     let first = text(&c, "#countdown").await;
     assert!(first.ends_with(" s"), "{first:?}");
@@ -116,22 +118,8 @@ async fn a_prequeued_visitor_counts_down_moves_into_the_line_checks_the_draw_and
     screenshot(&c, "prequeue-en").await;
     assert_accessible(&c, "the pre-queue page").await;
 
-    // Others in the pre-queue, until at least one is drawn ahead of the browser's visitor
-    // (so it waits in line before its turn).
     let mine = draw(&seed, &me);
-    let mut others = Vec::new();
-    while others.len() < 3 || !others.iter().any(|(_, d): &(String, String)| *d < mine) {
-        let j = app.join("d").await;
-        assert_eq!(j.body["state"], "prequeue", "{:?}", j.body);
-        let token = j.token();
-        let id = token.split_once('.').unwrap().0.to_string();
-        others.push((token.clone(), draw(&seed, &id)));
-        assert!(others.len() < 40, "nobody drawn ahead in 40 joins");
-    }
-    assert!(
-        now_ms() + 2_000 < opens_at,
-        "the pre-queue took too long to fill"
-    );
+    assert!(now_ms() + 2_000 < opens_at, "the page took too long");
 
     // No reload from here on: a marker on this window, and a count of page unloads.
     js(
@@ -245,6 +233,113 @@ async fn a_prequeued_visitor_counts_down_moves_into_the_line_checks_the_draw_and
     wait_text_contains(&z, "#countdown", "min").await;
     screenshot(&z, "scheduled-en").await;
     z.close().await.unwrap();
+    c.close().await.unwrap();
+}
+
+/// Four visitors join the pre-queue; the one drawn second is the browser's (so one is let
+/// in ahead of it at the opening and it waits in line first): its token, and the
+/// others' tokens and draws.
+async fn prequeue_with_one_ahead(
+    app: &crate::helpers::TestApp,
+    room: &str,
+    seed: &str,
+) -> (String, Vec<(String, String)>) {
+    let mut all: Vec<(String, String)> = Vec::new();
+    for _ in 0..4 {
+        let j = app.join(room).await;
+        assert_eq!(j.body["state"], "prequeue", "{:?}", j.body);
+        let token = j.token();
+        let id = token.split_once('.').unwrap().0.to_string();
+        all.push((token.clone(), draw(seed, &id)));
+    }
+    all.sort_by(|a, b| a.1.cmp(&b.1));
+    let (browser, _) = all.remove(1);
+    (browser, all)
+}
+
+/// The browser becomes the visitor of `token` (its identity cookie), as if it had joined.
+async fn as_visitor(c: &Client, app: &crate::helpers::TestApp, token: &str) {
+    // Any page of the origin (an HTML one: the cookie needs a document with its domain).
+    c.goto(&app.url("/nothing-here")).await.unwrap();
+    let set = format!(
+        "document.cookie = '{}={token}; path=/'; return document.cookie;",
+        anteroom::domain::identity::VISITOR_COOKIE
+    );
+    let cookies = js(c, &set).await;
+    assert!(cookies.as_str().unwrap().contains(token), "{cookies}");
+}
+
+/// A Chrome DevTools command through chromedriver (`goog/cdp/execute`).
+#[derive(Debug)]
+struct Cdp(serde_json::Value);
+
+impl fantoccini::wd::WebDriverCompatibleCommand for Cdp {
+    fn endpoint(
+        &self,
+        base: &url::Url,
+        session: Option<&str>,
+    ) -> Result<url::Url, url::ParseError> {
+        base.join(&format!(
+            "session/{}/goog/cdp/execute",
+            session.unwrap_or_default()
+        ))
+    }
+    fn method_and_body(&self, _: &url::Url) -> (http::Method, Option<String>) {
+        (http::Method::POST, Some(self.0.to_string()))
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_prequeued_page_without_websockets_polls_into_the_line_at_the_opening() {
+    let redis = RedisServer::start();
+    let port = free_port();
+    let opens_at = (now_ms() / 1000 + 10) * 1000;
+    let app = spawn_app(demo_settings(
+        &redis,
+        port,
+        vec![RoomConfig {
+            prequeue_opens_at: Some(now_ms() - 60_000),
+            opens_at: Some(opens_at),
+            ..room("p", 1)
+        }],
+        "127.0.0.1",
+    ))
+    .await;
+    let seed = hex(&[9u8; 32]);
+    app.engine.store.event_seed("p", &seed).await.unwrap();
+    let (browser_token, others) = prequeue_with_one_ahead(&app, "p", &seed).await;
+    let driver = Driver::start();
+    let (c, _profile) = driver.browser(&[], true).await;
+    as_visitor(&c, &app, &browser_token).await;
+    // A network where WebSockets never open (a proxy that blocks them): the page polls.
+    c.issue_cmd(Cdp(json!({
+        "cmd": "Page.addScriptToEvaluateOnNewDocument",
+        "params": {"source": "window.WebSocket = function () { throw new Error('blocked'); };"}
+    })))
+    .await
+    .unwrap();
+    c.goto(&app.url("/r/p?lang=en")).await.unwrap();
+    wait_text(&c, "#title", "You're in the pre-queue").await;
+    wait_text_contains(&c, "#conn", "checking every few seconds").await;
+    js(&c, "window.__dropMarker = 'before-opening'; return true;").await;
+
+    let until_open = Duration::from_millis(opens_at.saturating_sub(now_ms()));
+    wait_until(
+        until_open + DEADLINE,
+        "the polling page to show the line",
+        || async { (text(&c, "#title").await == "You're in line").then_some(()) },
+    )
+    .await;
+    assert_eq!(
+        text(&c, "#in-line").await,
+        format!("{} in line", others.len()),
+        "every pre-queued visitor but the one let in"
+    );
+    assert_eq!(
+        js(&c, "return window.__dropMarker").await,
+        json!("before-opening"),
+        "the page was reloaded"
+    );
     c.close().await.unwrap();
 }
 
