@@ -13,6 +13,7 @@ mod caddy;
 mod cluster;
 mod concurrency;
 mod conformance;
+mod drop_docs;
 mod entry;
 mod eta;
 mod examples;
