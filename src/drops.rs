@@ -70,7 +70,9 @@ pub fn published_order(seed: &str, visitors: Vec<String>) -> Vec<String> {
 pub async fn list_prequeue(store: &dyn Store, room: &str) -> Result<Vec<String>, StoreError> {
     let mut all = Vec::new();
     loop {
-        let page = store.prequeue_page(room, all.len() as u64, LIST_PAGE).await?;
+        let page = store
+            .prequeue_page(room, all.len() as u64, LIST_PAGE)
+            .await?;
         let n = page.len();
         all.extend(page);
         if n < LIST_PAGE as usize {
@@ -95,7 +97,10 @@ pub async fn shuffle_once(
     if !due {
         return Ok(ShuffleOutcome::NotDue);
     }
-    if !store.acquire_lease(&lease_name(room), holder, lease_ms).await? {
+    if !store
+        .acquire_lease(&lease_name(room), holder, lease_ms)
+        .await?
+    {
         return Ok(ShuffleOutcome::Busy);
     }
     let out = shuffle_holding(store, room).await;
@@ -121,7 +126,9 @@ async fn shuffle_holding(store: &dyn Store, room: &str) -> Result<ShuffleOutcome
             ShuffleStep::AlreadyDone => return Ok(ShuffleOutcome::AlreadyDone),
             ShuffleStep::NotDue => return Ok(ShuffleOutcome::NotDue),
             ShuffleStep::WrongSeed => {
-                return Err(StoreError::Protocol("the event seed changed mid-shuffle".into()))
+                return Err(StoreError::Protocol(
+                    "the event seed changed mid-shuffle".into(),
+                ))
             }
         }
         rank += chunk.len() as u64;
@@ -132,7 +139,12 @@ async fn shuffle_holding(store: &dyn Store, room: &str) -> Result<ShuffleOutcome
 /// The loop: every [`DROP_TICK`], for each room with a pre-queue, draws its seed once the
 /// pre-queue is open and shuffles it once the opening has come. Times are read from the
 /// cached configuration; the store's clock decides.
-pub async fn run_drops(engine: Arc<Engine>, holder: String, lease_ms: u64, cancel: CancellationToken) {
+pub async fn run_drops(
+    engine: Arc<Engine>,
+    holder: String,
+    lease_ms: u64,
+    cancel: CancellationToken,
+) {
     let store = engine.store.clone();
     // Events (room, pre-queue opening, opening) seeded / shuffled, looked at no more.
     let mut seeded: HashSet<(String, u64, u64)> = HashSet::new();

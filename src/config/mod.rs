@@ -530,7 +530,10 @@ impl RoomConfig {
     fn check_schedule(&self) -> Result<(), (&'static str, String)> {
         if let (Some(pq), None) = (self.prequeue_opens_at, self.opens_at) {
             let _ = pq;
-            return Err(("prequeue_opens_at", "needs opens_at (the pre-queue is shuffled then)".into()));
+            return Err((
+                "prequeue_opens_at",
+                "needs opens_at (the pre-queue is shuffled then)".into(),
+            ));
         }
         if let (Some(pq), Some(open)) = (self.prequeue_opens_at, self.opens_at) {
             if open < pq {
@@ -547,21 +550,42 @@ impl RoomConfig {
         let overrides = [
             ("event_capacity", self.event_capacity),
             ("event_session_ttl_secs", self.event_session_ttl_secs),
-            ("event_max_admissions_per_minute", self.event_max_admissions_per_minute),
+            (
+                "event_max_admissions_per_minute",
+                self.event_max_admissions_per_minute,
+            ),
         ];
         for (field, v) in overrides {
             if v.is_some() && self.opens_at.is_none() {
-                return Err((field, "needs opens_at (it applies from opens_at to closes_at)".into()));
+                return Err((
+                    field,
+                    "needs opens_at (it applies from opens_at to closes_at)".into(),
+                ));
             }
         }
-        if self.event_capacity.is_some_and(|c| c == 0 || c > 10_000_000) {
+        if self
+            .event_capacity
+            .is_some_and(|c| c == 0 || c > 10_000_000)
+        {
             return Err(("event_capacity", "must be between 1 and 10000000".into()));
         }
-        if self.event_session_ttl_secs.is_some_and(|t| t == 0 || t > 7 * 86_400) {
-            return Err(("event_session_ttl_secs", "must be between 1 and 604800".into()));
+        if self
+            .event_session_ttl_secs
+            .is_some_and(|t| t == 0 || t > 7 * 86_400)
+        {
+            return Err((
+                "event_session_ttl_secs",
+                "must be between 1 and 604800".into(),
+            ));
         }
-        if self.event_max_admissions_per_minute.is_some_and(|r| r > 1_000_000) {
-            return Err(("event_max_admissions_per_minute", "must be at most 1000000".into()));
+        if self
+            .event_max_admissions_per_minute
+            .is_some_and(|r| r > 1_000_000)
+        {
+            return Err((
+                "event_max_admissions_per_minute",
+                "must be at most 1000000".into(),
+            ));
         }
         Ok(())
     }
@@ -577,7 +601,11 @@ impl RoomConfig {
                     .unwrap_or(self.max_admissions_per_minute),
             )
         } else {
-            (self.capacity, self.session_ttl_secs, self.max_admissions_per_minute)
+            (
+                self.capacity,
+                self.session_ttl_secs,
+                self.max_admissions_per_minute,
+            )
         }
     }
 

@@ -92,7 +92,10 @@ impl EventPhase {
         if closes_at.is_some_and(|c| now >= c) {
             return Self::Ended;
         }
-        if prequeue_opens_at.or(opens_at).is_some_and(|first| now < first) {
+        if prequeue_opens_at
+            .or(opens_at)
+            .is_some_and(|first| now < first)
+        {
             return Self::Scheduled;
         }
         if let (Some(_), Some(open)) = (prequeue_opens_at, opens_at) {
@@ -148,13 +151,34 @@ mod tests {
     #[test]
     fn phases_follow_the_times() {
         let (pq, open, close) = (Some(1_000), Some(2_000), Some(3_000));
-        assert_eq!(EventPhase::at(999, pq, open, close, false), EventPhase::Scheduled);
-        assert_eq!(EventPhase::at(1_000, pq, open, close, false), EventPhase::Prequeue);
-        assert_eq!(EventPhase::at(2_000, pq, open, close, false), EventPhase::Prequeue);
-        assert_eq!(EventPhase::at(2_000, pq, open, close, true), EventPhase::Open);
-        assert_eq!(EventPhase::at(3_000, pq, open, close, true), EventPhase::Ended);
-        assert_eq!(EventPhase::at(1_999, None, open, None, false), EventPhase::Scheduled);
-        assert_eq!(EventPhase::at(2_000, None, open, None, false), EventPhase::Open);
+        assert_eq!(
+            EventPhase::at(999, pq, open, close, false),
+            EventPhase::Scheduled
+        );
+        assert_eq!(
+            EventPhase::at(1_000, pq, open, close, false),
+            EventPhase::Prequeue
+        );
+        assert_eq!(
+            EventPhase::at(2_000, pq, open, close, false),
+            EventPhase::Prequeue
+        );
+        assert_eq!(
+            EventPhase::at(2_000, pq, open, close, true),
+            EventPhase::Open
+        );
+        assert_eq!(
+            EventPhase::at(3_000, pq, open, close, true),
+            EventPhase::Ended
+        );
+        assert_eq!(
+            EventPhase::at(1_999, None, open, None, false),
+            EventPhase::Scheduled
+        );
+        assert_eq!(
+            EventPhase::at(2_000, None, open, None, false),
+            EventPhase::Open
+        );
         assert_eq!(EventPhase::at(0, None, None, None, false), EventPhase::Open);
         assert!(overrides_apply(2_000, open, close));
         assert!(!overrides_apply(1_999, open, close));

@@ -335,7 +335,13 @@ impl Room {
     /// Starts an operation at `now`: the event's phase and the limits in force.
     fn enter(&mut self, now: u64) {
         let c = &self.cfg;
-        self.phase = EventPhase::at(now, c.prequeue_opens_at, c.opens_at, c.closes_at, self.shuffled);
+        self.phase = EventPhase::at(
+            now,
+            c.prequeue_opens_at,
+            c.opens_at,
+            c.closes_at,
+            self.shuffled,
+        );
         self.eff = c.effective_limits(now);
     }
 
@@ -424,7 +430,8 @@ impl Room {
     fn set_cfg(&mut self, cfg: RoomConfig) {
         // Moving the pre-queue's opening or the opening starts a new event (as
         // `event_reset` in Lua).
-        if (cfg.prequeue_opens_at, cfg.opens_at) != (self.cfg.prequeue_opens_at, self.cfg.opens_at) {
+        if (cfg.prequeue_opens_at, cfg.opens_at) != (self.cfg.prequeue_opens_at, self.cfg.opens_at)
+        {
             self.seed = None;
             self.prequeue.clear();
             self.pq_placed.clear();
@@ -555,10 +562,7 @@ impl Room {
         }
         if self.eff.2 > 0 && free > 0 {
             self.prune_window(now);
-            let left = self
-                .cfg
-                .max_admissions_per_minute
-                .saturating_sub(self.window.len() as u64);
+            let left = self.eff.2.saturating_sub(self.window.len() as u64);
             free = free.min(left);
         }
         free
@@ -574,13 +578,16 @@ impl Room {
             kind: kind.to_string(),
             visitor: v.map(str::to_string),
             serial,
+            ticket: None,
         });
         while self.stream.len() as u64 > STREAM_KEEP {
             self.stream.pop_front();
         }
     }
 
-    fn admit(&mut self, v: &str, now: u64) {
+    /// Admits v; `ticket`: its place's ticket when let in from the line (on the stream's
+    /// `admission` event).
+    fn admit(&mut self, v: &str, now: u64, ticket: Option<u64>) {
         self.admits += 1;
         let wait = self
             .join_times
@@ -602,6 +609,9 @@ impl Room {
         let serial = a.serial;
         self.sessions.insert(v.to_string(), a);
         self.event(now, "admission", Some(v), Some(serial));
+        if let Some(e) = self.stream.back_mut() {
+            e.ticket = ticket;
+        }
         if self.cfg.stock.is_some() && self.units.insert(v.to_string()) {
             let left = self.cfg.stock.map_or(0, |s| s.saturating_sub(1));
             self.cfg.stock = Some(left);
@@ -627,7 +637,7 @@ impl Room {
         let count_admits = !self.cfg.lanes.is_empty();
         heads
             .into_iter()
-            .map(|(_, v)| {
+            .map(|(ticket, v)| {
                 let lane = self.queue.remove(&v).unwrap_or_default();
                 if let Some(hb) = self.heartbeats.remove(&v) {
                     self.hb_order.remove(&(hb, v.clone()));
@@ -635,7 +645,7 @@ impl Room {
                 if count_admits {
                     *self.lane_admits.entry(lane).or_default() += 1;
                 }
-                self.admit(&v, now);
+                self.admit(&v, now, Some(ticket));
                 self.unclaimed.insert(v.clone());
                 v
             })
@@ -920,7 +930,7 @@ impl Store for MemoryStore {
             let walk_in = r.cfg.mode == QueueMode::Passthrough || r.queue.is_empty();
             let open = r.phase == EventPhase::Open;
             if !r.cfg.paused && !r.cfg.queue_all && open && walk_in && r.free_slots(now) > 0 {
-                r.admit(v, now);
+                r.admit(v, now, None);
                 return Ok(r.snapshot(VisitorState::Admitted, v, now, promoted));
             }
             match opts.score.filter(|_| r.cfg.mode == QueueMode::Random) {
@@ -1522,12 +1532,7 @@ impl Store for MemoryStore {
         })
     }
 
-    async fn prequeue_page(
-        &self,
-        room: &str,
-        offset: u64,
-        count: u32,
-    ) -> StoreResult<Vec<String>> {
+    async fn prequeue_page(&self, room: &str, offset: u64, count: u32) -> StoreResult<Vec<String>> {
         self.with_room(room, |r, _| {
             // By arrival, as the ZSET in Redis (score = join time, then id).
             let mut all: Vec<(u64, &String)> = r.prequeue.iter().map(|(v, t)| (*t, v)).collect();
@@ -1553,8 +1558,7 @@ impl Store for MemoryStore {
             if r.shuffled {
                 return ShuffleStep::AlreadyDone;
             }
-            let due = r.cfg.prequeue_opens_at.is_some()
-                && r.cfg.opens_at.is_some_and(|o| now >= o);
+            let due = r.cfg.prequeue_opens_at.is_some() && r.cfg.opens_at.is_some_and(|o| now >= o);
             if !due {
                 return ShuffleStep::NotDue;
             }
@@ -1573,7 +1577,8 @@ impl Store for MemoryStore {
                 }
                 if !r.is_admitted(v, now) {
                     let rank = first_rank + i as u64;
-                    r.queue.insert(v, base + (rank + 1) * super::LANE_STRIDE, "");
+                    r.queue
+                        .insert(v, base + (rank + 1) * super::LANE_STRIDE, "");
                     r.set_heartbeat(v, now);
                     r.join_times.insert(v.clone(), joined);
                 }

@@ -683,6 +683,9 @@ pub struct RoomEvent {
     pub kind: String,
     pub visitor: Option<String>,
     pub serial: Option<u64>,
+    /// On an `admission` from the line: the visitor's queue ticket (the line's order),
+    /// so admission order can be audited against ticket order. Absent on a walk-in.
+    pub ticket: Option<u64>,
 }
 
 /// What [`Store::sessions`] reads.
@@ -967,8 +970,7 @@ pub trait Store: Send + Sync + 'static {
     async fn fairness(&self, room: &str) -> StoreResult<Fairness>;
     /// The pre-queue, `count` visitors from rank `offset` (by arrival; the order does not
     /// matter: the shuffle sorts it), for the shuffle to list it in pages.
-    async fn prequeue_page(&self, room: &str, offset: u64, count: u32)
-        -> StoreResult<Vec<String>>;
+    async fn prequeue_page(&self, room: &str, offset: u64, count: u32) -> StoreResult<Vec<String>>;
     /// One step of the shuffle, atomic and idempotent: puts `visitors` (ranks `first_rank`,
     /// `first_rank + 1`, …, 0-based, of the published order) in line with tickets in that
     /// order, ahead of everyone who joined after `opens_at`; with `last`, marks the room

@@ -931,7 +931,14 @@ impl Store for RedisStore {
             self.run_room(
                 &JOIN,
                 room,
-                &[visitor.to_string(), group, max.to_string(), lane, seed, score],
+                &[
+                    visitor.to_string(),
+                    group,
+                    max.to_string(),
+                    lane,
+                    seed,
+                    score,
+                ],
             )
             .await?,
         )
@@ -1073,6 +1080,7 @@ impl Store for RedisStore {
                     kind: get("type").unwrap_or_default(),
                     visitor: get("visitor"),
                     serial: get("serial").and_then(|s| s.parse().ok()),
+                    ticket: get("ticket").and_then(|s| s.parse().ok()),
                 }
             })
             .collect())
@@ -1515,9 +1523,7 @@ impl Store for RedisStore {
         if a.len() != 11 {
             return Err(protocol("fairness arity"));
         }
-        let time = |v: &Value| -> StoreResult<Option<u64>> {
-            Ok(as_string(v)?.parse().ok())
-        };
+        let time = |v: &Value| -> StoreResult<Option<u64>> { Ok(as_string(v)?.parse().ok()) };
         let seed = as_string(&a[4])?;
         let mode = crate::config::QueueMode::parse(&as_string(&a[3])?).unwrap_or_default();
         let shuffled = as_int(&a[5])? == 1;
@@ -1533,12 +1539,7 @@ impl Store for RedisStore {
         ))
     }
 
-    async fn prequeue_page(
-        &self,
-        room: &str,
-        offset: u64,
-        count: u32,
-    ) -> StoreResult<Vec<String>> {
+    async fn prequeue_page(&self, room: &str, offset: u64, count: u32) -> StoreResult<Vec<String>> {
         if count == 0 {
             return Ok(Vec::new());
         }

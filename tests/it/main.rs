@@ -12,6 +12,7 @@ mod caddy;
 mod cluster;
 mod concurrency;
 mod conformance;
+mod drops;
 mod entry;
 mod eta;
 mod examples;

@@ -242,7 +242,7 @@ end
 -- not a stay (its visitor left before their turn) and is left out of the ETA's ends.
 -- Adds an event to the room's stream, in the script that makes the change, so a change
 -- is never without its event: `type`, then `visitor` and `serial` when they apply.
-local function event(kind, v, serial)
+local function event(kind, v, serial, ticket)
   local fields = {'type', kind}
   if v then
     fields[#fields + 1] = 'visitor'
@@ -252,10 +252,16 @@ local function event(kind, v, serial)
     fields[#fields + 1] = 'serial'
     fields[#fields + 1] = string.format('%d', serial)
   end
+  if ticket then
+    fields[#fields + 1] = 'ticket'
+    fields[#fields + 1] = string.format('%d', ticket)
+  end
   redis.call('XADD', K_STREAM, 'MAXLEN', '~', STREAM_KEEP, '*', unpack(fields))
 end
 
-local function admit(cfg, v, now, unclaimed)
+-- `ticket`: v's place's ticket when let in from the line (on the `admission` event, so a
+-- FIFO audit can compare admission order with ticket order); nil for a walk-in.
+local function admit(cfg, v, now, unclaimed, ticket)
   local serial = redis.call('HINCRBY', K_ST, 'admits', 1)
   local joined = redis.call('HGET', K_JT, v)
   local wait = 0
@@ -267,7 +273,7 @@ local function admit(cfg, v, now, unclaimed)
   redis.call('ZADD', K_ACT, now + cfg.ttl_ms, v)
   if ACTIVE ~= nil then ACTIVE = ACTIVE + 1 end
   redis.call('HSET', K_SESS, v, serial .. ':' .. now .. (unclaimed and ':u' or ''))
-  event('admission', v, serial)
+  event('admission', v, serial, ticket)
   if cfg.stock >= 0 and redis.call('SADD', K_UNITS, v) == 1 then
     cfg.stock = cfg.stock - 1
     redis.call('HSET', K_CFG, 'stock', cfg.stock)
@@ -356,7 +362,7 @@ local function promote(cfg, now, limit)
     local v = heads[i]
     redis.call('ZREM', K_Q, v)
     redis.call('ZREM', K_HB, v)
-    events[#events + 1] = admit(cfg, v, now, true)
+    events[#events + 1] = admit(cfg, v, now, true, tonumber(heads[i + 1]))
     out[#out + 1] = v
   end
   -- The last ticket let in: where a lane that was idle starts again (enqueue).
