@@ -115,7 +115,14 @@ end
 -- The room's configuration as in force now (see apply_event), or nil without the room.
 local function load_cfg()
   local cfg = load_cfg_raw()
-  if cfg then apply_event(cfg, now_ms()) end
+  if not cfg then return nil end
+  -- The clock is read here only for a room with an event: the hot path of a room
+  -- without one costs no extra call.
+  if cfg.pq_at or cfg.open_at or cfg.close_at then
+    apply_event(cfg, now_ms())
+  else
+    cfg.phase = 'open'
+  end
   return cfg
 end
 
