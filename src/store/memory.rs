@@ -1248,9 +1248,17 @@ impl Store for MemoryStore {
         visitors: &[String],
     ) -> StoreResult<(RoomView, Vec<WatchEntry>)> {
         self.with_room(room, |r, now| {
+            // An open socket in the pre-queue's time is in the pre-queue (as watch.lua):
+            // a page left open while the event was scheduled is enrolled when it opens.
+            let enrol = r.phase == EventPhase::Prequeue
+                && r.cfg.opens_at.is_some_and(|o| now < o)
+                && r.cfg.stock != Some(0);
             let entries = visitors
                 .iter()
                 .map(|v| {
+                    if enrol && !r.queue.contains(v) && !r.is_admitted(v, now) {
+                        r.prequeue.entry(v.clone()).or_insert(now);
+                    }
                     if r.is_admitted(v, now) {
                         r.unclaimed.remove(v);
                         // unwrap: is_admitted checked the session exists.

@@ -1830,4 +1830,5 @@ conformance!(
     a_scheduled_room_takes_no_place_and_an_ended_event_closes,
     event_overrides_apply_only_inside_the_window,
     random_mode_admits_in_the_seeds_hmac_order,
+    an_open_socket_is_enrolled_in_the_prequeue,
 );

@@ -184,6 +184,12 @@ async fn a_drop_on_two_instances_is_shuffled_once_in_the_published_order() {
     assert_eq!(first["opens_at"], open / 1000, "{first}");
     assert!(first["now_ms"].as_u64().is_some(), "{first}");
     let moved = until_in_line(&mut ws).await;
+    let at = anteroom::clock::wall_ms();
+    assert!(
+        at < open + 2_000,
+        "moved {} ms after the opening",
+        at - open
+    );
 
     let f = wait_until(DEADLINE, "the seed to be revealed", || async {
         let f = a.get("/api/rooms/r/fairness").await;
@@ -353,4 +359,53 @@ fn bad_event_settings_in_the_config_file_stop_start_up_naming_the_field() {
             .to_string();
         assert!(err.contains(field), "{extra}: {err}");
     }
+}
+
+/// Waits for a `status` in `state`, skipping other messages.
+async fn status_in(ws: &mut crate::helpers::ws::Ws, state: &str) -> Value {
+    let until = tokio::time::Instant::now() + DEADLINE;
+    loop {
+        let left = until.saturating_duration_since(tokio::time::Instant::now());
+        assert!(!left.is_zero(), "no status in state {state} in time");
+        let m = next_json(ws, left).await;
+        if m["type"] == "status" && m["state"] == state {
+            return m;
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_page_left_open_goes_from_scheduled_to_the_prequeue_to_the_line_without_a_reload() {
+    let redis = RedisServer::start();
+    let now = anteroom::clock::wall_ms();
+    let (pq, open) = (now + 2_000, now + 4_000);
+    let cfg = RoomConfig {
+        prequeue_opens_at: Some(pq),
+        opens_at: Some(open),
+        ..room("r", 1)
+    };
+    let app = spawn_app(test_settings(Some(redis.url()), &prefix(), vec![cfg])).await;
+    let r = app.join("r").await;
+    assert_eq!((r.state(), &r.body["position"]), ("scheduled", &json!(0)));
+    assert_eq!(r.body["prequeue_opens_at"], pq / 1000);
+    let mut ws = connect(&app, "r", &r.token(), None).await.unwrap();
+    let first = status_in(&mut ws, "scheduled").await;
+    assert_eq!(first["opens_at"], open / 1000, "{first}");
+    // The pre-queue opens: the open page is enrolled and told so, with the countdown.
+    let m = status_in(&mut ws, "prequeue").await;
+    assert!(anteroom::clock::wall_ms() >= pq - 1_000, "{m}");
+    assert_eq!(
+        app.engine.store.fairness("r").await.unwrap().prequeue_count,
+        1
+    );
+    // The opening: the shuffle runs and the page is let in (the only one, capacity 1)
+    // within a moment of it.
+    let m = until_in_line(&mut ws).await;
+    let at = anteroom::clock::wall_ms();
+    assert_eq!(m["type"], "admitted", "{m}");
+    assert!(
+        at < open + 2_000,
+        "moved {} ms after the opening",
+        at - open
+    );
 }

@@ -290,3 +290,25 @@ pub(super) async fn random_mode_admits_in_the_seeds_hmac_order(b: Backend) {
         "revealed once the room is closed"
     );
 }
+
+pub(super) async fn an_open_socket_is_enrolled_in_the_prequeue(b: Backend) {
+    let b = b.with_room(room("r", 1)).await;
+    let s = b.store.as_ref();
+    let now = store_now(s, "r").await;
+    s.patch_room("r", &times(Some(now + 60_000), Some(now + 120_000), None))
+        .await
+        .unwrap();
+    let (view, entries) = s.watch("r", &[v(0)]).await.unwrap();
+    assert_eq!(view.state_of(&entries[0]), VisitorState::Scheduled);
+    assert_eq!(s.fairness("r").await.unwrap().prequeue_count, 0);
+    s.patch_room("r", &times(Some(now - 1_000), Some(now + 120_000), None))
+        .await
+        .unwrap();
+    let (view, entries) = s.watch("r", &[v(0), v(1)]).await.unwrap();
+    assert_eq!(view.state_of(&entries[0]), VisitorState::Prequeue);
+    assert_eq!(s.fairness("r").await.unwrap().prequeue_count, 2);
+    assert_eq!(
+        s.status("r", &v(1)).await.unwrap().state,
+        VisitorState::Prequeue
+    );
+}
