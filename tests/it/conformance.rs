@@ -1831,4 +1831,5 @@ conformance!(
     event_overrides_apply_only_inside_the_window,
     random_mode_admits_in_the_seeds_hmac_order,
     an_open_socket_is_enrolled_in_the_prequeue,
+    the_prequeue_counts_against_the_places_per_group_cap,
 );

@@ -312,3 +312,29 @@ pub(super) async fn an_open_socket_is_enrolled_in_the_prequeue(b: Backend) {
         VisitorState::Prequeue
     );
 }
+
+pub(super) async fn the_prequeue_counts_against_the_places_per_group_cap(b: Backend) {
+    let b = b.with_room(room("r", 1)).await;
+    let s = b.store.as_ref();
+    let now = store_now(s, "r").await;
+    s.patch_room("r", &times(Some(now - 1_000), Some(now + 120_000), None))
+        .await
+        .unwrap();
+    let limit = anteroom::store::PlaceLimit {
+        group: "203.0.113.9".into(),
+        max: 2,
+    };
+    for i in 0..2 {
+        let snap = s.join_limited("r", &v(i), Some(&limit)).await.unwrap();
+        assert_eq!(snap.state, VisitorState::Prequeue);
+    }
+    assert!(matches!(
+        s.join_limited("r", &v(2), Some(&limit)).await,
+        Err(anteroom::store::StoreError::TooManyPlaces)
+    ));
+    assert_eq!(s.fairness("r").await.unwrap().prequeue_count, 2);
+    // Leaving the pre-queue frees the place.
+    s.release("r", &v(0)).await.unwrap();
+    let snap = s.join_limited("r", &v(2), Some(&limit)).await.unwrap();
+    assert_eq!(snap.state, VisitorState::Prequeue);
+}
