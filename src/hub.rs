@@ -50,6 +50,12 @@ pub const TICK: Duration = Duration::from_secs(1);
 pub const REFRESH_EVERY: Duration = Duration::from_secs(4);
 /// Visitors per `watch` call.
 pub const WATCH_BATCH: usize = 1000;
+/// Rooms whose scheduled event opens (its pre-queue, or its line) within this are
+/// looked at every [`OPENING_TICK`] until they are open, so their sockets are moved on
+/// within a fraction of a second of the opening and its shuffle, not at the next tick.
+const OPENING_SOON_MS: u64 = 1_500;
+/// How often a room about to open is looked at.
+pub const OPENING_TICK: Duration = Duration::from_millis(200);
 /// Socket counts are reported to the store every this many ticks.
 const REPORT_EVERY_TICKS: u64 = 3;
 
@@ -270,6 +276,8 @@ struct Hub {
     rooms: HashMap<String, RoomConns>,
     /// Rooms whose last socket closed since the last report (reported as 0 once).
     emptied: std::collections::HashSet<String>,
+    /// Rooms whose scheduled event opens about now: looked at every [`OPENING_TICK`].
+    opening: std::collections::HashSet<String>,
     stats: Arc<HubStats>,
 }
 
@@ -287,6 +295,7 @@ pub fn start(
         engine,
         rooms: HashMap::new(),
         emptied: Default::default(),
+        opening: Default::default(),
         stats: stats.clone(),
     };
     let task = tokio::spawn(hub.run(rx, ev_rx, cancel));
@@ -344,12 +353,21 @@ impl Hub {
     ) {
         let mut tick = tokio::time::interval(TICK);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let mut opening = tokio::time::interval(OPENING_TICK);
+        opening.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
             tokio::select! {
                 _ = cancel.cancelled() => break,
                 Some(c) = commands.recv() => self.command(c),
                 Some(ev) = admissions.recv() => self.admitted(ev).await,
                 _ = tick.tick() => self.tick().await,
+                _ = opening.tick(), if !self.opening.is_empty() => {
+                    let started = Instant::now();
+                    let rooms: Vec<String> = self.opening.iter().cloned().collect();
+                    for room in rooms {
+                        self.tick_room(&room, started).await;
+                    }
+                }
             }
         }
     }
@@ -409,6 +427,7 @@ impl Hub {
                 }
                 if r.visitors.is_empty() {
                     self.rooms.remove(&room);
+                    self.opening.remove(&room);
                     self.emptied.insert(room);
                 }
             }
@@ -546,6 +565,17 @@ impl Hub {
             crate::config::schedule::EventPhase::Open if !view.closed => None,
             _ => engine.room_config_cached(room).await.ok(),
         };
+        // About to open (its pre-queue, or its line, with the shuffle): look again soon.
+        let next_opening = schedule.as_ref().and_then(|c| match view.phase {
+            crate::config::schedule::EventPhase::Scheduled => c.prequeue_opens_at.or(c.opens_at),
+            crate::config::schedule::EventPhase::Prequeue => c.opens_at,
+            _ => None,
+        });
+        if next_opening.is_some_and(|t| t <= view.now_ms + OPENING_SOON_MS) {
+            self.opening.insert(room.to_string());
+        } else {
+            self.opening.remove(room);
+        }
         let Some(r) = self.rooms.get_mut(room) else {
             return;
         };
@@ -580,7 +610,11 @@ impl Hub {
                 }
                 _ => {
                     w.admitted = false;
-                    let snap = view.snapshot(&entry);
+                    let mut snap = view.snapshot(&entry);
+                    // Random mode: any waiting visitor may be next (docs/http-api.md).
+                    if view.mode == crate::config::QueueMode::Random && snap.position > 0 {
+                        snap.position = snap.queue_length;
+                    }
                     let (eta, mut reason) = eta_for(&snap, forecast.as_deref());
                     if snap.position > 0
                         && w.restored_at

@@ -528,8 +528,7 @@ impl RoomConfig {
 
     /// The scheduled event's times and overrides.
     fn check_schedule(&self) -> Result<(), (&'static str, String)> {
-        if let (Some(pq), None) = (self.prequeue_opens_at, self.opens_at) {
-            let _ = pq;
+        if self.prequeue_opens_at.is_some() && self.opens_at.is_none() {
             return Err((
                 "prequeue_opens_at",
                 "needs opens_at (the pre-queue is shuffled then)".into(),

@@ -345,6 +345,30 @@ impl Room {
         self.eff = c.effective_limits(now);
     }
 
+    /// Counts a new place of v against `limit`'s group (places that ended are dropped
+    /// from the group as it is read): false, taking nothing, when the group already holds
+    /// the most it may (places in line, in the pre-queue, or live sessions).
+    fn take_group_place(&mut self, v: &str, limit: Option<&super::PlaceLimit>, now: u64) -> bool {
+        let Some(l) = limit else {
+            return true;
+        };
+        let held: Vec<String> = self
+            .groups
+            .remove(&l.group)
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|m| {
+                self.queue.contains(m) || self.prequeue.contains_key(m) || self.is_admitted(m, now)
+            })
+            .collect();
+        let full = held.len() as u64 >= l.max;
+        let entry = self.groups.entry(l.group.clone()).or_insert(held);
+        if !full {
+            entry.push(v.to_string());
+        }
+        !full
+    }
+
     /// Closed by hand, or the event ended.
     fn closed(&self) -> bool {
         self.cfg.closed || self.phase == EventPhase::Ended
@@ -562,10 +586,7 @@ impl Room {
         }
         if self.eff.2 > 0 && free > 0 {
             self.prune_window(now);
-            let left = self
-                .cfg
-                .max_admissions_per_minute
-                .saturating_sub(self.window.len() as u64);
+            let left = self.eff.2.saturating_sub(self.window.len() as u64);
             free = free.min(left);
         }
         free
@@ -887,6 +908,9 @@ impl Store for MemoryStore {
                     if r.cfg.stock == Some(0) {
                         return Ok(r.snapshot(VisitorState::SoldOut, v, now, Vec::new()));
                     }
+                    if !r.take_group_place(v, limit, now) {
+                        return Err(StoreError::TooManyPlaces);
+                    }
                     r.seed.get_or_insert_with(super::new_seed);
                     r.prequeue.insert(v.to_string(), now);
                     return Ok(r.snapshot(VisitorState::Prequeue, v, now, Vec::new()));
@@ -919,22 +943,9 @@ impl Store for MemoryStore {
             if r.cfg.stock == Some(0) {
                 return Ok(r.snapshot(VisitorState::SoldOut, v, now, promoted));
             }
-            // A new place: count it against the group's cap first (places that ended are
-            // dropped from the group as it is read).
-            if let Some(l) = limit {
-                let held: Vec<String> = r
-                    .groups
-                    .remove(&l.group)
-                    .unwrap_or_default()
-                    .into_iter()
-                    .filter(|m| r.queue.contains(m) || r.is_admitted(m, now))
-                    .collect();
-                let full = held.len() as u64 >= l.max;
-                let entry = r.groups.entry(l.group.clone()).or_insert(held);
-                if full {
-                    return Err(StoreError::TooManyPlaces);
-                }
-                entry.push(v.to_string());
+            // A new place: count it against the group's cap first.
+            if !r.take_group_place(v, limit, now) {
+                return Err(StoreError::TooManyPlaces);
             }
             // A walk-in: nobody waiting ahead (in passthrough there is no line to
             // respect) and a slot free; never while paused or queueing all.
@@ -1259,9 +1270,17 @@ impl Store for MemoryStore {
         visitors: &[String],
     ) -> StoreResult<(RoomView, Vec<WatchEntry>)> {
         self.with_room(room, |r, now| {
+            // An open socket in the pre-queue's time is in the pre-queue (as watch.lua):
+            // a page left open while the event was scheduled is enrolled when it opens.
+            let enrol = r.phase == EventPhase::Prequeue
+                && r.cfg.opens_at.is_some_and(|o| now < o)
+                && r.cfg.stock != Some(0);
             let entries = visitors
                 .iter()
                 .map(|v| {
+                    if enrol && !r.queue.contains(v) && !r.is_admitted(v, now) {
+                        r.prequeue.entry(v.clone()).or_insert(now);
+                    }
                     if r.is_admitted(v, now) {
                         r.unclaimed.remove(v);
                         // unwrap: is_admitted checked the session exists.

@@ -12,7 +12,9 @@ use anteroom::store::{
 use futures_util::future::join_all;
 use futures_util::StreamExt;
 
+mod drops;
 mod modes;
+use drops::*;
 use modes::*;
 
 /// A store under test, keeping its Redis (if any) alive.
@@ -1077,7 +1079,7 @@ async fn join_in(s: &Arc<dyn Store>, i: usize, lane: &str) -> anteroom::store::S
     let opts = anteroom::store::JoinOptions {
         limit: None,
         lane: (!lane.is_empty()).then(|| lane.to_string()),
-        ..Default::default()
+        score: None,
     };
     s.join_with("r", &v(i), &opts).await.unwrap()
 }
@@ -1863,4 +1865,10 @@ conformance!(
     queue_all_queues_every_newcomer_and_admits_nobody,
     queue_all_overrides_passthrough_and_reject,
     back_from_passthrough_the_rate_cap_counts_its_admissions,
+    a_prequeue_is_shuffled_once_in_the_published_order,
+    a_scheduled_room_takes_no_place_and_an_ended_event_closes,
+    event_overrides_apply_only_inside_the_window,
+    random_mode_admits_in_the_seeds_hmac_order,
+    an_open_socket_is_enrolled_in_the_prequeue,
+    the_prequeue_counts_against_the_places_per_group_cap,
 );

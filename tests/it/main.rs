@@ -14,6 +14,7 @@ mod cluster;
 mod concurrency;
 mod conformance;
 mod drop_docs;
+mod drops;
 mod entry;
 mod eta;
 mod examples;

@@ -115,7 +115,14 @@ end
 -- The room's configuration as in force now (see apply_event), or nil without the room.
 local function load_cfg()
   local cfg = load_cfg_raw()
-  if cfg then apply_event(cfg, now_ms()) end
+  if not cfg then return nil end
+  -- The clock is read here only for a room with an event: the hot path of a room
+  -- without one costs no extra call.
+  if cfg.pq_at or cfg.open_at or cfg.close_at then
+    apply_event(cfg, now_ms())
+  else
+    cfg.phase = 'open'
+  end
   return cfg
 end
 
@@ -241,8 +248,7 @@ end
 -- there: it gets the answer). claim() clears it; an unclaimed session that runs out was
 -- not a stay (its visitor left before their turn) and is left out of the ETA's ends.
 -- Adds an event to the room's stream, in the script that makes the change, so a change
--- is never without its event: `type`, then `visitor`, `serial` and (an admission from
--- the line) `ticket` when they apply.
+-- is never without its event: `type`, then `visitor` and `serial` when they apply.
 local function event(kind, v, serial, ticket)
   local fields = {'type', kind}
   if v then
@@ -255,12 +261,13 @@ local function event(kind, v, serial, ticket)
   end
   if ticket then
     fields[#fields + 1] = 'ticket'
-    fields[#fields + 1] = ticket
+    fields[#fields + 1] = string.format('%d', ticket)
   end
   redis.call('XADD', K_STREAM, 'MAXLEN', '~', STREAM_KEEP, '*', unpack(fields))
 end
 
--- `ticket`: the score v held in the line (nil for a walk-in), for the stream's event.
+-- `ticket`: v's place's ticket when let in from the line (on the `admission` event, so a
+-- FIFO audit can compare admission order with ticket order); nil for a walk-in.
 local function admit(cfg, v, now, unclaimed, ticket)
   local serial = redis.call('HINCRBY', K_ST, 'admits', 1)
   local joined = redis.call('HGET', K_JT, v)
@@ -362,7 +369,7 @@ local function promote(cfg, now, limit)
     local v = heads[i]
     redis.call('ZREM', K_Q, v)
     redis.call('ZREM', K_HB, v)
-    events[#events + 1] = admit(cfg, v, now, true, heads[i + 1])
+    events[#events + 1] = admit(cfg, v, now, true, tonumber(heads[i + 1]))
     out[#out + 1] = v
   end
   -- The last ticket let in: where a lane that was idle starts again (enqueue).

@@ -7,6 +7,28 @@
 -- (nothing taken), or {'held', ms left} while a re-created room holds new places
 -- (put_room).
 local v = ARGV[1]
+-- Counts a new place against the group's cap (places that ended are dropped from the
+-- group as it is read; the group's set is at most max plus those). Returns false, taking
+-- nothing, when the group already holds the most it may: places in line, in the
+-- pre-queue, or live sessions.
+local function take_group_place(now)
+  local group = ARGV[2] and ARGV[2] ~= '' and (K_ST .. ':ip:' .. ARGV[2]) or nil
+  if not group then return true end
+  local held = redis.call('ZRANGE', group, 0, -1)
+  local n = 0
+  for i = 1, #held do
+    if redis.call('ZSCORE', K_Q, held[i]) or redis.call('ZSCORE', K_PQ, held[i])
+      or is_admitted(held[i], now) then
+      n = n + 1
+    else
+      redis.call('ZREM', group, held[i])
+    end
+  end
+  if n >= tonumber(ARGV[3]) then return false end
+  redis.call('ZADD', group, now, v)
+  redis.call('PEXPIRE', group, PLACE_GROUP_TTL_MS)
+  return true
+end
 local cfg = load_cfg()
 if not cfg then return {'no_room'} end
 local now = now_ms()
@@ -20,6 +42,7 @@ if cfg.phase == 'prequeue' and not redis.call('ZSCORE', K_Q, v) then
   if redis.call('ZSCORE', K_PQ, v) then return reply('prequeue', v, cfg, now, {}, false, 0) end
   if now < cfg.open_at then
     if cfg.stock == 0 then return reply('sold_out', v, cfg, now, {}) end
+    if not take_group_place(now) then return {'too_many_places'} end
     if ARGV[5] and ARGV[5] ~= '' then redis.call('HSETNX', K_ST, 'seed', ARGV[5]) end
     redis.call('ZADD', K_PQ, 'NX', now, v)
     return reply('prequeue', v, cfg, now, {}, false, 0)
@@ -49,23 +72,8 @@ if cfg.hold_until > now then return {'held', cfg.hold_until - now} end
 -- Dropped for silence earlier? Then this join puts them at the back, and says so.
 local away = redis.call('ZREM', K_AWAY, v) == 1
 if cfg.stock == 0 then return reply('sold_out', v, cfg, now, promoted) end
--- A new place: count it against the group's cap first (places that ended are dropped
--- from the group as it is read; the group's set is at most max plus those).
-local group = ARGV[2] and ARGV[2] ~= '' and (K_ST .. ':ip:' .. ARGV[2]) or nil
-if group then
-  local held = redis.call('ZRANGE', group, 0, -1)
-  local n = 0
-  for i = 1, #held do
-    if redis.call('ZSCORE', K_Q, held[i]) or is_admitted(held[i], now) then
-      n = n + 1
-    else
-      redis.call('ZREM', group, held[i])
-    end
-  end
-  if n >= tonumber(ARGV[3]) then return {'too_many_places'} end
-  redis.call('ZADD', group, now, v)
-  redis.call('PEXPIRE', group, PLACE_GROUP_TTL_MS)
-end
+-- A new place: count it against the group's cap first.
+if not take_group_place(now) then return {'too_many_places'} end
 -- A walk-in: nobody waiting ahead (in passthrough there is no line to respect) and a
 -- slot free; never while paused or queueing all.
 if not cfg.paused and not cfg.queue_all and cfg.phase == 'open'

@@ -219,7 +219,26 @@ fn put_body(mut body: Map<String, Value>) -> Result<PutRoomBody, ApiError> {
         if m.as_str().and_then(QueueMode::parse).is_none() {
             return Err(ApiError::invalid_field(
                 "mode",
-                "must be \"fifo\", \"passthrough\" or \"reject\"",
+                "must be \"fifo\", \"random\", \"passthrough\" or \"reject\"",
+            ));
+        }
+    }
+    // A scheduled event's times: RFC 3339, or "" to remove (named, as the mode).
+    for field in ["prequeue_opens_at", "opens_at", "closes_at"] {
+        let ok = match body.get(field) {
+            None | Some(Value::Null) => true,
+            Some(Value::String(t)) => {
+                t.trim().is_empty() || crate::config::schedule::parse_rfc3339_ms(t).is_some()
+            }
+            Some(_) => false,
+        };
+        if !ok {
+            return Err(ApiError::invalid_field(
+                field,
+                &format!(
+                    "{} (or \"\" to remove it)",
+                    crate::config::schedule::TIME_HINT
+                ),
             ));
         }
     }
