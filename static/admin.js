@@ -184,8 +184,10 @@
       .then(function (f) {
         var on = !!(f && f.commitment);
         c.f.fairness_box.hidden = !on;
-        if (on) set(c.f.fairness, 'commitment ' + f.commitment + ' · seed ' + (f.seed || 'not revealed yet (at ' + f.opens_at + ')') +
-          ' · ' + (f.prequeue_count || 0).toLocaleString('en') + ' in the pre-queue');
+        if (!on) return;
+        set(c.f.commitment, f.commitment);
+        set(c.f.seed, f.seed || 'not revealed yet (at ' + f.opens_at + ')');
+        set(c.f.prequeue, (f.prequeue_count || 0).toLocaleString('en') + ' in the pre-queue');
       }, function () { /* no fairness record: not a drop */ });
   }
 
