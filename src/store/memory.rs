@@ -1609,6 +1609,7 @@ impl Store for MemoryStore {
             if last {
                 r.shuffled = true;
                 r.shuffles += 1;
+                r.event(now, "opened", None, None);
                 r.enter(now);
                 r.promote(now, PROMOTE_LIMIT);
             }

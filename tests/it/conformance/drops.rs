@@ -152,6 +152,12 @@ pub(super) async fn a_prequeue_is_shuffled_once_in_the_published_order(b: Backen
             )
         })
         .collect();
+    let opened = s.events("r", "0", 1000).await.unwrap();
+    assert_eq!(
+        opened.iter().filter(|e| e.kind == "opened").count(),
+        1,
+        "one `opened` event, from the shuffle"
+    );
     let names: Vec<&String> = admitted.iter().map(|(x, _)| x).collect();
     assert_eq!(names, expected.iter().take(5).collect::<Vec<_>>());
     assert!(admitted.windows(2).all(|w| w[0].1 < w[1].1), "{admitted:?}");
