@@ -317,6 +317,12 @@ pub(super) async fn an_open_socket_is_enrolled_in_the_prequeue(b: Backend) {
         s.status("r", &v(1)).await.unwrap().state,
         VisitorState::Prequeue
     );
+    // Deleting the room deletes its pre-queue and seed with it.
+    assert!(s.event_seed("r", &"ab".repeat(32)).await.is_ok());
+    assert!(s.delete_room("r").await.unwrap());
+    s.put_room(&room("r", 1), true).await.unwrap();
+    let f = s.fairness("r").await.unwrap();
+    assert_eq!((f.prequeue_count, f.commitment), (0, None));
 }
 
 pub(super) async fn the_prequeue_counts_against_the_places_per_group_cap(b: Backend) {
