@@ -87,6 +87,13 @@ pub(super) async fn a_prequeue_is_shuffled_once_in_the_published_order(b: Backen
     // Opened, not shuffled yet: nobody is let in, newcomers queue behind the pre-queue.
     let late = s.join("r", &v(100)).await.unwrap();
     assert_eq!(late.state, VisitorState::Queued);
+    // Behind the whole pre-queue, not yet placed, already counted ahead.
+    assert_eq!((late.position, late.queue_length), (41, 41));
+    let (view, entries) = s.watch("r", &[v(100)]).await.unwrap();
+    assert_eq!(
+        (view.queue_length, entries[0].clone()),
+        (41, anteroom::store::WatchEntry::Queued { position: 41 })
+    );
     assert_eq!(
         s.status("r", &v(5)).await.unwrap().state,
         VisitorState::Prequeue
