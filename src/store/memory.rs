@@ -369,6 +369,16 @@ impl Room {
         !full
     }
 
+    /// Pre-queued visitors the shuffle has not placed yet, once the opening came: ahead
+    /// of everyone in the line (as `unplaced` in Lua). 0 otherwise.
+    fn unplaced(&self, now: u64) -> u64 {
+        let opened = self.cfg.opens_at.is_some_and(|o| now >= o);
+        if self.phase != EventPhase::Prequeue || !opened {
+            return 0;
+        }
+        self.prequeue.len().saturating_sub(self.pq_placed.len()) as u64
+    }
+
     /// Closed by hand, or the event ended.
     fn closed(&self) -> bool {
         self.cfg.closed || self.phase == EventPhase::Ended
@@ -402,7 +412,7 @@ impl Room {
 
     fn view(&self, now: u64) -> RoomView {
         RoomView {
-            queue_length: self.queue.len() as u64,
+            queue_length: self.queue.len() as u64 + self.unplaced(now),
             active: self.active(now),
             capacity: self.eff.0,
             session_ttl_ms: self.eff.1 * 1000,
@@ -705,15 +715,17 @@ impl Room {
     }
 
     fn snapshot(&self, state: VisitorState, v: &str, now: u64, promoted: Vec<String>) -> Snapshot {
+        let ahead = self.unplaced(now);
         let (position, admission) = if state == VisitorState::Admitted {
             (0, self.sessions.get(v).cloned())
         } else {
-            (self.queue.position(v), None)
+            let p = self.queue.position(v);
+            (if p > 0 { p + ahead } else { 0 }, None)
         };
         Snapshot {
             state,
             position,
-            queue_length: self.queue.len() as u64,
+            queue_length: self.queue.len() as u64 + ahead,
             active: self.active(now),
             capacity: self.eff.0,
             session_ttl_ms: self.eff.1 * 1000,
@@ -1288,7 +1300,7 @@ impl Store for MemoryStore {
                     } else if r.queue.contains(v) {
                         r.set_heartbeat(v, now);
                         WatchEntry::Queued {
-                            position: r.queue.position(v),
+                            position: r.queue.position(v) + r.unplaced(now),
                         }
                     } else {
                         WatchEntry::Gone
@@ -1617,6 +1629,7 @@ impl Store for MemoryStore {
             if last {
                 r.shuffled = true;
                 r.shuffles += 1;
+                r.event(now, "opened", None, None);
                 r.enter(now);
                 r.promote(now, PROMOTE_LIMIT);
             }

@@ -901,6 +901,8 @@ impl Store for RedisStore {
         del.arg(format!("{}:ends", self.room_key(room, "st")));
         del.arg(format!("{}:lane", self.room_key(room, "st")));
         del.arg(format!("{}:lanes", self.room_key(room, "st")));
+        del.arg(format!("{}:pq", self.room_key(room, "st")));
+        del.arg(format!("{}:pqd", self.room_key(room, "st")));
         for m in minute.saturating_sub(32)..=minute + 1 {
             del.arg(format!("{}:m:{m}", self.room_key(room, "st")));
         }

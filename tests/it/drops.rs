@@ -10,6 +10,7 @@ use anteroom::config::RoomConfig;
 use anteroom::drops::{shuffle_once, ShuffleOutcome};
 use anteroom::store::memory::{ManualClock, MemoryStore};
 use anteroom::store::{Store, VisitorState};
+use futures_util::StreamExt;
 use hmac::{Hmac, Mac};
 use reqwest::Method;
 use serde_json::{json, Value};
@@ -408,4 +409,85 @@ async fn a_page_left_open_goes_from_scheduled_to_the_prequeue_to_the_line_withou
         "moved {} ms after the opening",
         at - open
     );
+}
+
+/// `calls` of each command in `INFO commandstats` (commands run inside scripts count too).
+fn command_calls(r: &RedisServer) -> std::collections::BTreeMap<String, u64> {
+    let info: String = redis::cmd("INFO")
+        .arg("commandstats")
+        .query(&mut r.conn())
+        .unwrap();
+    info.lines()
+        .filter_map(|l| {
+            let (name, rest) = l.strip_prefix("cmdstat_")?.split_once(':')?;
+            let calls = rest
+                .split("calls=")
+                .nth(1)?
+                .split(',')
+                .next()?
+                .parse()
+                .ok()?;
+            Some((name.to_string(), calls))
+        })
+        .collect()
+}
+
+/// The shuffle of a 10,000-visitor pre-queue, counted in Redis commands (deterministic;
+/// no timing): one listing in pages of 5,000, 20 steps of 500, and per visitor a fixed
+/// number of commands inside the steps (about 3,500 per step). Run with `--nocapture` to see the table.
+#[tokio::test]
+async fn a_10000_visitor_prequeue_is_shuffled_in_20_bounded_steps() {
+    let redis = RedisServer::start();
+    let s = crate::helpers::redis_store(&redis.url(), &prefix()).await;
+    let now = anteroom::clock::wall_ms();
+    let open = now + 4_000;
+    let cfg = RoomConfig {
+        prequeue_opens_at: Some(now - 1_000),
+        opens_at: Some(open),
+        ..room("r", 100)
+    };
+    s.put_room(&cfg, true).await.unwrap();
+    let mut pending = futures_util::stream::iter((0..10_000).map(|i| {
+        let s = &s;
+        async move { s.join("r", &v(i)).await.unwrap() }
+    }))
+    .buffer_unordered(64);
+    while let Some(snap) = pending.next().await {
+        assert_eq!(snap.state, VisitorState::Prequeue);
+    }
+    drop(pending);
+    wait_until(DEADLINE, "the opening", || async {
+        (s.fairness("r").await.unwrap().now_ms >= open).then_some(())
+    })
+    .await;
+    redis::cmd("CONFIG")
+        .arg("RESETSTAT")
+        .query::<()>(&mut redis.conn())
+        .unwrap();
+    let out = shuffle_once(&s, "r", "bench", 30_000).await.unwrap();
+    assert!(matches!(
+        out,
+        ShuffleOutcome::Shuffled { placed: 10_000, .. }
+    ));
+    let calls = command_calls(&redis);
+    println!("commands for the shuffle of 10,000: {calls:?}");
+    assert_eq!(
+        calls.get("fcall"),
+        Some(&(1 + 1 + 20)),
+        "fairness, seed, 20 steps"
+    );
+    assert_eq!(
+        calls.get("zrange"),
+        Some(&4),
+        "the listing (two full pages and an empty one), the promotion's heads"
+    );
+    // Per visitor: ZSCORE ×3 (pre-queue, placed, session), ZADD ×3 (placed, line,
+    // heartbeat), HSET (join time); plus the head's admission.
+    assert!(
+        calls["zadd"] >= 30_000 && calls["zadd"] < 30_000 + 500,
+        "{calls:?}"
+    );
+    let f = s.fairness("r").await.unwrap();
+    assert_eq!((f.shuffles, f.prequeue_count), (1, 10_000));
+    assert_eq!(s.stats("r").await.unwrap().active, 100);
 }

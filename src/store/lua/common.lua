@@ -409,6 +409,14 @@ end
 -- `pos`: the caller's ZRANK + 1 when it has one (0: not queued), else read here.
 -- `place`: {ticket, joined_ms} of a queued visitor when the caller has them (join and
 -- restore_place; status leaves them 0, to stay cheap).
+-- Pre-queued visitors the shuffle has not placed yet, once the opening came: they are
+-- ahead of everyone in the line (reserve_prequeue), so positions and the line's length
+-- count them. 0 otherwise.
+local function unplaced(cfg, now)
+  if cfg.phase ~= 'prequeue' or not cfg.open_at or now < cfg.open_at then return 0 end
+  return redis.call('ZCARD', K_PQ) - redis.call('ZCARD', K_ST .. ':pqd')
+end
+
 local function reply(state, v, cfg, now, promoted, away, pos, place)
   local serial, issued, expires = 0, 0, 0
   if state == 'admitted' then
@@ -421,7 +429,9 @@ local function reply(state, v, cfg, now, promoted, away, pos, place)
   end
   local ticket, joined = 0, 0
   if place and pos > 0 then ticket, joined = place[1], place[2] end
-  return {state, pos, redis.call('ZCARD', K_Q), active_count(now), cfg.capacity, cfg.ttl_ms,
+  local ahead = unplaced(cfg, now)
+  if pos > 0 then pos = pos + ahead end
+  return {state, pos, redis.call('ZCARD', K_Q) + ahead, active_count(now), cfg.capacity, cfg.ttl_ms,
     cfg.stock, serial, issued, expires, now, promoted, cfg.rate_cap, cfg.target,
     away and 1 or 0, tonumber(redis.call('HGET', K_ST, 'admits')) or 0, ticket, joined}
 end
@@ -446,7 +456,7 @@ end
 -- Room-wide figures: {queue_length, active, capacity, ttl_ms, stock, now, rate_cap,
 -- target, paused, closed, admits, mode, queue_all}
 local function room_view(cfg, now)
-  return {redis.call('ZCARD', K_Q), active_count(now), cfg.capacity, cfg.ttl_ms, cfg.stock,
+  return {redis.call('ZCARD', K_Q) + unplaced(cfg, now), active_count(now), cfg.capacity, cfg.ttl_ms, cfg.stock,
     now, cfg.rate_cap, cfg.target, cfg.paused and 1 or 0, cfg.closed and 1 or 0,
     tonumber(redis.call('HGET', K_ST, 'admits')) or 0, cfg.mode, cfg.queue_all and 1 or 0,
     cfg.phase or 'open'}

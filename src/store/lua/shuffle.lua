@@ -5,7 +5,8 @@
 -- the line follows the published order, ahead of everyone who joined after open_at
 -- (reserve_prequeue). Placed visitors are remembered in `st:pqd`, so a step run twice
 -- (a holder that crashed, a retry) places nobody twice. With last = '1' the room is
--- marked shuffled (exactly once: `shuffled` is checked first) and the line promoted.
+-- marked shuffled (exactly once: `shuffled` is checked first), an `opened` event added
+-- to the room's stream, and the line promoted.
 -- Returns {'placed', n} | {'done'} (already shuffled) | {'wrong_seed'} | {'not_due'}.
 local cfg = load_cfg()
 if not cfg then return {'no_room'} end
@@ -36,6 +37,8 @@ end
 if ARGV[3] == '1' then
   redis.call('HSET', K_ST, 'shuffled', '1')
   redis.call('HINCRBY', K_ST, 'shuffles', 1)
+  -- The sale is open: the stream says so, in the script that opens it.
+  event('opened')
   cfg.phase = 'open'
   promote(cfg, now, PROMOTE_LIMIT)
 end

@@ -87,6 +87,13 @@ pub(super) async fn a_prequeue_is_shuffled_once_in_the_published_order(b: Backen
     // Opened, not shuffled yet: nobody is let in, newcomers queue behind the pre-queue.
     let late = s.join("r", &v(100)).await.unwrap();
     assert_eq!(late.state, VisitorState::Queued);
+    // Behind the whole pre-queue, not yet placed, already counted ahead.
+    assert_eq!((late.position, late.queue_length), (41, 41));
+    let (view, entries) = s.watch("r", &[v(100)]).await.unwrap();
+    assert_eq!(
+        (view.queue_length, entries[0].clone()),
+        (41, anteroom::store::WatchEntry::Queued { position: 41 })
+    );
     assert_eq!(
         s.status("r", &v(5)).await.unwrap().state,
         VisitorState::Prequeue
@@ -152,6 +159,12 @@ pub(super) async fn a_prequeue_is_shuffled_once_in_the_published_order(b: Backen
             )
         })
         .collect();
+    let opened = s.events("r", "0", 1000).await.unwrap();
+    assert_eq!(
+        opened.iter().filter(|e| e.kind == "opened").count(),
+        1,
+        "one `opened` event, from the shuffle"
+    );
     let names: Vec<&String> = admitted.iter().map(|(x, _)| x).collect();
     assert_eq!(names, expected.iter().take(5).collect::<Vec<_>>());
     assert!(admitted.windows(2).all(|w| w[0].1 < w[1].1), "{admitted:?}");
@@ -311,6 +324,12 @@ pub(super) async fn an_open_socket_is_enrolled_in_the_prequeue(b: Backend) {
         s.status("r", &v(1)).await.unwrap().state,
         VisitorState::Prequeue
     );
+    // Deleting the room deletes its pre-queue and seed with it.
+    assert!(s.event_seed("r", &"ab".repeat(32)).await.is_ok());
+    assert!(s.delete_room("r").await.unwrap());
+    s.put_room(&room("r", 1), true).await.unwrap();
+    let f = s.fairness("r").await.unwrap();
+    assert_eq!((f.prequeue_count, f.commitment), (0, None));
 }
 
 pub(super) async fn the_prequeue_counts_against_the_places_per_group_cap(b: Backend) {
