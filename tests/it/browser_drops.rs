@@ -318,21 +318,22 @@ async fn a_prequeued_page_without_websockets_polls_into_the_line_at_the_opening(
     })))
     .await
     .unwrap();
-    c.goto(&app.url("/r/p?lang=en")).await.unwrap();
-    wait_text(&c, "#title", "You're in the pre-queue").await;
-    wait_text_contains(&c, "#conn", "checking every few seconds").await;
+    // In Chinese: the strings of the flip and of the check too.
+    c.goto(&app.url("/r/p?lang=zh")).await.unwrap();
+    wait_text(&c, "#title", "您已进入预排队").await;
+    wait_text_contains(&c, "#conn", "改为每隔几秒检查一次").await;
     js(&c, "window.__dropMarker = 'before-opening'; return true;").await;
 
     let until_open = Duration::from_millis(opens_at.saturating_sub(now_ms()));
     wait_until(
         until_open + DEADLINE,
         "the polling page to show the line",
-        || async { (text(&c, "#title").await == "You're in line").then_some(()) },
+        || async { (text(&c, "#title").await == "您正在排队").then_some(()) },
     )
     .await;
     assert_eq!(
         text(&c, "#in-line").await,
-        format!("{} in line", others.len()),
+        format!("共 {} 人排队", others.len()),
         "every pre-queued visitor but the one let in"
     );
     assert_eq!(
@@ -340,6 +341,29 @@ async fn a_prequeued_page_without_websockets_polls_into_the_line_at_the_opening(
         json!("before-opening"),
         "the page was reloaded"
     );
+    // The check, in Chinese: drawn second of four.
+    wait_until(DEADLINE, "the fairness section", || async {
+        (!js(&c, "return document.getElementById('fairness').hidden")
+            .await
+            .as_bool()
+            .unwrap())
+        .then_some(())
+    })
+    .await;
+    c.find(Locator::Css("#fairness summary"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    let me = browser_token.split_once('.').unwrap().0;
+    let want = format!(
+        "您的抽签值：{}…；排名第 2 位，共 4 人；承诺值一致：是",
+        &draw(&seed, me)[..8]
+    );
+    wait_text(&c, "#fair-result", &want).await;
+    screenshot(&c, "fairness-zh").await;
+    assert_accessible(&c, "the Chinese queue page with the fairness check").await;
     c.close().await.unwrap();
 }
 
