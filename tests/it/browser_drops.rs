@@ -165,6 +165,9 @@ async fn a_prequeued_visitor_counts_down_moves_into_the_line_checks_the_draw_and
         text(&c, "#in-line").await,
         format!("{} in line", all.len() - 1)
     );
+    // The opening is not told as a resumption (there was no pause to resume from).
+    let note = text(&c, "#eta-note").await;
+    assert!(!note.contains("moving again"), "{note:?}");
     assert!(
         js(&c, "return document.getElementById('countdown-box').hidden")
             .await
