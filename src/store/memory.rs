@@ -605,6 +605,18 @@ impl Room {
     /// Adds an event to the room's stream (`event()` in Lua), ids `<ms>-<seq>` as Redis
     /// makes them.
     fn event(&mut self, now: u64, kind: &str, v: Option<&str>, serial: Option<u64>) {
+        self.event_with_ticket(now, kind, v, serial, None);
+    }
+
+    /// [`Self::event`] with the ticket an admission from the line held.
+    fn event_with_ticket(
+        &mut self,
+        now: u64,
+        kind: &str,
+        v: Option<&str>,
+        serial: Option<u64>,
+        ticket: Option<u64>,
+    ) {
         let (ms, seq) = self.stream_last;
         self.stream_last = if now > ms { (now, 0) } else { (ms, seq + 1) };
         self.stream.push_back(RoomEvent {
@@ -612,15 +624,14 @@ impl Room {
             kind: kind.to_string(),
             visitor: v.map(str::to_string),
             serial,
-            ticket: None,
+            ticket,
         });
         while self.stream.len() as u64 > STREAM_KEEP {
             self.stream.pop_front();
         }
     }
 
-    /// Admits v; `ticket`: its place's ticket when let in from the line (on the stream's
-    /// `admission` event).
+    /// Lets `v` in; `ticket`: the one it held in the line (None: a walk-in).
     fn admit(&mut self, v: &str, now: u64, ticket: Option<u64>) {
         self.admits += 1;
         let wait = self
@@ -642,10 +653,7 @@ impl Room {
         self.outbox.push((v.to_string(), a.clone()));
         let serial = a.serial;
         self.sessions.insert(v.to_string(), a);
-        self.event(now, "admission", Some(v), Some(serial));
-        if let Some(e) = self.stream.back_mut() {
-            e.ticket = ticket;
-        }
+        self.event_with_ticket(now, "admission", Some(v), Some(serial), ticket);
         if self.cfg.stock.is_some() && self.units.insert(v.to_string()) {
             let left = self.cfg.stock.map_or(0, |s| s.saturating_sub(1));
             self.cfg.stock = Some(left);

@@ -683,8 +683,9 @@ pub struct RoomEvent {
     pub kind: String,
     pub visitor: Option<String>,
     pub serial: Option<u64>,
-    /// On an `admission` from the line: the visitor's queue ticket (the line's order),
-    /// so admission order can be audited against ticket order. Absent on a walk-in.
+    /// On an `admission` from the line: the ticket the visitor held (the line is in
+    /// ticket order, so admissions in a FIFO room come with rising tickets: the FIFO
+    /// audit, [`crate::domain::fifo_audit`]). None on a walk-in.
     pub ticket: Option<u64>,
 }
 
