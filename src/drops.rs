@@ -103,12 +103,19 @@ pub async fn shuffle_once(
     {
         return Ok(ShuffleOutcome::Busy);
     }
-    let out = shuffle_holding(store, room).await;
+    let out = shuffle_holding(store, room, holder, lease_ms).await;
     let _ = store.release_lease(&lease_name(room), holder).await;
     out
 }
 
-async fn shuffle_holding(store: &dyn Store, room: &str) -> Result<ShuffleOutcome, StoreError> {
+/// The shuffle, the lease held. The lease is renewed before each step: a pre-queue so
+/// long that its steps outlast the lease never has two instances placing it at once.
+async fn shuffle_holding(
+    store: &dyn Store,
+    room: &str,
+    holder: &str,
+    lease_ms: u64,
+) -> Result<ShuffleOutcome, StoreError> {
     // Drawn here only if nobody joined the pre-queue (then nobody's rank depends on it).
     let seed = store.event_seed(room, &new_seed()).await?;
     let order = published_order(&seed, list_prequeue(store, room).await?);
@@ -121,6 +128,13 @@ async fn shuffle_holding(store: &dyn Store, room: &str) -> Result<ShuffleOutcome
     let mut rank = 0;
     for (i, chunk) in chunks.iter().enumerate() {
         let last = i + 1 == chunks.len();
+        if i > 0
+            && !store
+                .acquire_lease(&lease_name(room), holder, lease_ms)
+                .await?
+        {
+            return Ok(ShuffleOutcome::Busy);
+        }
         match store.shuffle_step(room, &seed, rank, chunk, last).await? {
             ShuffleStep::Placed(n) => placed += n,
             ShuffleStep::AlreadyDone => return Ok(ShuffleOutcome::AlreadyDone),

@@ -491,3 +491,72 @@ async fn a_10000_visitor_prequeue_is_shuffled_in_20_bounded_steps() {
     assert_eq!((f.shuffles, f.prequeue_count), (1, 10_000));
     assert_eq!(s.stats("r").await.unwrap().active, 100);
 }
+
+#[tokio::test]
+async fn random_mode_through_the_api_draws_in_the_order_of_the_seed_revealed_at_close() {
+    let cfg = RoomConfig {
+        mode: anteroom::config::QueueMode::Random,
+        ..room("r", 1)
+    };
+    let (app, _redis) = crate::helpers::redis_app(vec![cfg]).await;
+    let holder = app.join("r").await;
+    assert_eq!(holder.state(), "admitted");
+    let mut ids = Vec::new();
+    for i in 1..=8u64 {
+        let r = app.join("r").await;
+        assert_eq!(r.state(), "queued");
+        // Any of those waiting may be next: the position shown is the number waiting.
+        assert_eq!(
+            (r.body["position"].as_u64(), r.body["queue_length"].as_u64()),
+            (Some(i), Some(i))
+        );
+        ids.push(r.token().split('.').next().unwrap().to_string());
+    }
+    assert_eq!(
+        app.get("/api/rooms/r/fairness").await.body["seed"],
+        Value::Null
+    );
+    let store = &app.engine.store;
+    let mut order = Vec::new();
+    let mut current = holder.token().split('.').next().unwrap().to_string();
+    for _ in 0..ids.len() {
+        let (_, admitted) = store.release("r", &current).await.unwrap();
+        if admitted.is_empty() {
+            // The promoter got there first: whoever holds the session now is next.
+            let next = wait_until(DEADLINE, "the next admission", || async {
+                for id in &ids {
+                    if !order.contains(id)
+                        && store.status("r", id).await.unwrap().state == VisitorState::Admitted
+                    {
+                        return Some(id.clone());
+                    }
+                }
+                None
+            })
+            .await;
+            current = next;
+        } else {
+            current = admitted[0].clone();
+        }
+        order.push(current.clone());
+    }
+    store
+        .patch_room(
+            "r",
+            &anteroom::store::RoomPatch {
+                closed: Some(true),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    let f = app.get("/api/rooms/r/fairness").await;
+    let seed = f.body["seed"]
+        .as_str()
+        .expect("revealed at close")
+        .to_string();
+    assert_eq!(f.body["mode"], "random");
+    let mut expected = ids.clone();
+    expected.sort_by_key(|id| digest(&seed, id));
+    assert_eq!(order, expected);
+}
