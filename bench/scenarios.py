@@ -257,13 +257,16 @@ def drop(bin_dir, lt, tmp, n=10_000, watchers=200):
 
 
 def slowest(entries):
-    """The longest entry of a SLOWLOG GET: its µs and its command (name and first key)."""
+    """The longest entry of a SLOWLOG GET: its µs and its command (name and first key),
+    leaving out the measurement's own commands (a SLOWLOG RESET of a long log is slow)."""
     best = None
     for e in entries:
         if not (isinstance(e, list) and len(e) > 3):
             continue
+        args = [a.decode() if isinstance(a, bytes) else str(a) for a in (e[3] or [])[:3]]
+        if args and args[0].upper() in ("SLOWLOG", "CONFIG"):
+            continue
         if best is None or e[2] > best[0]:
-            args = [a.decode() if isinstance(a, bytes) else str(a) for a in (e[3] or [])[:3]]
             best = (e[2], " ".join(args))
     return {"us": best[0], "command": best[1], "logged": len(entries)} if best else None
 
