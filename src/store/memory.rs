@@ -1480,10 +1480,9 @@ impl Store for MemoryStore {
                 rate_cap_per_minute: r.eff.2,
                 stock: r.cfg.stock,
                 // Held by queue_all or the reject mode too: no countdown.
-                paused: r.cfg.paused
-                    || r.cfg.queue_all
-                    || r.cfg.mode == QueueMode::Reject
-                    || r.phase != EventPhase::Open,
+                // Not a scheduled event's wait: nobody was told of a pause, and its
+                // opening is not a resume (no `resumed` reason at a drop's opening).
+                paused: r.cfg.paused || r.cfg.queue_all || r.cfg.mode == QueueMode::Reject,
                 closed: r.closed(),
                 queue_length: r.queue.len() as u64,
                 active: r.active(now),

@@ -184,6 +184,9 @@ async fn a_drop_on_two_instances_is_shuffled_once_in_the_published_order() {
     );
     assert_eq!(first["opens_at"], open / 1000, "{first}");
     assert!(first["now_ms"].as_u64().is_some(), "{first}");
+    // The pre-queue is not a pause for the ETA (so the opening is no `resumed`).
+    assert!(!b.engine.store.eta_basis("r").await.unwrap().paused);
+    b.engine.forecast("r").await;
     let moved = until_in_line(&mut ws).await;
     let at = anteroom::clock::wall_ms();
     assert!(
@@ -229,6 +232,12 @@ async fn a_drop_on_two_instances_is_shuffled_once_in_the_published_order() {
         if t == &tokens[1] && rank > 1 {
             assert_eq!(moved["state"], "queued");
         }
+    }
+    // The opening is not a resume: nobody was told of a pause (b's hub read the ETA
+    // basis through the pre-queue, for its socket).
+    for t in &tokens {
+        let st = b.status("r", t).await;
+        assert_ne!(st.body["eta_reason"], "resumed", "{:?}", st.body);
     }
     // A newcomer queues behind the whole pre-queue.
     assert_eq!(a.join("r").await.body["position"], 12);

@@ -53,7 +53,7 @@ end
 -- Queued visitors silent for more than half the heartbeat timeout: likely to be reaped.
 local silent = redis.call('ZCOUNT', K_HB, '-inf', now - math.floor(cfg.hb_ms / 2))
 return {now, cfg.capacity, cfg.ttl_ms, cfg.rate_cap, cfg.stock,
-  (cfg.paused or cfg.queue_all or cfg.mode == 'reject' or cfg.phase ~= 'open') and 1 or 0,
+  (cfg.paused or cfg.queue_all or cfg.mode == 'reject') and 1 or 0,
   cfg.closed and 1 or 0, redis.call('ZCARD', K_Q), active_count(now), sessions,
   ends, window, a, r, silent, tonumber(redis.call('HGET', K_ST, 'admits')) or 0, quiet,
   cfg.lanes and 1 or 0}
