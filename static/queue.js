@@ -57,8 +57,6 @@
   var fairnessShown = false;
   var fairnessAskedAt = 0;
   var fairnessDone = false;
-  var sawPrequeue = cfg.state === 'prequeue' || cfg.state === 'scheduled';
-  var sawPause = false;
 
   function fmt(s, vars) {
     return s.replace(/\{(\w+)\}/g, function (_, k) { return vars[k] !== undefined ? vars[k] : ''; });
@@ -408,8 +406,6 @@
 
   function update(m) {
     noteTimes(m);
-    if (m.state === 'prequeue' || m.state === 'scheduled') sawPrequeue = true;
-    if (m.state === 'paused') sawPause = true;
     if (m.place_receipt) placeReceipt = m.place_receipt;
     if (typeof m.position === 'number') {
       hasPlace = m.position > 0;
@@ -439,8 +435,7 @@
     setText('in-line', fmt(t.in_line, { n: m.queue_length }));
     setText('eta', etaShown(m));
     // The reason the server gives wins; else a note when the estimate left its range.
-    // The opening is no resumption to a visitor who never saw a pause.
-    var reason = m.eta_reason === 'resumed' && sawPrequeue && !sawPause ? null : reasonText(m.eta_reason);
+    var reason = reasonText(m.eta_reason);
     if (reason) setText('eta-note', reason);
     else if (lastEta !== null && m.eta_known !== false) {
       if (m.eta_seconds > lastEta.high) setText('eta-note', t.eta_went_up);
@@ -482,7 +477,6 @@
       case 'status': update(m); break;
       case 'admitted': admitted(m); break;
       case 'paused':
-        sawPause = true;
         setState('paused');
         setText('eta', t.eta_paused);
         setText('eta-note', t.reason_paused);
