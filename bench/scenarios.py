@@ -221,6 +221,56 @@ def million(bin_dir, lt, tmp, n=1_000_000):
                        "commands_logged": len(durations)}}
 
 
+def drop(bin_dir, lt, tmp, n=10_000, watchers=200):
+    """A launch-day drop on Redis: `n` visitors join the pre-queue of a room that opens
+    once they are all in (`opens_at` set far enough ahead for the joins), `watchers` of
+    them holding the queue page's WebSocket. The load generator measures, from
+    `opens_at`: the shuffle (until the fairness record reveals the seed), each watcher's
+    first frame out of the pre-queue and the first `admitted`; beside them the socket's
+    own round trip and the shuffle's arithmetic alone. Redis's longest command comes from
+    SLOWLOG (every command logged, as in `million`): during the opening, and during the
+    joins before it (the same run's ordinary traffic)."""
+    # Time for the joins (at a pessimistic 400 a second) and the sockets, then the opening.
+    lead_s = 8 + n / 400
+    opens = time.time() + lead_s
+    iso = lambda t: time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t))
+    opens = float(int(opens) + 1)  # whole seconds: RFC 3339 without fractions
+    room_extra = f'prequeue_opens_at = "{iso(time.time() - 60)}"\nopens_at = "{iso(opens)}"'
+    s = Stack(bin_dir, tmp, capacity=100, ttl=3600, hb=3600, room_extra=room_extra)
+    port = s.redis_port
+    resp(port, "CONFIG", "SET", "slowlog-log-slower-than", "0")
+    resp(port, "CONFIG", "SET", "slowlog-max-len", "1000000")
+    resp(port, "SLOWLOG", "RESET")
+    p = spawn_loadtest(lt, "drop", "--target", s.url(), "--room", "bench", "--visitors", n,
+                       "--watchers", min(watchers, n), "--concurrency", 64,
+                       "--opens-at-ms", int(opens * 1000), "--wait-s", 30, "--threads", 1)
+    # The joins' longest command, read a second before the opening; then the opening's.
+    time.sleep(max(0.0, opens - 1.0 - time.time()))
+    before = slowest(resp(port, "SLOWLOG", "GET", "1000000") or [])
+    resp(port, "SLOWLOG", "RESET")
+    out = loadtest_result(p, lead_s + 120)
+    during = slowest(resp(port, "SLOWLOG", "GET", "1000000") or [])
+    queued = resp(port, "ZCARD", "bench:room:{bench}:q")
+    s.close()
+    return {"visitors": n, "loadgen": out, "queued_after": queued,
+            "redis_longest_opening": during, "redis_longest_joins": before}
+
+
+def slowest(entries):
+    """The longest entry of a SLOWLOG GET: its µs and its command (name and first key),
+    leaving out the measurement's own commands (a SLOWLOG RESET of a long log is slow)."""
+    best = None
+    for e in entries:
+        if not (isinstance(e, list) and len(e) > 3):
+            continue
+        args = [a.decode() if isinstance(a, bytes) else str(a) for a in (e[3] or [])[:3]]
+        if args and args[0].upper() in ("SLOWLOG", "CONFIG"):
+            continue
+        if best is None or e[2] > best[0]:
+            best = (e[2], " ".join(args))
+    return {"us": best[0], "command": best[1], "logged": len(entries)} if best else None
+
+
 NGINX_CONF = """
 user root;
 worker_processes 1;

@@ -50,6 +50,12 @@ pub const TICK: Duration = Duration::from_secs(1);
 pub const REFRESH_EVERY: Duration = Duration::from_secs(4);
 /// Visitors per `watch` call.
 pub const WATCH_BATCH: usize = 1000;
+/// Rooms whose scheduled event opens (its pre-queue, or its line) within this are
+/// looked at every [`OPENING_TICK`] until they are open, so their sockets are moved on
+/// within a fraction of a second of the opening and its shuffle, not at the next tick.
+const OPENING_SOON_MS: u64 = 1_500;
+/// How often a room about to open is looked at.
+pub const OPENING_TICK: Duration = Duration::from_millis(200);
 /// Socket counts are reported to the store every this many ticks.
 const REPORT_EVERY_TICKS: u64 = 3;
 
@@ -114,7 +120,7 @@ impl HubHandle {
 
 /// The `status` message for a view.
 pub fn status_message(v: &VisitorView) -> String {
-    status_json(
+    let msg = status_json(
         v.state,
         v.position,
         v.queue_length,
@@ -122,7 +128,48 @@ pub fn status_message(v: &VisitorView) -> String {
         v.eta_reason,
         v.active,
         v.capacity,
-    )
+    );
+    let extra = event_fields(
+        v.prequeue_opens_at.flatten(),
+        v.opens_at.flatten(),
+        v.now_ms,
+        v.closed_reason,
+    );
+    with_fields(msg, &extra)
+}
+
+/// A scheduled event's fields of a `status` (docs/websocket.md): on `scheduled` and
+/// `prequeue`, `prequeue_opens_at` and `opens_at` (seconds, or null) and the store's
+/// `now_ms`; on an ended event's `closed`, its `closed_reason`. Empty otherwise.
+pub fn event_fields(
+    prequeue_opens_at: Option<u64>,
+    opens_at: Option<u64>,
+    now_ms: Option<u64>,
+    closed_reason: Option<&str>,
+) -> String {
+    let num = |v: Option<u64>| v.map_or("null".to_string(), |x| x.to_string());
+    let mut out = String::new();
+    if let Some(now) = now_ms {
+        out = format!(
+            r#","prequeue_opens_at":{},"opens_at":{},"now_ms":{now}"#,
+            num(prequeue_opens_at),
+            num(opens_at)
+        );
+    }
+    if let Some(r) = closed_reason {
+        out.push_str(&format!(r#","closed_reason":"{r}""#));
+    }
+    out
+}
+
+/// `msg` (a JSON object) with `extra` (`,"k":v…`) added at its end.
+fn with_fields(mut msg: String, extra: &str) -> String {
+    if !extra.is_empty() && msg.ends_with('}') {
+        msg.pop();
+        msg.push_str(extra);
+        msg.push('}');
+    }
+    msg
 }
 
 /// The `status` message, formatted directly: the hub sends thousands per tick, and every
@@ -173,6 +220,8 @@ fn told_state(state: VisitorState) -> Option<RoomState> {
         VisitorState::SoldOut => Some(RoomState::SoldOut),
         VisitorState::Closed => Some(RoomState::Closed),
         VisitorState::Rejected => Some(RoomState::Rejected),
+        VisitorState::Scheduled => Some(RoomState::Scheduled),
+        VisitorState::Prequeue => Some(RoomState::Prequeue),
         VisitorState::Admitted => None,
     }
 }
@@ -185,6 +234,8 @@ fn flip_message(s: RoomState) -> &'static str {
         RoomState::SoldOut => r#"{"type":"sold_out"}"#,
         RoomState::Closed => r#"{"type":"closed"}"#,
         RoomState::Rejected => r#"{"type":"rejected"}"#,
+        RoomState::Scheduled => r#"{"type":"scheduled"}"#,
+        RoomState::Prequeue => r#"{"type":"prequeue"}"#,
     }
 }
 
@@ -225,6 +276,8 @@ struct Hub {
     rooms: HashMap<String, RoomConns>,
     /// Rooms whose last socket closed since the last report (reported as 0 once).
     emptied: std::collections::HashSet<String>,
+    /// Rooms whose scheduled event opens about now: looked at every [`OPENING_TICK`].
+    opening: std::collections::HashSet<String>,
     stats: Arc<HubStats>,
 }
 
@@ -242,6 +295,7 @@ pub fn start(
         engine,
         rooms: HashMap::new(),
         emptied: Default::default(),
+        opening: Default::default(),
         stats: stats.clone(),
     };
     let task = tokio::spawn(hub.run(rx, ev_rx, cancel));
@@ -299,12 +353,21 @@ impl Hub {
     ) {
         let mut tick = tokio::time::interval(TICK);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let mut opening = tokio::time::interval(OPENING_TICK);
+        opening.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
             tokio::select! {
                 _ = cancel.cancelled() => break,
                 Some(c) = commands.recv() => self.command(c),
                 Some(ev) = admissions.recv() => self.admitted(ev).await,
                 _ = tick.tick() => self.tick().await,
+                _ = opening.tick(), if !self.opening.is_empty() => {
+                    let started = Instant::now();
+                    let rooms: Vec<String> = self.opening.iter().cloned().collect();
+                    for room in rooms {
+                        self.tick_room(&room, started).await;
+                    }
+                }
             }
         }
     }
@@ -364,6 +427,7 @@ impl Hub {
                 }
                 if r.visitors.is_empty() {
                     self.rooms.remove(&room);
+                    self.opening.remove(&room);
                     self.emptied.insert(room);
                 }
             }
@@ -495,6 +559,23 @@ impl Hub {
         let engine = self.engine.clone();
         self.restore_lost_places(room, &mut results, now).await;
         let forecast = engine.forecast(room).await;
+        // A scheduled event's times (the cached configuration): what `scheduled` and
+        // `prequeue` sockets count down to, and whether a closed room's event ended.
+        let schedule = match view.phase {
+            crate::config::schedule::EventPhase::Open if !view.closed => None,
+            _ => engine.room_config_cached(room).await.ok(),
+        };
+        // About to open (its pre-queue, or its line, with the shuffle): look again soon.
+        let next_opening = schedule.as_ref().and_then(|c| match view.phase {
+            crate::config::schedule::EventPhase::Scheduled => c.prequeue_opens_at.or(c.opens_at),
+            crate::config::schedule::EventPhase::Prequeue => c.opens_at,
+            _ => None,
+        });
+        if next_opening.is_some_and(|t| t <= view.now_ms + OPENING_SOON_MS) {
+            self.opening.insert(room.to_string());
+        } else {
+            self.opening.remove(room);
+        }
         let Some(r) = self.rooms.get_mut(room) else {
             return;
         };
@@ -529,7 +610,11 @@ impl Hub {
                 }
                 _ => {
                     w.admitted = false;
-                    let snap = view.snapshot(&entry);
+                    let mut snap = view.snapshot(&entry);
+                    // Random mode: any waiting visitor may be next (docs/http-api.md).
+                    if view.mode == crate::config::QueueMode::Random && snap.position > 0 {
+                        snap.position = snap.queue_length;
+                    }
                     let (eta, mut reason) = eta_for(&snap, forecast.as_deref());
                     if snap.position > 0
                         && w.restored_at
@@ -557,6 +642,24 @@ impl Hub {
                             snap.active,
                             snap.capacity,
                         );
+                        let msg = match (&schedule, snap.state) {
+                            (Some(c), VisitorState::Scheduled | VisitorState::Prequeue) => {
+                                let extra = event_fields(
+                                    c.prequeue_opens_at.map(|t| t / 1000),
+                                    c.opens_at.map(|t| t / 1000),
+                                    Some(view.now_ms),
+                                    None,
+                                );
+                                with_fields(msg, &extra)
+                            }
+                            (Some(c), VisitorState::Closed)
+                                if c.closes_at.is_some_and(|t| view.now_ms >= t) =>
+                            {
+                                let reason = crate::domain::admission::CLOSED_EVENT_ENDED;
+                                with_fields(msg, &event_fields(None, None, None, Some(reason)))
+                            }
+                            _ => msg,
+                        };
                         for c in &w.conns {
                             let _ = c.tx.send(Push::Text(msg.clone()));
                         }

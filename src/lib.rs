@@ -16,6 +16,7 @@
 pub mod clock;
 pub mod config;
 pub mod domain;
+pub mod drops;
 pub mod error;
 pub mod gateway;
 pub mod hub;

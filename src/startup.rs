@@ -195,6 +195,12 @@ impl Application {
             )?,
             cancel.clone(),
         )));
+        background.push(tokio::spawn(crate::drops::run_drops(
+            engine.clone(),
+            engine.instance.clone(),
+            settings.reaper.lease_ms,
+            cancel.clone(),
+        )));
         background.push(tokio::spawn(crate::keeper::run_keeper(
             engine.clone(),
             known_epoch,

@@ -160,7 +160,35 @@
     wire(c);
     roomsEl.appendChild(node);
     cards[room.id] = c;
+    detail(c);
+    c.detailTimer = setInterval(function () { detail(c); }, DETAIL_EVERY_MS);
     return c;
+  }
+
+  // What the live feed does not carry (it is read from the room's event stream, too
+  // heavy to push every second): the FIFO audit from the room's detail, and a drop's
+  // commitment and seed from its public fairness record.
+  var DETAIL_EVERY_MS = 30000;
+  function detail(c) {
+    if (cards[c.id] !== c) { clearInterval(c.detailTimer); return; }
+    api('GET', base(c.id)).then(function (res) {
+      var a = res.fifo_audit;
+      if (!a) return;
+      set(c.f.fifo_audit, a.admissions
+        ? a.discordant_pairs.toLocaleString('en') + ' discordant pairs in ' + a.admissions.toLocaleString('en') +
+          ' admissions (Kendall tau ' + a.normalised.toFixed(3) + ')'
+        : 'no admissions from the line');
+    }, function () { /* the next round tries again */ });
+    fetch('/api/rooms/' + encodeURIComponent(c.id) + '/fairness', { credentials: 'same-origin', cache: 'no-store' })
+      .then(function (r) { return r.ok ? r.json() : null; })
+      .then(function (f) {
+        var on = !!(f && f.commitment);
+        c.f.fairness_box.hidden = !on;
+        if (!on) return;
+        set(c.f.commitment, f.commitment);
+        set(c.f.seed, f.seed || 'not revealed yet (at ' + f.opens_at + ')');
+        set(c.f.prequeue, (f.prequeue_count || 0).toLocaleString('en') + ' in the pre-queue');
+      }, function () { /* no fairness record: not a drop */ });
   }
 
   function rateHint(c) {

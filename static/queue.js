@@ -12,6 +12,7 @@
   if (!root) return;
   var cfg = JSON.parse(root.getAttribute('data-config'));
   var t = cfg.strings;
+  var ds = cfg.drop_strings || {};
   var $ = function (id) { return document.getElementById(id); };
 
   var BACKOFF_BASE_MS = 500;
@@ -44,6 +45,18 @@
   var placeAnnouncedAt = 0;
   var PLACE_ANNOUNCE_EVERY_MS = 30000;
   var baseTitle = document.title;
+
+  // A drop (a room with `opens_at`): the opening times (seconds since the epoch) and the
+  // server's clock, as the offset of its `now_ms` from this browser's clock when a view
+  // arrived, so the countdown is the server's, whatever the visitor's clock says.
+  var opensAt = cfg.opens_at || null;
+  var prequeueAt = cfg.prequeue_opens_at || null;
+  var clockOffset = cfg.now_ms ? cfg.now_ms - Date.now() : 0;
+  var countdownTimer = null;
+  var closedReason = cfg.closed_reason || null;
+  var fairnessShown = false;
+  var fairnessAskedAt = 0;
+  var fairnessDone = false;
 
   function fmt(s, vars) {
     return s.replace(/\{(\w+)\}/g, function (_, k) { return vars[k] !== undefined ? vars[k] : ''; });
@@ -120,6 +133,134 @@
     setText('updated', fmt(t.updated_at, { t: d.getHours() + ':' + hh(d.getMinutes()) + ':' + hh(d.getSeconds()) }));
   }
 
+  // The opening times and the server's clock from a view (join, status, socket frame).
+  function noteTimes(m) {
+    if (typeof m.now_ms === 'number') clockOffset = m.now_ms - Date.now();
+    if (m.opens_at !== undefined) opensAt = m.opens_at;
+    if (m.prequeue_opens_at !== undefined) prequeueAt = m.prequeue_opens_at;
+    if (m.closed_reason !== undefined) closedReason = m.closed_reason;
+  }
+  function serverNow() { return Date.now() + clockOffset; }
+  // A moment in the visitor's own time zone, with the date when it is not today.
+  function localTime(secs) {
+    if (!secs) return '';
+    var d = new Date(secs * 1000), locale = cfg.lang === 'zh' ? 'zh-CN' : 'en-GB';
+    var opts = { hour: '2-digit', minute: '2-digit', timeZoneName: 'short' };
+    if (d.toDateString() !== new Date(serverNow()).toDateString()) {
+      opts.weekday = 'short'; opts.day = 'numeric'; opts.month = 'short';
+    }
+    try { return d.toLocaleString(locale, opts); } catch (e) { return d.toString(); }
+  }
+  function two(n) { return (n < 10 ? '0' : '') + n; }
+  function countdownText(ms) {
+    var s = Math.max(0, Math.ceil(ms / 1000));
+    var h = Math.floor(s / 3600), m = Math.floor(s % 3600 / 60), sec = s % 60;
+    var sep = cfg.lang === 'zh' ? '' : ' ';
+    var parts = [];
+    if (h) parts.push(h + sep + ds.unit_hours);
+    if (h || m) parts.push((h ? two(m) : m) + sep + ds.unit_minutes);
+    parts.push((h || m ? two(sec) : sec) + sep + ds.unit_seconds);
+    return parts.join(cfg.lang === 'zh' ? '' : ' ');
+  }
+  // What the countdown counts to: the pre-queue's opening (or the line's, without one)
+  // while scheduled, the opening while in the pre-queue.
+  function countdownTarget() {
+    var at = cfg.state === 'scheduled' ? (prequeueAt || opensAt) : opensAt;
+    return at ? at * 1000 : null;
+  }
+  var openedAt = 0;
+  function tick() {
+    var target = countdownTarget();
+    if (target === null) return;
+    var left = target - serverNow();
+    setText('countdown', left > 0 ? countdownText(left) : ds.countdown_now);
+    if (left > 0) { openedAt = 0; return; }
+    // The opening second: the socket's status moves the page on. A scheduled visitor has
+    // no place yet: join now. Polling, or a socket that says nothing within a few
+    // seconds: ask once.
+    if (!openedAt) {
+      openedAt = Date.now();
+      if (cfg.state === 'scheduled') joinNow();
+      else if (polling) pollNow();
+    } else if (Date.now() - openedAt > OPENING_GRACE_MS) {
+      openedAt = Date.now();
+      pollNow();
+    }
+  }
+  var OPENING_GRACE_MS = 3000;
+  function countdown(on) {
+    show('countdown-box', on);
+    if (on && !countdownTimer) { countdownTimer = setInterval(tick, 250); }
+    if (!on && countdownTimer) { clearInterval(countdownTimer); countdownTimer = null; }
+    if (on) tick();
+  }
+
+  // "How was my place decided?": once a drop's seed is revealed, shown to a visitor in
+  // the line; opened, it checks the visitor's own rank here with Web Crypto.
+  function fairnessPath() { return '/api/rooms/' + encodeURIComponent(cfg.room) + '/fairness'; }
+  function getJson(u) {
+    return fetch(u, { credentials: 'same-origin', cache: 'no-store' }).then(function (r) {
+      if (!r.ok) throw new Error('HTTP ' + r.status);
+      return r.json();
+    });
+  }
+  function maybeFairness() {
+    if (fairnessShown || !opensAt || !cfg.visitor_id) return;
+    if (cfg.state !== 'queued' && cfg.state !== 'paused') return;
+    if (Date.now() - fairnessAskedAt < POLL_MS) return;
+    fairnessAskedAt = Date.now();
+    getJson(fairnessPath()).then(function (f) {
+      if (!f.seed || fairnessShown) return;
+      fairnessShown = true;
+      show('fairness', true);
+    }, function () { /* not revealed, or not a drop: asked again later */ });
+  }
+  function hex(buf) {
+    return Array.prototype.map.call(new Uint8Array(buf), function (b) { return (b < 16 ? '0' : '') + b.toString(16); }).join('');
+  }
+  function unhex(h) {
+    var a = new Uint8Array(h.length / 2);
+    for (var i = 0; i < a.length; i++) a[i] = parseInt(h.substr(i * 2, 2), 16);
+    return a;
+  }
+  function checkFairness() {
+    var subtle = window.crypto && window.crypto.subtle;
+    var locale = cfg.lang === 'zh' ? 'zh-CN' : 'en';
+    if (!subtle || !window.TextEncoder) {
+      setText('fair-result', fmt(ds.fair_unavailable, { url: fairnessPath() }));
+      return;
+    }
+    setText('fair-result', ds.fair_checking);
+    Promise.all([getJson(fairnessPath()), getJson(fairnessPath() + '/digests')]).then(function (got) {
+      var f = got[0], digests = got[1].digests || [];
+      if (!f.seed) throw new Error('not revealed');
+      var seed = unhex(f.seed);
+      return Promise.all([
+        subtle.digest('SHA-256', seed),
+        subtle.importKey('raw', seed, { name: 'HMAC', hash: 'SHA-256' }, false, ['sign']).then(function (k) {
+          return subtle.sign('HMAC', k, new TextEncoder().encode(cfg.visitor_id));
+        })
+      ]).then(function (h) {
+        var committed = hex(h[0]) === f.commitment, draw = hex(h[1]);
+        var i = digests.indexOf(draw);
+        var text = i < 0 ? fmt(ds.fair_not_in, { draw: draw.slice(0, 8) })
+          : fmt(ds.fair_result, {
+            draw: draw.slice(0, 8), rank: (i + 1).toLocaleString(locale),
+            n: digests.length.toLocaleString(locale), ok: committed ? ds.fair_yes : ds.fair_no
+          });
+        if (!committed) text += ' ' + ds.fair_mismatch;
+        setText('fair-result', text);
+        fairnessDone = true;
+      });
+    }).catch(function () { setText('fair-result', ds.fair_failed); });
+  }
+  var fairness = $('fairness');
+  if (fairness) {
+    fairness.addEventListener('toggle', function () {
+      if (fairness.open && !fairnessDone) checkFairness();
+    });
+  }
+
   var TEXTS = {
     queued: ['title_queued', 'lead_queued'],
     paused: ['title_paused', 'lead_paused'],
@@ -130,20 +271,32 @@
     admitted: ['title_admitted', 'lead_admitted']
   };
 
+  // A drop before its opening: the pre-queue's opening or the line's, in local time.
+  // (The titles are the table's; the leads with the time are the drop strings'.)
+  var DROP_TEXTS = {
+    scheduled: ['title_scheduled', 'lead_scheduled'],
+    prequeue: ['title_prequeue', 'lead_prequeue']
+  };
+
   function setState(state) {
-    var pair = TEXTS[state];
+    var pair = TEXTS[state] || DROP_TEXTS[state];
     if (!pair) return;
     var changed = cfg.state !== state;
     root.className = root.className.replace(/state-[\w-]+/, 'state-' + state);
-    setText('title', t[pair[0]]);
+    var title = t[pair[0]];
     // Closed, sold out and rejected say whether the place is kept.
-    var lead = t[pair[1]];
+    var lead = DROP_TEXTS[state] ? ds[pair[1]] : t[pair[1]];
+    if (state === 'scheduled') lead = fmt(lead, { time: localTime(prequeueAt || opensAt) });
+    if (state === 'prequeue') lead = fmt(lead, { time: localTime(opensAt) });
+    if (state === 'closed' && closedReason === 'event_ended') { title = t.title_event_ended; lead = t.lead_event_ended; }
+    setText('title', title);
     if (state === 'closed' && hasPlace) lead = t.lead_closed_kept;
     if (state === 'rejected' && hasPlace) lead = t.lead_rejected_kept;
     if (state === 'sold_out' && hasPlace) lead = t.lead_sold_out_kept;
     if (state === 'queued' && cfg.lanes) lead = t.lead_queued_lanes;
+    if (state === 'queued' && opensAt) lead = ds.lead_queued_drop;
     setText('lead', lead);
-    if (changed && state !== 'admitted') announce(t[pair[0]] + '. ' + lead);
+    if (changed && state !== 'admitted') announce(title + '. ' + lead);
     var waiting = state === 'queued' || state === 'paused';
     show('numbers', waiting);
     var bar = root.querySelector('.progress');
@@ -152,6 +305,9 @@
     show('rejoin', state === 'not_queued');
     show('notify', waiting && notifyUsable());
     cfg.state = state;
+    countdown(!!DROP_TEXTS[state]);
+    if (!waiting) show('fairness', false);
+    else if (fairnessShown) show('fairness', true);
   }
 
   // A visitor who never held a place here (arrived while closed or sold out) and is
@@ -159,6 +315,11 @@
   // polling, through the join API.
   function joinWhenOpen(m) {
     if (m.state !== 'not_queued' || everHadPlace || rejoining || done) return false;
+    return joinNow();
+  }
+
+  function joinNow() {
+    if (rejoining || done) return false;
     rejoining = true;
     setText('lead', t.connecting);
     if (polling || cfg.embed) {
@@ -244,6 +405,7 @@
   }
 
   function update(m) {
+    noteTimes(m);
     if (m.place_receipt) placeReceipt = m.place_receipt;
     if (typeof m.position === 'number') {
       hasPlace = m.position > 0;
@@ -257,6 +419,7 @@
     if (joinWhenOpen(m)) return;
     setState(m.state);
     if (m.state !== 'queued' && m.state !== 'paused') return;
+    maybeFairness();
     if (m.position !== lastPlace) {
       var now = Date.now();
       if (m.position <= 3 || now - placeAnnouncedAt >= PLACE_ANNOUNCE_EVERY_MS) {
@@ -384,6 +547,14 @@
     return token ? { Authorization: 'Bearer ' + token } : {};
   }
 
+  // One status read now (the opening second), besides the polling rhythm.
+  function pollNow() {
+    if (done) return;
+    fetch(cfg.status_path, { credentials: 'same-origin', headers: authHeaders(), cache: 'no-store' })
+      .then(function (r) { return r.ok ? r.json() : null; })
+      .then(function (m) { if (m) { touched(); handleView(m); } }, function () { /* the rhythm goes on */ });
+  }
+
   function poll() {
     if (done || !polling) return;
     fetch(cfg.status_path, { credentials: 'same-origin', headers: authHeaders(), cache: 'no-store' })
@@ -489,6 +660,8 @@
     if (!cfg.embed || e.origin !== cfg.parent_origin) return;
     /* no commands are accepted from the parent yet */
   });
+
+  if (DROP_TEXTS[cfg.state]) countdown(true);
 
   var rejoin = $('rejoin-button');
   if (rejoin) rejoin.addEventListener('click', function () { location.reload(); });

@@ -9,8 +9,11 @@
 //!   push latency (slot freed → `admitted` received) and the longest silence per socket.
 //! - [`eta`]: ETA scenarios against an in-process Anteroom on a fresh Redis: how right
 //!   the estimate shown at join was, and how it moved.
+//! - [`drops`]: a launch-day drop: a pre-queue of visitors, the opening, the shuffle
+//!   and the first pushes.
 //! - [`procstat`]: the server processes' RSS and CPU from `/proc`.
 
+pub mod drops;
 pub mod eta;
 pub mod http;
 pub mod procstat;

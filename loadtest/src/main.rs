@@ -5,6 +5,7 @@
 //! anteroom-loadtest http  --target http://127.0.0.1:8080 --room bench --concurrency 64 --duration 10 [--rate 5000] [--max-requests N]
 //! anteroom-loadtest get   --target http://127.0.0.1:9000 --path / --concurrency 64 --duration 10
 //! anteroom-loadtest ws    --target http://127.0.0.1:8080 --room bench --visitors 1000 --arrival-rate 500 --duration 30 --think-ms 2000 --abandon-share 0.1 [--bind-ips 127.0.0.2,127.0.0.3] [--pids 123,456]
+//! anteroom-loadtest drop  --target http://127.0.0.1:8080 --room bench --visitors 10000 --watchers 200 --concurrency 64 --opens-at-ms <ms since the epoch> --wait-s 30
 //! anteroom-loadtest trivial-server --listen 127.0.0.1:9000     (the HTTP ceiling: one actix-web handler)
 //! anteroom-loadtest memstore --tasks 2 --duration 5             (join + status on the in-memory store, no HTTP)
 //! anteroom-loadtest redis [--cluster] [--maxclients 60000]      (a real Redis, or a 3-master cluster, for bench/)
@@ -12,6 +13,7 @@
 
 use std::time::{Duration, Instant};
 
+use anteroom_loadtest::drops::{self, DropConfig};
 use anteroom_loadtest::http::{self, HttpConfig, Mode};
 use anteroom_loadtest::ws::{self, WsConfig};
 use anteroom_loadtest::{check_loopback, procstat, Args};
@@ -20,7 +22,7 @@ fn main() {
     let mut argv = std::env::args().skip(1);
     let Some(cmd) = argv.next() else {
         eprintln!(
-            "usage: anteroom-loadtest http|get|ws|memstore|trivial-server|redis|eta|pow --option value …"
+            "usage: anteroom-loadtest http|get|ws|drop|memstore|trivial-server|redis|eta|pow --option value …"
         );
         std::process::exit(2);
     };
@@ -122,6 +124,18 @@ fn run(cmd: &str, a: &Args) -> Result<(), String> {
                     },
                 };
                 serde_json::to_value(http::run(cfg).await).map_err(|e| e.to_string())
+            }
+            "drop" => {
+                let cfg = DropConfig {
+                    target: target.clone(),
+                    room: a.str("room", "bench"),
+                    visitors: a.num("visitors", 10_000u64)?,
+                    watchers: a.num("watchers", 200u64)?,
+                    concurrency: a.num("concurrency", 64usize)?,
+                    opens_at_ms: a.num("opens-at-ms", 0u64)?,
+                    wait: Duration::from_secs_f64(a.num("wait-s", 30.0)?),
+                };
+                serde_json::to_value(drops::run(cfg).await).map_err(|e| e.to_string())
             }
             "ws" => {
                 let cfg = WsConfig {

@@ -19,6 +19,7 @@ use figment::Figment;
 use serde::{Deserialize, Serialize};
 
 mod gateway;
+pub mod schedule;
 pub use gateway::{GatewayRoute, GatewaySettings};
 pub mod webhook;
 pub use webhook::{WebhookSecret, WebhookSettings};
@@ -323,6 +324,31 @@ pub struct RoomConfig {
     /// `webhook_url`). Never shown back: responses say `"[set]"`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub webhook_secret: Option<WebhookSecret>,
+    /// A scheduled event (docs/configuration.md#scheduled-events): from this time
+    /// (RFC 3339) visitors join the pre-queue, put in a random order at `opens_at`.
+    /// Requires `opens_at`.
+    #[serde(default, with = "schedule::opt_time")]
+    #[schema(value_type = Option<String>, format = DateTime)]
+    pub prequeue_opens_at: Option<u64>,
+    /// The event opens (RFC 3339): before it nobody is let in (nor queued, without a
+    /// pre-queue).
+    #[serde(default, with = "schedule::opt_time")]
+    #[schema(value_type = Option<String>, format = DateTime)]
+    pub opens_at: Option<u64>,
+    /// The event ends (RFC 3339): the room closes (`closed_reason: "event_ended"`).
+    #[serde(default, with = "schedule::opt_time")]
+    #[schema(value_type = Option<String>, format = DateTime)]
+    pub closes_at: Option<u64>,
+    /// `capacity` between `opens_at` and `closes_at` (requires `opens_at`).
+    #[serde(default)]
+    pub event_capacity: Option<u64>,
+    /// `session_ttl_secs` between `opens_at` and `closes_at` (requires `opens_at`).
+    #[serde(default)]
+    pub event_session_ttl_secs: Option<u64>,
+    /// `max_admissions_per_minute` between `opens_at` and `closes_at` (requires
+    /// `opens_at`).
+    #[serde(default)]
+    pub event_max_admissions_per_minute: Option<u64>,
 }
 
 /// A priority lane (`lanes = [{ name = "members", share = 0.3 }]`).
@@ -385,6 +411,10 @@ pub enum QueueMode {
     /// Nobody is let in and no new place is given (join answers `rejected`); visitors
     /// already in line keep their places for when the room admits again.
     Reject,
+    /// Each admission draws uniformly among those waiting: a visitor's place in line is
+    /// `HMAC-SHA256(seed, visitor id)`, the seed revealed when the room closes or its
+    /// event ends (`GET /api/rooms/{room}/fairness`).
+    Random,
 }
 
 impl QueueMode {
@@ -393,6 +423,7 @@ impl QueueMode {
             Self::Fifo => "fifo",
             Self::Passthrough => "passthrough",
             Self::Reject => "reject",
+            Self::Random => "random",
         }
     }
 
@@ -401,6 +432,7 @@ impl QueueMode {
             "fifo" => Self::Fifo,
             "passthrough" => Self::Passthrough,
             "reject" => Self::Reject,
+            "random" => Self::Random,
             _ => return None,
         })
     }
@@ -483,6 +515,7 @@ impl RoomConfig {
             ));
         }
         webhook::check_room(self)?;
+        self.check_schedule()?;
         if let Err(message) = crate::domain::entry::EntryKey::from_room(self) {
             return Err(("entry", message));
         }
@@ -504,6 +537,88 @@ impl RoomConfig {
             }
         }
         Ok(())
+    }
+
+    /// The scheduled event's times and overrides.
+    fn check_schedule(&self) -> Result<(), (&'static str, String)> {
+        if self.prequeue_opens_at.is_some() && self.opens_at.is_none() {
+            return Err((
+                "prequeue_opens_at",
+                "needs opens_at (the pre-queue is shuffled then)".into(),
+            ));
+        }
+        if let (Some(pq), Some(open)) = (self.prequeue_opens_at, self.opens_at) {
+            if open < pq {
+                return Err(("opens_at", "must not be before prequeue_opens_at".into()));
+            }
+        }
+        if let Some(close) = self.closes_at {
+            if self.opens_at.is_some_and(|open| close <= open)
+                || self.prequeue_opens_at.is_some_and(|pq| close <= pq)
+            {
+                return Err(("closes_at", "must be after opens_at".into()));
+            }
+        }
+        let overrides = [
+            ("event_capacity", self.event_capacity),
+            ("event_session_ttl_secs", self.event_session_ttl_secs),
+            (
+                "event_max_admissions_per_minute",
+                self.event_max_admissions_per_minute,
+            ),
+        ];
+        for (field, v) in overrides {
+            if v.is_some() && self.opens_at.is_none() {
+                return Err((
+                    field,
+                    "needs opens_at (it applies from opens_at to closes_at)".into(),
+                ));
+            }
+        }
+        if self
+            .event_capacity
+            .is_some_and(|c| c == 0 || c > 10_000_000)
+        {
+            return Err(("event_capacity", "must be between 1 and 10000000".into()));
+        }
+        if self
+            .event_session_ttl_secs
+            .is_some_and(|t| t == 0 || t > 7 * 86_400)
+        {
+            return Err((
+                "event_session_ttl_secs",
+                "must be between 1 and 604800".into(),
+            ));
+        }
+        if self
+            .event_max_admissions_per_minute
+            .is_some_and(|r| r > 1_000_000)
+        {
+            return Err((
+                "event_max_admissions_per_minute",
+                "must be at most 1000000".into(),
+            ));
+        }
+        Ok(())
+    }
+
+    /// `(capacity, session_ttl_secs, max_admissions_per_minute)` in force at `now` (ms):
+    /// the event's overrides between `opens_at` and `closes_at`, else the room's own.
+    pub fn effective_limits(&self, now: u64) -> (u64, u64, u64) {
+        if schedule::overrides_apply(now, self.opens_at, self.closes_at) {
+            (
+                self.event_capacity.unwrap_or(self.capacity),
+                self.event_session_ttl_secs.unwrap_or(self.session_ttl_secs),
+                self.event_max_admissions_per_minute
+                    .unwrap_or(self.max_admissions_per_minute),
+            )
+        } else {
+            (
+                self.capacity,
+                self.session_ttl_secs,
+                self.max_admissions_per_minute,
+            )
+        }
     }
 
     /// The display name (the id when no name is set).

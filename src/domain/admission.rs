@@ -70,7 +70,24 @@ pub struct VisitorView {
     /// heartbeat timeout.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub place_receipt: Option<String>,
+    /// A scheduled event's pre-queue opening and opening (seconds since the epoch; null
+    /// when the event has none), on `scheduled` and `prequeue` views.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prequeue_opens_at: Option<Option<u64>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub opens_at: Option<Option<u64>>,
+    /// The store's clock (ms) on `scheduled` and `prequeue` views: the page's countdown
+    /// runs on it, not on the visitor's clock.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub now_ms: Option<u64>,
+    /// Why a `closed` room is closed, when it has its own reason: `"event_ended"` after
+    /// the event's `closes_at`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub closed_reason: Option<&'static str>,
 }
+
+/// The `closed_reason` of a room whose event ended.
+pub const CLOSED_EVENT_ENDED: &str = "event_ended";
 
 /// The value of `X-Anteroom-Degraded` (and `degraded`) when the store is unreachable.
 pub const DEGRADED_STORE_UNREACHABLE: &str = "store-unreachable";
@@ -398,6 +415,10 @@ impl Engine {
             degraded,
             place: None,
             place_receipt: None,
+            prequeue_opens_at: None,
+            opens_at: None,
+            now_ms: None,
+            closed_reason: None,
         }
     }
 
@@ -434,7 +455,7 @@ impl Engine {
             }
             _ => (None, None, None, None),
         };
-        VisitorView {
+        let mut view = VisitorView {
             room: room.to_string(),
             state: s.state,
             position: s.position,
@@ -456,6 +477,47 @@ impl Engine {
             degraded: None,
             place: (s.ticket > 0).then_some((s.ticket, s.joined_at_ms)),
             place_receipt: self.receipt_for(room, visitor, s).await,
+            prequeue_opens_at: None,
+            opens_at: None,
+            now_ms: None,
+            closed_reason: None,
+        };
+        self.add_event_fields(room, s, &mut view).await;
+        view
+    }
+
+    /// A scheduled event's fields ([`VisitorView::opens_at`], …), and in `random` mode the
+    /// position shown as the number waiting (each admission is a draw among them all).
+    async fn add_event_fields(&self, room: &str, s: &Snapshot, view: &mut VisitorView) {
+        let wanted = matches!(
+            s.state,
+            VisitorState::Scheduled
+                | VisitorState::Prequeue
+                | VisitorState::Closed
+                | VisitorState::Queued
+        );
+        if !wanted {
+            return;
+        }
+        let Ok(cfg) = self.room_config_cached(room).await else {
+            return;
+        };
+        let secs = |ms: Option<u64>| ms.map(|m| m / 1000);
+        match s.state {
+            VisitorState::Scheduled | VisitorState::Prequeue => {
+                view.prequeue_opens_at = Some(secs(cfg.prequeue_opens_at));
+                view.opens_at = Some(secs(cfg.opens_at));
+                view.now_ms = Some(s.now_ms);
+            }
+            VisitorState::Closed if cfg.closes_at.is_some_and(|c| s.now_ms >= c) => {
+                view.closed_reason = Some(CLOSED_EVENT_ENDED);
+            }
+            VisitorState::Queued
+                if cfg.mode == crate::config::QueueMode::Random && s.position > 0 =>
+            {
+                view.position = s.queue_length;
+            }
+            _ => {}
         }
     }
 
@@ -756,8 +818,9 @@ impl Engine {
         room: &str,
         visitor: &VisitorId,
         redirect_base: Option<&str>,
-        opts: crate::store::JoinOptions,
+        mut opts: crate::store::JoinOptions,
     ) -> Result<VisitorView, DomainError> {
+        opts.score = self.random_score(room, visitor).await;
         let s = match self.store.join_with(room, visitor.as_str(), &opts).await {
             Ok(s) => s,
             Err(e) => {
@@ -771,6 +834,23 @@ impl Engine {
             }
         };
         Ok(self.view_to(room, visitor, &s, redirect_base).await)
+    }
+
+    /// In a `random`-mode room, the visitor's draw: the ticket a new place gets
+    /// ([`crate::store::random_score`] under the room's seed, drawn here if the room has
+    /// none yet). `None` in other modes, or when the store cannot say (the join then
+    /// fails on its own, or queues in arrival order).
+    async fn random_score(&self, room: &str, visitor: &VisitorId) -> Option<u64> {
+        let cfg = self.room_config_cached(room).await.ok()?;
+        if cfg.mode != crate::config::QueueMode::Random {
+            return None;
+        }
+        let seed = self
+            .store
+            .event_seed(room, &crate::store::new_seed())
+            .await
+            .ok()?;
+        Some(crate::store::random_score(&seed, visitor.as_str()))
     }
 
     pub async fn status(

@@ -5,6 +5,8 @@
 
 use serde::Serialize;
 
+pub mod drops;
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Lang {
     En,
@@ -94,6 +96,15 @@ pub struct Strings {
     pub lead_rejected: &'static str,
     /// Rejecting, for a visitor who holds a place (kept).
     pub lead_rejected_kept: &'static str,
+    /// A scheduled event whose pre-queue (or line) has not opened yet.
+    pub title_scheduled: &'static str,
+    pub lead_scheduled: &'static str,
+    /// In the event's pre-queue, waiting for the opening (and the shuffle).
+    pub title_prequeue: &'static str,
+    pub lead_prequeue: &'static str,
+    /// The event ended (`closes_at` passed): the room closed with its own message.
+    pub title_event_ended: &'static str,
+    pub lead_event_ended: &'static str,
     pub title_not_queued: &'static str,
     pub lead_not_queued: &'static str,
     pub title_admitted: &'static str,
@@ -224,6 +235,12 @@ pub static EN: Strings = Strings {
     title_rejected: "This sale is not admitting anyone",
     lead_rejected: "The organiser is not letting anyone in or into the line right now. Keep this page open: it joins the line for you by itself as soon as the sale admits again.",
     lead_rejected_kept: "The organiser is not letting anyone in right now. You keep your place in line, and this page moves on by itself when the sale admits again.",
+    title_scheduled: "The line has not opened yet",
+    lead_scheduled: "This sale has a set start time. Keep this page open: it joins the line for you by itself as soon as the line opens.",
+    title_prequeue: "You're in the pre-queue",
+    lead_prequeue: "When the sale opens, everyone in the pre-queue is put in a random order, so there is no need to reload or to have arrived first. Keep this page open: it moves into the line by itself at the opening.",
+    title_event_ended: "This sale has ended",
+    lead_event_ended: "The sale this waiting room was for is over, and the line is closed. Thank you for waiting.",
     title_not_queued: "You're no longer in line",
     lead_not_queued: "The organiser emptied the line (or removed your place), so you are no longer waiting. You can join again at the back of the line.",
     title_admitted: "It's your turn",
@@ -333,6 +350,12 @@ pub static ZH: Strings = Strings {
     title_rejected: "本次发售暂不放行",
     lead_rejected: "主办方目前不放行任何人，也不接受排队。请保持本页面打开：恢复放行后会自动为您排队。",
     lead_rejected_kept: "主办方目前不放行任何人。您的排队位置会保留，恢复放行后本页面会自动继续。",
+    title_scheduled: "队伍尚未开放",
+    lead_scheduled: "本次发售有固定的开始时间。请保持本页面打开：队伍开放后会自动为您排队。",
+    title_prequeue: "您已进入预排队",
+    lead_prequeue: "发售开始时，预排队中的所有人会被随机排序，因此无需刷新，也无需抢先到达。请保持本页面打开：开始时会自动进入队伍。",
+    title_event_ended: "本次发售已结束",
+    lead_event_ended: "此等候室对应的发售已经结束，队伍已关闭。感谢您的等候。",
     title_not_queued: "您已不在队列中",
     lead_not_queued: "主办方清空了队伍（或移除了您的位置），您已不在等候中。您可以重新排到队尾。",
     title_admitted: "轮到您了",

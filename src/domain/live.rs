@@ -40,7 +40,8 @@ pub struct InstanceSockets {
 pub struct RoomLive {
     pub id: String,
     pub name: String,
-    /// `open`, `paused` (also while `queue_all`), `rejected`, `closed` or `sold_out`.
+    /// `open`, `paused` (also while `queue_all`), `rejected`, `closed`, `sold_out`, or a
+    /// scheduled event's `scheduled` or `prequeue` (an ended event: `closed`).
     pub state: &'static str,
     pub queue_length: u64,
     pub active: u64,

@@ -5,6 +5,7 @@
 //! - [`admission`]: the engine — join, status, release, pass checks, the visitor's view,
 //!   the limits.
 //! - [`admin`]: the admin service — room changes, stock, flush, and the audit log.
+//! - [`fifo_audit`]: how far admission order strayed from ticket order (Kendall tau).
 //! - [`live`]: the dashboard's figures, computed from the store's per-room report.
 //! - [`eta`]: the estimated wait.
 //! - [`pass`]: Ed25519 passes and the JWK set.
@@ -23,6 +24,7 @@ pub mod admission;
 pub mod bypass;
 pub mod entry;
 pub mod eta;
+pub mod fifo_audit;
 pub mod forecast;
 pub mod i18n;
 pub mod identity;

@@ -18,6 +18,7 @@ use super::{
     ReapBatch, RoomPatch, RoomReport, RoomStats, RoomView, Snapshot, SocketCount, StockChange,
     Store, StoreError, StoreResult, VisitorState, WatchEntry, WindowDecision,
 };
+use crate::config::schedule::EventPhase;
 use crate::config::{QueueMode, RoomConfig};
 
 use super::{
@@ -316,9 +317,86 @@ struct Room {
     minutes: BTreeMap<u64, MinuteStats>,
     /// The webhook deliverer's cursor, retries and dead letters (`wh:*` in Redis).
     webhook: super::webhook::WebhookState,
+    /// (capacity, session_ttl_secs, max_admissions_per_minute) in force for the current
+    /// operation: the event's overrides inside its window (set by [`Room::enter`]).
+    eff: (u64, u64, u64),
+    /// The event's phase for the current operation (set by [`Room::enter`]).
+    phase: EventPhase,
+    /// The event seed (`seed` in `st`), the pre-queue (visitor → joined, `st:pq`), its
+    /// placed members (`st:pqd`), where its tickets start (`pq_base`), and whether (and
+    /// how many times) it was shuffled.
+    seed: Option<String>,
+    prequeue: HashMap<String, u64>,
+    pq_placed: HashSet<String>,
+    pq_base: Option<u64>,
+    shuffled: bool,
+    shuffles: u64,
 }
 
 impl Room {
+    /// Starts an operation at `now`: the event's phase and the limits in force.
+    fn enter(&mut self, now: u64) {
+        let c = &self.cfg;
+        self.phase = EventPhase::at(
+            now,
+            c.prequeue_opens_at,
+            c.opens_at,
+            c.closes_at,
+            self.shuffled,
+        );
+        self.eff = c.effective_limits(now);
+    }
+
+    /// Counts a new place of v against `limit`'s group (places that ended are dropped
+    /// from the group as it is read): false, taking nothing, when the group already holds
+    /// the most it may (places in line, in the pre-queue, or live sessions).
+    fn take_group_place(&mut self, v: &str, limit: Option<&super::PlaceLimit>, now: u64) -> bool {
+        let Some(l) = limit else {
+            return true;
+        };
+        let held: Vec<String> = self
+            .groups
+            .remove(&l.group)
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|m| {
+                self.queue.contains(m) || self.prequeue.contains_key(m) || self.is_admitted(m, now)
+            })
+            .collect();
+        let full = held.len() as u64 >= l.max;
+        let entry = self.groups.entry(l.group.clone()).or_insert(held);
+        if !full {
+            entry.push(v.to_string());
+        }
+        !full
+    }
+
+    /// Pre-queued visitors the shuffle has not placed yet, once the opening came: ahead
+    /// of everyone in the line (as `unplaced` in Lua). 0 otherwise.
+    fn unplaced(&self, now: u64) -> u64 {
+        let opened = self.cfg.opens_at.is_some_and(|o| now >= o);
+        if self.phase != EventPhase::Prequeue || !opened {
+            return 0;
+        }
+        self.prequeue.len().saturating_sub(self.pq_placed.len()) as u64
+    }
+
+    /// Closed by hand, or the event ended.
+    fn closed(&self) -> bool {
+        self.cfg.closed || self.phase == EventPhase::Ended
+    }
+
+    /// As `reserve_prequeue` in Lua: once the opening came, the pre-queue's tickets are
+    /// set aside so later joins queue behind all of it.
+    fn reserve_prequeue(&mut self) {
+        if self.pq_base.is_some() {
+            return;
+        }
+        let base = self.seq.max(self.last_let_in);
+        self.pq_base = Some(base);
+        self.seq = base + (self.prequeue.len() as u64 + 1) * super::LANE_STRIDE;
+    }
+
     fn minute(&mut self, now: u64) -> &mut MinuteStats {
         let m = now / 60_000;
         while self
@@ -336,19 +414,20 @@ impl Room {
 
     fn view(&self, now: u64) -> RoomView {
         RoomView {
-            queue_length: self.queue.len() as u64,
+            queue_length: self.queue.len() as u64 + self.unplaced(now),
             active: self.active(now),
-            capacity: self.cfg.capacity,
-            session_ttl_ms: self.cfg.session_ttl_secs * 1000,
+            capacity: self.eff.0,
+            session_ttl_ms: self.eff.1 * 1000,
             stock: self.cfg.stock,
             now_ms: now,
-            rate_cap_per_minute: self.cfg.max_admissions_per_minute,
+            rate_cap_per_minute: self.eff.2,
             target_url: self.cfg.target_url.clone(),
             paused: self.cfg.paused,
-            closed: self.cfg.closed,
+            closed: self.closed(),
             mode: self.cfg.mode,
             queue_all: self.cfg.queue_all,
             admits: self.admits,
+            phase: self.phase,
         }
     }
 
@@ -385,6 +464,17 @@ impl Room {
     /// A new configuration. Lanes switched off: from here a join only adds to `seq`, so
     /// `seq` moves past every ticket given in any lane (as `settle_tickets` in Lua).
     fn set_cfg(&mut self, cfg: RoomConfig) {
+        // Moving the pre-queue's opening or the opening starts a new event (as
+        // `event_reset` in Lua).
+        if (cfg.prequeue_opens_at, cfg.opens_at) != (self.cfg.prequeue_opens_at, self.cfg.opens_at)
+        {
+            self.seed = None;
+            self.prequeue.clear();
+            self.pq_placed.clear();
+            self.pq_base = None;
+            self.shuffled = false;
+            self.shuffles = 0;
+        }
         if !self.cfg.lanes.is_empty() && cfg.lanes.is_empty() {
             let top = self.lane_tails.values().copied().max().unwrap_or(0);
             self.seq = self.seq.max(self.last_let_in).max(top);
@@ -476,10 +566,11 @@ impl Room {
     /// Nobody is let in now: paused, closed, held, rejecting or queueing all.
     fn holding(&self, now: u64) -> bool {
         self.cfg.paused
-            || self.cfg.closed
+            || self.closed()
             || self.cfg.queue_all
             || self.cfg.mode == QueueMode::Reject
             || self.hold_until > now
+            || self.phase != EventPhase::Open
     }
 
     /// Drops admissions older than the rate-cap window.
@@ -501,16 +592,13 @@ impl Room {
             self.prune_window(now);
             return self.cfg.stock.unwrap_or(u64::MAX);
         }
-        let mut free = self.cfg.capacity.saturating_sub(self.active(now));
+        let mut free = self.eff.0.saturating_sub(self.active(now));
         if let Some(stock) = self.cfg.stock {
             free = free.min(stock);
         }
-        if self.cfg.max_admissions_per_minute > 0 && free > 0 {
+        if self.eff.2 > 0 && free > 0 {
             self.prune_window(now);
-            let left = self
-                .cfg
-                .max_admissions_per_minute
-                .saturating_sub(self.window.len() as u64);
+            let left = self.eff.2.saturating_sub(self.window.len() as u64);
             free = free.min(left);
         }
         free
@@ -519,6 +607,18 @@ impl Room {
     /// Adds an event to the room's stream (`event()` in Lua), ids `<ms>-<seq>` as Redis
     /// makes them.
     fn event(&mut self, now: u64, kind: &str, v: Option<&str>, serial: Option<u64>) {
+        self.event_with_ticket(now, kind, v, serial, None);
+    }
+
+    /// [`Self::event`] with the ticket an admission from the line held.
+    fn event_with_ticket(
+        &mut self,
+        now: u64,
+        kind: &str,
+        v: Option<&str>,
+        serial: Option<u64>,
+        ticket: Option<u64>,
+    ) {
         let (ms, seq) = self.stream_last;
         self.stream_last = if now > ms { (now, 0) } else { (ms, seq + 1) };
         self.stream.push_back(RoomEvent {
@@ -526,13 +626,15 @@ impl Room {
             kind: kind.to_string(),
             visitor: v.map(str::to_string),
             serial,
+            ticket,
         });
         while self.stream.len() as u64 > STREAM_KEEP {
             self.stream.pop_front();
         }
     }
 
-    fn admit(&mut self, v: &str, now: u64) {
+    /// Lets `v` in; `ticket`: the one it held in the line (None: a walk-in).
+    fn admit(&mut self, v: &str, now: u64, ticket: Option<u64>) {
         self.admits += 1;
         let wait = self
             .join_times
@@ -547,13 +649,13 @@ impl Room {
         let a = Admission {
             serial: self.admits,
             issued_at_ms: now,
-            expires_at_ms: now + self.cfg.session_ttl_secs * 1000,
+            expires_at_ms: now + self.eff.1 * 1000,
         };
         self.expiries.insert((a.expires_at_ms, v.to_string()));
         self.outbox.push((v.to_string(), a.clone()));
         let serial = a.serial;
         self.sessions.insert(v.to_string(), a);
-        self.event(now, "admission", Some(v), Some(serial));
+        self.event_with_ticket(now, "admission", Some(v), Some(serial), ticket);
         if self.cfg.stock.is_some() && self.units.insert(v.to_string()) {
             let left = self.cfg.stock.map_or(0, |s| s.saturating_sub(1));
             self.cfg.stock = Some(left);
@@ -562,7 +664,7 @@ impl Room {
                 self.event(now, "sold_out", None, None);
             }
         }
-        if self.cfg.max_admissions_per_minute > 0 {
+        if self.eff.2 > 0 {
             self.window.push_back(now);
         }
     }
@@ -579,7 +681,7 @@ impl Room {
         let count_admits = !self.cfg.lanes.is_empty();
         heads
             .into_iter()
-            .map(|(_, v)| {
+            .map(|(ticket, v)| {
                 let lane = self.queue.remove(&v).unwrap_or_default();
                 if let Some(hb) = self.heartbeats.remove(&v) {
                     self.hb_order.remove(&(hb, v.clone()));
@@ -587,7 +689,7 @@ impl Room {
                 if count_admits {
                     *self.lane_admits.entry(lane).or_default() += 1;
                 }
-                self.admit(&v, now);
+                self.admit(&v, now, Some(ticket));
                 self.unclaimed.insert(v.clone());
                 v
             })
@@ -595,8 +697,12 @@ impl Room {
     }
 
     fn waiting_state(&self, queued: bool) -> VisitorState {
-        if self.cfg.closed {
+        if self.closed() {
             VisitorState::Closed
+        } else if self.phase == EventPhase::Scheduled {
+            VisitorState::Scheduled
+        } else if self.phase == EventPhase::Prequeue && !queued {
+            VisitorState::Prequeue
         } else if self.cfg.stock == Some(0) {
             VisitorState::SoldOut
         } else if self.rejecting() {
@@ -611,23 +717,25 @@ impl Room {
     }
 
     fn snapshot(&self, state: VisitorState, v: &str, now: u64, promoted: Vec<String>) -> Snapshot {
+        let ahead = self.unplaced(now);
         let (position, admission) = if state == VisitorState::Admitted {
             (0, self.sessions.get(v).cloned())
         } else {
-            (self.queue.position(v), None)
+            let p = self.queue.position(v);
+            (if p > 0 { p + ahead } else { 0 }, None)
         };
         Snapshot {
             state,
             position,
-            queue_length: self.queue.len() as u64,
+            queue_length: self.queue.len() as u64 + ahead,
             active: self.active(now),
-            capacity: self.cfg.capacity,
-            session_ttl_ms: self.cfg.session_ttl_secs * 1000,
+            capacity: self.eff.0,
+            session_ttl_ms: self.eff.1 * 1000,
             stock: self.cfg.stock,
             admission,
             now_ms: now,
             promoted,
-            rate_cap_per_minute: self.cfg.max_admissions_per_minute,
+            rate_cap_per_minute: self.eff.2,
             rejoined_after_absence: false,
             admits: self.admits,
             target_url: self.cfg.target_url.clone(),
@@ -715,6 +823,7 @@ impl MemoryStore {
         // unwrap: a poisoned lock means a panic mid-update; the state is not trustworthy.
         let mut rooms = self.rooms.lock().unwrap();
         let r = rooms.get_mut(room).ok_or(StoreError::NoSuchRoom)?;
+        r.enter(now);
         let out = f(r, now);
         for (visitor, admission) in r.outbox.drain(..) {
             // No receivers is fine: nobody is watching.
@@ -796,8 +905,31 @@ impl Store for MemoryStore {
             if r.is_admitted(v, now) {
                 return Ok(r.snapshot(VisitorState::Admitted, v, now, Vec::new()));
             }
-            if r.cfg.closed {
+            if r.closed() {
                 return Ok(r.snapshot(VisitorState::Closed, v, now, Vec::new()));
+            }
+            // A scheduled event (as in join.lua): no place before the pre-queue; in it, an
+            // unordered wait; after the opening, until the shuffle is done, newcomers
+            // queue behind the whole pre-queue.
+            if r.phase == EventPhase::Scheduled {
+                return Ok(r.snapshot(VisitorState::Scheduled, v, now, Vec::new()));
+            }
+            if r.phase == EventPhase::Prequeue && !r.queue.contains(v) {
+                if r.prequeue.contains_key(v) {
+                    return Ok(r.snapshot(VisitorState::Prequeue, v, now, Vec::new()));
+                }
+                if r.cfg.opens_at.is_some_and(|o| now < o) {
+                    if r.cfg.stock == Some(0) {
+                        return Ok(r.snapshot(VisitorState::SoldOut, v, now, Vec::new()));
+                    }
+                    if !r.take_group_place(v, limit, now) {
+                        return Err(StoreError::TooManyPlaces);
+                    }
+                    r.seed.get_or_insert_with(super::new_seed);
+                    r.prequeue.insert(v.to_string(), now);
+                    return Ok(r.snapshot(VisitorState::Prequeue, v, now, Vec::new()));
+                }
+                r.reserve_prequeue();
             }
             // Rejecting: no promotion and no new place; a place already held is kept.
             if r.rejecting() {
@@ -825,31 +957,23 @@ impl Store for MemoryStore {
             if r.cfg.stock == Some(0) {
                 return Ok(r.snapshot(VisitorState::SoldOut, v, now, promoted));
             }
-            // A new place: count it against the group's cap first (places that ended are
-            // dropped from the group as it is read).
-            if let Some(l) = limit {
-                let held: Vec<String> = r
-                    .groups
-                    .remove(&l.group)
-                    .unwrap_or_default()
-                    .into_iter()
-                    .filter(|m| r.queue.contains(m) || r.is_admitted(m, now))
-                    .collect();
-                let full = held.len() as u64 >= l.max;
-                let entry = r.groups.entry(l.group.clone()).or_insert(held);
-                if full {
-                    return Err(StoreError::TooManyPlaces);
-                }
-                entry.push(v.to_string());
+            // A new place: count it against the group's cap first.
+            if !r.take_group_place(v, limit, now) {
+                return Err(StoreError::TooManyPlaces);
             }
             // A walk-in: nobody waiting ahead (in passthrough there is no line to
             // respect) and a slot free; never while paused or queueing all.
             let walk_in = r.cfg.mode == QueueMode::Passthrough || r.queue.is_empty();
-            if !r.cfg.paused && !r.cfg.queue_all && walk_in && r.free_slots(now) > 0 {
-                r.admit(v, now);
+            let open = r.phase == EventPhase::Open;
+            if !r.cfg.paused && !r.cfg.queue_all && open && walk_in && r.free_slots(now) > 0 {
+                r.admit(v, now, None);
                 return Ok(r.snapshot(VisitorState::Admitted, v, now, promoted));
             }
-            r.enqueue(v, opts.lane.as_deref());
+            match opts.score.filter(|_| r.cfg.mode == QueueMode::Random) {
+                // Random mode: the ticket is the visitor's draw (as join.lua).
+                Some(score) => r.queue.insert(v, score, ""),
+                None => r.enqueue(v, opts.lane.as_deref()),
+            }
             r.join_times.insert(v.to_string(), now);
             r.set_heartbeat(v, now);
             let mut s = r.snapshot_placed(r.waiting_state(true), v, now, promoted);
@@ -881,7 +1005,7 @@ impl Store for MemoryStore {
                 r.set_heartbeat(v, now);
                 return r.snapshot_placed(r.waiting_state(true), v, now, Vec::new());
             }
-            if r.cfg.closed {
+            if r.closed() {
                 return r.snapshot(VisitorState::Closed, v, now, Vec::new());
             }
             r.queue.insert(v, ticket, "");
@@ -1023,7 +1147,11 @@ impl Store for MemoryStore {
             let session = live.then(|| r.sessions.get(v).cloned()).flatten();
             r.session_ended(v, now);
             let ended = r.end_session(v);
-            let left = r.dequeue(v);
+            let mut left = r.dequeue(v);
+            // Leaving the pre-queue before the shuffle placed it (as release.lua).
+            if r.phase != EventPhase::Open && !r.pq_placed.contains(v) {
+                left |= r.prequeue.remove(v).is_some();
+            }
             r.join_times.remove(v);
             r.gone.retain(|_, at| *at + GONE_KEEP_MS > now);
             r.gone.insert(v.to_string(), now);
@@ -1129,9 +1257,9 @@ impl Store for MemoryStore {
         self.with_room(room, |r, now| RoomStats {
             queue_length: r.queue.len() as u64,
             active: r.active(now),
-            capacity: r.cfg.capacity,
+            capacity: r.eff.0,
             paused: r.cfg.paused,
-            closed: r.cfg.closed,
+            closed: r.closed(),
             stock: r.cfg.stock,
             admitted_total: r.admits,
             reaped_total: r.reaped,
@@ -1192,9 +1320,17 @@ impl Store for MemoryStore {
         visitors: &[String],
     ) -> StoreResult<(RoomView, Vec<WatchEntry>)> {
         self.with_room(room, |r, now| {
+            // An open socket in the pre-queue's time is in the pre-queue (as watch.lua):
+            // a page left open while the event was scheduled is enrolled when it opens.
+            let enrol = r.phase == EventPhase::Prequeue
+                && r.cfg.opens_at.is_some_and(|o| now < o)
+                && r.cfg.stock != Some(0);
             let entries = visitors
                 .iter()
                 .map(|v| {
+                    if enrol && !r.queue.contains(v) && !r.is_admitted(v, now) {
+                        r.prequeue.entry(v.clone()).or_insert(now);
+                    }
                     if r.is_admitted(v, now) {
                         r.unclaimed.remove(v);
                         // unwrap: is_admitted checked the session exists.
@@ -1202,7 +1338,7 @@ impl Store for MemoryStore {
                     } else if r.queue.contains(v) {
                         r.set_heartbeat(v, now);
                         WatchEntry::Queued {
-                            position: r.queue.position(v),
+                            position: r.queue.position(v) + r.unplaced(now),
                         }
                     } else {
                         WatchEntry::Gone
@@ -1244,11 +1380,12 @@ impl Store for MemoryStore {
                 ..patch.applied_to(&r.cfg)
             };
             if cfg != r.cfg {
-                let was_closed = r.cfg.closed;
+                let was_closed = r.closed();
                 r.set_cfg(cfg);
+                r.enter(now);
                 r.version += 1;
-                if r.cfg.closed != was_closed {
-                    let kind = if r.cfg.closed { "closed" } else { "opened" };
+                if r.closed() != was_closed {
+                    let kind = if r.closed() { "closed" } else { "opened" };
                     r.event(now, kind, None, None);
                 }
             }
@@ -1363,7 +1500,7 @@ impl Store for MemoryStore {
                 .map(|(_, a)| (a.issued_at_ms, a.expires_at_ms))
                 .collect();
             let quiet: Vec<u64> = quiet.into_iter().map(|(_, a)| a.expires_at_ms).collect();
-            let window = if r.cfg.max_admissions_per_minute > 0 {
+            let window = if r.eff.2 > 0 {
                 let from = now.saturating_sub(WINDOW_MS);
                 r.window.iter().copied().filter(|&t| t >= from).collect()
             } else {
@@ -1376,13 +1513,15 @@ impl Store for MemoryStore {
             super::EtaBasis {
                 now_ms: now,
                 lanes: !r.cfg.lanes.is_empty(),
-                capacity: r.cfg.capacity,
-                session_ttl_ms: r.cfg.session_ttl_secs * 1000,
-                rate_cap_per_minute: r.cfg.max_admissions_per_minute,
+                capacity: r.eff.0,
+                session_ttl_ms: r.eff.1 * 1000,
+                rate_cap_per_minute: r.eff.2,
                 stock: r.cfg.stock,
                 // Held by queue_all or the reject mode too: no countdown.
+                // Not a scheduled event's wait: nobody was told of a pause, and its
+                // opening is not a resume (no `resumed` reason at a drop's opening).
                 paused: r.cfg.paused || r.cfg.queue_all || r.cfg.mode == QueueMode::Reject,
-                closed: r.cfg.closed,
+                closed: r.closed(),
                 queue_length: r.queue.len() as u64,
                 active: r.active(now),
                 sessions,
@@ -1448,6 +1587,91 @@ impl Store for MemoryStore {
             .take(limit as usize)
             .cloned()
             .collect())
+    }
+
+    async fn event_seed(&self, room: &str, candidate: &str) -> StoreResult<String> {
+        self.with_room(room, |r, _| {
+            r.seed.get_or_insert_with(|| candidate.to_string()).clone()
+        })
+    }
+
+    async fn fairness(&self, room: &str) -> StoreResult<super::Fairness> {
+        self.with_room(room, |r, now| {
+            let c = &r.cfg;
+            super::Fairness::from_parts(
+                c.mode,
+                [c.prequeue_opens_at, c.opens_at, c.closes_at],
+                r.seed.clone().unwrap_or_default(),
+                r.shuffled,
+                r.prequeue.len() as u64,
+                r.shuffles,
+                now,
+                (r.closed(), r.phase == EventPhase::Ended),
+            )
+        })
+    }
+
+    async fn prequeue_page(&self, room: &str, offset: u64, count: u32) -> StoreResult<Vec<String>> {
+        self.with_room(room, |r, _| {
+            // By arrival, as the ZSET in Redis (score = join time, then id).
+            let mut all: Vec<(u64, &String)> = r.prequeue.iter().map(|(v, t)| (*t, v)).collect();
+            all.sort();
+            all.into_iter()
+                .skip(offset as usize)
+                .take(count as usize)
+                .map(|(_, v)| v.clone())
+                .collect()
+        })
+    }
+
+    async fn shuffle_step(
+        &self,
+        room: &str,
+        seed: &str,
+        first_rank: u64,
+        visitors: &[String],
+        last: bool,
+    ) -> StoreResult<super::ShuffleStep> {
+        use super::ShuffleStep;
+        self.with_room(room, |r, now| {
+            if r.shuffled {
+                return ShuffleStep::AlreadyDone;
+            }
+            let due = r.cfg.prequeue_opens_at.is_some() && r.cfg.opens_at.is_some_and(|o| now >= o);
+            if !due {
+                return ShuffleStep::NotDue;
+            }
+            if r.seed.as_deref() != Some(seed) {
+                return ShuffleStep::WrongSeed;
+            }
+            r.reserve_prequeue();
+            let base = r.pq_base.unwrap_or(0);
+            let mut placed = 0;
+            for (i, v) in visitors.iter().enumerate() {
+                let Some(&joined) = r.prequeue.get(v) else {
+                    continue;
+                };
+                if !r.pq_placed.insert(v.clone()) {
+                    continue;
+                }
+                if !r.is_admitted(v, now) {
+                    let rank = first_rank + i as u64;
+                    r.queue
+                        .insert(v, base + (rank + 1) * super::LANE_STRIDE, "");
+                    r.set_heartbeat(v, now);
+                    r.join_times.insert(v.clone(), joined);
+                }
+                placed += 1;
+            }
+            if last {
+                r.shuffled = true;
+                r.shuffles += 1;
+                r.event(now, "opened", None, None);
+                r.enter(now);
+                r.promote(now, PROMOTE_LIMIT);
+            }
+            ShuffleStep::Placed(placed)
+        })
     }
 
     async fn epoch(&self, candidate: &str) -> StoreResult<String> {

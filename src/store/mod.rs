@@ -61,6 +61,11 @@ pub enum VisitorState {
     /// The room's `mode` is `reject`: nobody is let in or given a new place (a visitor
     /// already in line keeps their place, shown in `position`).
     Rejected,
+    /// The room's event has not opened its pre-queue (or, without one, has not opened):
+    /// no place is taken.
+    Scheduled,
+    /// In the event's pre-queue: the order is drawn at `opens_at` (the shuffle).
+    Prequeue,
 }
 
 impl VisitorState {
@@ -73,6 +78,8 @@ impl VisitorState {
             VisitorState::SoldOut => "sold_out",
             VisitorState::Closed => "closed",
             VisitorState::Rejected => "rejected",
+            VisitorState::Scheduled => "scheduled",
+            VisitorState::Prequeue => "prequeue",
         }
     }
 
@@ -85,6 +92,8 @@ impl VisitorState {
             "sold_out" => VisitorState::SoldOut,
             "closed" => VisitorState::Closed,
             "rejected" => VisitorState::Rejected,
+            "scheduled" => VisitorState::Scheduled,
+            "prequeue" => VisitorState::Prequeue,
             _ => return None,
         })
     }
@@ -190,6 +199,27 @@ pub struct JoinOptions {
     pub limit: Option<PlaceLimit>,
     /// Queue a new place in this lane (a lane the room does not have: the general line).
     pub lane: Option<String>,
+    /// In `random` mode: the new place's ticket ([`random_score`] of the visitor under the
+    /// room's seed), so the line is a uniform draw among those waiting. Ignored in other
+    /// modes.
+    pub score: Option<u64>,
+}
+
+/// Lowercase hex of `HMAC-SHA256(key = seed bytes, message = visitor id)`: the published
+/// order of the pre-queue shuffle and of `random` mode (ascending).
+pub fn fairness_digest(seed_hex: &str, visitor: &str) -> String {
+    use hmac::{Hmac, Mac};
+    // unwrap: HMAC takes a key of any length.
+    let mut mac = Hmac::<sha2::Sha256>::new_from_slice(&hex_bytes(seed_hex)).unwrap();
+    mac.update(visitor.as_bytes());
+    hex_lower(&mac.finalize().into_bytes())
+}
+
+/// A `random`-mode ticket: the first 48 bits of [`fairness_digest`] (exact as a Redis
+/// score, a double), so ascending tickets follow ascending digests.
+pub fn random_score(seed_hex: &str, visitor: &str) -> u64 {
+    let d = fairness_digest(seed_hex, visitor);
+    u64::from_str_radix(&d[..12], 16).unwrap_or(0)
 }
 
 /// Ticket spacing: a lane with share `s` spaces its tickets `LANE_STRIDE / s` apart, the
@@ -276,6 +306,8 @@ pub struct RoomView {
     pub queue_all: bool,
     /// Admissions so far (see [`Snapshot::admits`]).
     pub admits: u64,
+    /// Where the room's scheduled event stands (`Open` without one).
+    pub phase: crate::config::schedule::EventPhase,
 }
 
 /// One watched visitor.
@@ -299,6 +331,10 @@ pub enum RoomState {
     SoldOut,
     Closed,
     Rejected,
+    /// The event has not opened its (pre-)queue.
+    Scheduled,
+    /// The event's pre-queue is open.
+    Prequeue,
 }
 
 impl RoomState {
@@ -309,6 +345,8 @@ impl RoomState {
             RoomState::SoldOut => "sold_out",
             RoomState::Closed => "closed",
             RoomState::Rejected => "rejected",
+            RoomState::Scheduled => "scheduled",
+            RoomState::Prequeue => "prequeue",
         }
     }
 }
@@ -316,8 +354,13 @@ impl RoomState {
 impl RoomView {
     /// The room's state.
     pub fn room_state(&self) -> RoomState {
-        if self.closed {
+        use crate::config::schedule::EventPhase;
+        if self.closed || self.phase == EventPhase::Ended {
             RoomState::Closed
+        } else if self.phase == EventPhase::Scheduled {
+            RoomState::Scheduled
+        } else if self.phase == EventPhase::Prequeue {
+            RoomState::Prequeue
         } else if self.stock == Some(0) {
             RoomState::SoldOut
         } else if self.queue_all {
@@ -338,6 +381,10 @@ impl RoomView {
             (_, RoomState::Closed) => VisitorState::Closed,
             (_, RoomState::SoldOut) => VisitorState::SoldOut,
             (_, RoomState::Rejected) => VisitorState::Rejected,
+            (_, RoomState::Scheduled) => VisitorState::Scheduled,
+            // Late arrivals queued behind a pre-queue not shuffled yet see their place.
+            (WatchEntry::Queued { .. }, RoomState::Prequeue) => VisitorState::Queued,
+            (_, RoomState::Prequeue) => VisitorState::Prequeue,
             (WatchEntry::Gone, _) => VisitorState::NotQueued,
             (_, RoomState::Paused) => VisitorState::Paused,
             (WatchEntry::Queued { .. }, RoomState::Open) => VisitorState::Queued,
@@ -412,6 +459,23 @@ pub struct RoomPatch {
     pub webhook_url: Option<String>,
     /// `""` removes the secret.
     pub webhook_secret: Option<crate::config::WebhookSecret>,
+    /// RFC 3339 in JSON; `""` removes the time.
+    #[serde(default, deserialize_with = "crate::config::schedule::patch_time")]
+    #[schema(value_type = Option<String>)]
+    pub prequeue_opens_at: Option<Option<u64>>,
+    #[serde(default, deserialize_with = "crate::config::schedule::patch_time")]
+    #[schema(value_type = Option<String>)]
+    pub opens_at: Option<Option<u64>>,
+    #[serde(default, deserialize_with = "crate::config::schedule::patch_time")]
+    #[schema(value_type = Option<String>)]
+    pub closes_at: Option<Option<u64>>,
+    /// 0 removes the override.
+    pub event_capacity: Option<u64>,
+    /// 0 removes the override.
+    pub event_session_ttl_secs: Option<u64>,
+    /// 0 removes the override (use the room's own cap; to lift the cap during the
+    /// event, set the room's `max_admissions_per_minute` to 0).
+    pub event_max_admissions_per_minute: Option<u64>,
 }
 
 impl RoomPatch {
@@ -483,6 +547,25 @@ impl RoomPatch {
         }
         if let Some(v) = &self.webhook_secret {
             c.webhook_secret = (!v.is_empty()).then(|| v.clone());
+        }
+        if let Some(v) = self.prequeue_opens_at {
+            c.prequeue_opens_at = v;
+        }
+        if let Some(v) = self.opens_at {
+            c.opens_at = v;
+        }
+        if let Some(v) = self.closes_at {
+            c.closes_at = v;
+        }
+        let nonzero = |v: u64| (v > 0).then_some(v);
+        if let Some(v) = self.event_capacity {
+            c.event_capacity = nonzero(v);
+        }
+        if let Some(v) = self.event_session_ttl_secs {
+            c.event_session_ttl_secs = nonzero(v);
+        }
+        if let Some(v) = self.event_max_admissions_per_minute {
+            c.event_max_admissions_per_minute = nonzero(v);
         }
         c
     }
@@ -612,6 +695,10 @@ pub struct RoomEvent {
     pub kind: String,
     pub visitor: Option<String>,
     pub serial: Option<u64>,
+    /// On an `admission` from the line: the ticket the visitor held (the line is in
+    /// ticket order, so admissions in a FIFO room come with rising tickets: the FIFO
+    /// audit, [`crate::domain::fifo_audit`]). None on a walk-in.
+    pub ticket: Option<u64>,
 }
 
 /// What [`Store::sessions`] reads.
@@ -717,6 +804,7 @@ pub trait Store: Send + Sync + 'static {
         let opts = JoinOptions {
             limit: limit.cloned(),
             lane: None,
+            score: None,
         };
         self.join_with(room, visitor, &opts).await
     }
@@ -916,6 +1004,29 @@ pub trait Store: Send + Sync + 'static {
     /// empty replica, FLUSHALL) answers with a value this instance has not seen before.
     async fn epoch(&self, candidate: &str) -> StoreResult<String>;
 
+    /// The room's event seed (64 lowercase hex): sets it to `candidate` if the room has
+    /// none, and returns the value it holds (every instance agrees). The seed is drawn
+    /// when the pre-queue opens; only its SHA-256 is published until the shuffle.
+    async fn event_seed(&self, room: &str, candidate: &str) -> StoreResult<String>;
+    /// The room's fairness record (commitment, seed once revealed, pre-queue count, times).
+    async fn fairness(&self, room: &str) -> StoreResult<Fairness>;
+    /// The pre-queue, `count` visitors from rank `offset` (by arrival; the order does not
+    /// matter: the shuffle sorts it), for the shuffle to list it in pages.
+    async fn prequeue_page(&self, room: &str, offset: u64, count: u32) -> StoreResult<Vec<String>>;
+    /// One step of the shuffle, atomic and idempotent: puts `visitors` (ranks `first_rank`,
+    /// `first_rank + 1`, …, 0-based, of the published order) in line with tickets in that
+    /// order, ahead of everyone who joined after `opens_at`; with `last`, marks the room
+    /// shuffled (exactly once: a step on a shuffled room does nothing). Only at or after
+    /// `opens_at`, and only with the room's own `seed`.
+    async fn shuffle_step(
+        &self,
+        room: &str,
+        seed: &str,
+        first_rank: u64,
+        visitors: &[String],
+        last: bool,
+    ) -> StoreResult<ShuffleStep>;
+
     /// Appends a revoked pass to the revocation log (see [`revocation`]), kept until its
     /// `expires_at_ms` (store clock; an already expired one is not written). Expired
     /// entries are swept as new ones are written.
@@ -925,6 +1036,117 @@ pub trait Store: Send + Sync + 'static {
     /// yet may be among them. A cursor past the log's end (the store lost its data)
     /// reads from the start again.
     async fn revocations_since(&self, cursor: u64, limit: usize) -> StoreResult<RevocationPage>;
+}
+
+/// A room's fairness record ([`Store::fairness`]): what `GET
+/// /api/rooms/{room}/fairness` publishes (docs/design.md#the-pre-queue-shuffle).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Fairness {
+    pub mode: crate::config::QueueMode,
+    pub prequeue_opens_at_ms: Option<u64>,
+    pub opens_at_ms: Option<u64>,
+    pub closes_at_ms: Option<u64>,
+    /// Lowercase hex SHA-256 of the seed's 32 bytes, once the seed is drawn.
+    pub commitment: Option<String>,
+    /// The seed (64 lowercase hex), once revealed: after the shuffle, or in `random`
+    /// mode after the room closed or its event ended.
+    pub seed: Option<String>,
+    /// Visitors in the pre-queue, or put in line by the shuffle when it is done.
+    pub prequeue_count: u64,
+    /// The pre-queue has been put in line.
+    pub shuffled: bool,
+    /// Shuffles run in this room (exactly one per event; tests count them).
+    pub shuffles: u64,
+    /// The store's clock.
+    pub now_ms: u64,
+}
+
+impl Fairness {
+    /// The record from what a store read: `times` = (prequeue_opens_at, opens_at,
+    /// closes_at) in ms, `seed` as stored (`""`: not drawn yet; hidden here unless
+    /// [`seed_revealed`]), `closed` = (the room is closed, its event ended).
+    #[allow(clippy::too_many_arguments)]
+    pub fn from_parts(
+        mode: crate::config::QueueMode,
+        times: [Option<u64>; 3],
+        seed: String,
+        shuffled: bool,
+        prequeue_count: u64,
+        shuffles: u64,
+        now_ms: u64,
+        closed: (bool, bool),
+    ) -> Self {
+        let drawn = !seed.is_empty();
+        let revealed = drawn && seed_revealed(mode, shuffled, closed.0, closed.1);
+        Fairness {
+            mode,
+            prequeue_opens_at_ms: times[0],
+            opens_at_ms: times[1],
+            closes_at_ms: times[2],
+            commitment: drawn.then(|| commitment_of(&seed)),
+            seed: revealed.then_some(seed),
+            prequeue_count,
+            shuffled,
+            shuffles,
+            now_ms,
+        }
+    }
+}
+
+/// A fresh 32-byte event seed, as 64 lowercase hex.
+pub fn new_seed() -> String {
+    use rand::RngCore;
+    let mut b = [0u8; 32];
+    rand::thread_rng().fill_bytes(&mut b);
+    hex_lower(&b)
+}
+
+/// Lowercase hex of SHA-256 over the bytes `seed_hex` stands for (the commitment).
+pub fn commitment_of(seed_hex: &str) -> String {
+    use sha2::{Digest, Sha256};
+    let bytes = hex_bytes(seed_hex);
+    hex_lower(&Sha256::digest(bytes))
+}
+
+/// Bytes of a hex string (pairs that are not hex are skipped: seeds are always valid).
+pub fn hex_bytes(s: &str) -> Vec<u8> {
+    (0..s.len() / 2)
+        .filter_map(|i| u8::from_str_radix(s.get(2 * i..2 * i + 2)?, 16).ok())
+        .collect()
+}
+
+/// Lowercase hex of bytes.
+pub fn hex_lower(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+/// Whether the seed may be shown now: after the shuffle (the pre-queue's order is
+/// fixed), except in `random` mode, whose later draws it decides: then only once the
+/// room is closed or its event ended.
+pub fn seed_revealed(
+    mode: crate::config::QueueMode,
+    shuffled: bool,
+    closed: bool,
+    ended: bool,
+) -> bool {
+    if mode == crate::config::QueueMode::Random {
+        closed || ended
+    } else {
+        shuffled || ended
+    }
+}
+
+/// What one step of a shuffle did ([`Store::shuffle_step`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ShuffleStep {
+    /// Placed this many visitors (already placed ones are skipped).
+    Placed(u64),
+    /// The room was already shuffled: nothing done.
+    AlreadyDone,
+    /// The seed given is not the room's (it was redrawn, or the store lost its data).
+    WrongSeed,
+    /// Not time yet (before `opens_at`), or no pre-queue.
+    NotDue,
 }
 
 /// Admitted visitors first (by id), then queued ones by position: the order

@@ -89,8 +89,11 @@ room_fn!(RESTORE_SESSION, "restore_session");
 room_fn!(SESSIONS, "sessions");
 room_fn!(AWAY, "away");
 room_fn!(EXTEND_SESSION, "extend_session");
+room_fn!(EVENT_SEED, "event_seed");
+room_fn!(FAIRNESS, "fairness");
+room_fn!(SHUFFLE, "shuffle");
 
-const ROOM_FNS: [&RoomFn; 20] = [
+const ROOM_FNS: [&RoomFn; 23] = [
     &JOIN,
     &STATUS,
     &RELEASE,
@@ -111,6 +114,9 @@ const ROOM_FNS: [&RoomFn; 20] = [
     &SESSIONS,
     &AWAY,
     &EXTEND_SESSION,
+    &EVENT_SEED,
+    &FAIRNESS,
+    &SHUFFLE,
 ];
 
 /// The room library: `common.lua` and every room operation as a Redis Function, loaded
@@ -471,7 +477,7 @@ fn parse_snapshot(v: Value) -> StoreResult<Snapshot> {
 /// Parses `room_view()` from `common.lua`.
 fn parse_room_view(v: Value) -> StoreResult<RoomView> {
     let a = as_array(v)?;
-    if a.len() != 13 {
+    if a.len() != 14 {
         return Err(protocol("room view arity"));
     }
     Ok(RoomView {
@@ -488,6 +494,7 @@ fn parse_room_view(v: Value) -> StoreResult<RoomView> {
         admits: u(&a[10])?,
         mode: crate::config::QueueMode::parse(&as_string(&a[11])?).unwrap_or_default(),
         queue_all: as_int(&a[12])? == 1,
+        phase: crate::config::schedule::EventPhase::parse(&as_string(&a[13])?),
     })
 }
 
@@ -635,6 +642,26 @@ fn patch_fields(p: &RoomPatch) -> Vec<String> {
     if let Some(v) = &p.webhook_secret {
         put("wh_secret", v.expose().to_string());
     }
+    let ms = |v: Option<u64>| v.map(|x| x.to_string()).unwrap_or_default();
+    if let Some(v) = p.prequeue_opens_at {
+        put("pq_at", ms(v));
+    }
+    if let Some(v) = p.opens_at {
+        put("open_at", ms(v));
+    }
+    if let Some(v) = p.closes_at {
+        put("close_at", ms(v));
+    }
+    let nonzero = |v: u64| if v == 0 { String::new() } else { v.to_string() };
+    if let Some(v) = p.event_capacity {
+        put("ev_capacity", nonzero(v));
+    }
+    if let Some(v) = p.event_session_ttl_secs {
+        put("ev_ttl_ms", nonzero(v * 1000));
+    }
+    if let Some(v) = p.event_max_admissions_per_minute {
+        put("ev_rate_cap", nonzero(v));
+    }
     f
 }
 
@@ -769,7 +796,24 @@ fn cfg_fields(cfg: &RoomConfig) -> Vec<String> {
             .as_ref()
             .map(|s| s.expose().to_string())
             .unwrap_or_default(),
+        "pq_at".into(),
+        opt(cfg.prequeue_opens_at),
+        "open_at".into(),
+        opt(cfg.opens_at),
+        "close_at".into(),
+        opt(cfg.closes_at),
+        "ev_capacity".into(),
+        opt(cfg.event_capacity),
+        "ev_ttl_ms".into(),
+        opt(cfg.event_session_ttl_secs.map(|s| s * 1000)),
+        "ev_rate_cap".into(),
+        opt(cfg.event_max_admissions_per_minute),
     ]
+}
+
+/// An optional number as the config hash holds it (`""`: none).
+fn opt(v: Option<u64>) -> String {
+    v.map(|x| x.to_string()).unwrap_or_default()
 }
 
 fn cfg_from_hash(room: &str, h: &std::collections::HashMap<String, String>) -> RoomConfig {
@@ -829,7 +873,18 @@ fn cfg_from_hash(room: &str, h: &std::collections::HashMap<String, String>) -> R
             .get("wh_secret")
             .filter(|v| !v.is_empty())
             .map(|v| crate::config::WebhookSecret::new(v.clone())),
+        prequeue_opens_at: some(h, "pq_at"),
+        opens_at: some(h, "open_at"),
+        closes_at: some(h, "close_at"),
+        event_capacity: some(h, "ev_capacity"),
+        event_session_ttl_secs: some(h, "ev_ttl_ms").map(|ms| ms / 1000),
+        event_max_admissions_per_minute: some(h, "ev_rate_cap"),
     }
+}
+
+/// An optional number of the config hash (absent or `""`: none).
+fn some(h: &std::collections::HashMap<String, String>, k: &str) -> Option<u64> {
+    h.get(k).and_then(|v| v.parse().ok())
 }
 
 #[async_trait]
@@ -889,6 +944,8 @@ impl Store for RedisStore {
         for part in WEBHOOK_PARTS {
             del.arg(self.room_key(room, part));
         }
+        del.arg(format!("{}:pq", self.room_key(room, "st")));
+        del.arg(format!("{}:pqd", self.room_key(room, "st")));
         for m in minute.saturating_sub(32)..=minute + 1 {
             del.arg(format!("{}:m:{m}", self.room_key(room, "st")));
         }
@@ -912,11 +969,21 @@ impl Store for RedisStore {
             .as_ref()
             .map_or((String::new(), 0), |l| (l.group.clone(), l.max));
         let lane = opts.lane.clone().unwrap_or_default();
+        // A seed to keep if this join opens the room's pre-queue (HSETNX in the script).
+        let seed = super::new_seed();
+        let score = opts.score.map(|s| s.to_string()).unwrap_or_default();
         parse_snapshot(
             self.run_room(
                 &JOIN,
                 room,
-                &[visitor.to_string(), group, max.to_string(), lane],
+                &[
+                    visitor.to_string(),
+                    group,
+                    max.to_string(),
+                    lane,
+                    seed,
+                    score,
+                ],
             )
             .await?,
         )
@@ -1058,6 +1125,7 @@ impl Store for RedisStore {
                     kind: get("type").unwrap_or_default(),
                     visitor: get("visitor"),
                     serial: get("serial").and_then(|s| s.parse().ok()),
+                    ticket: get("ticket").and_then(|s| s.parse().ok()),
                 }
             })
             .collect())
@@ -1623,6 +1691,73 @@ impl Store for RedisStore {
         Ok(())
     }
 
+    async fn event_seed(&self, room: &str, candidate: &str) -> StoreResult<String> {
+        as_string(
+            &self
+                .run_room(&EVENT_SEED, room, &[candidate.to_string()])
+                .await?,
+        )
+    }
+
+    async fn fairness(&self, room: &str) -> StoreResult<super::Fairness> {
+        let a = as_array(self.run_room(&FAIRNESS, room, &[]).await?)?;
+        if a.len() != 11 {
+            return Err(protocol("fairness arity"));
+        }
+        let time = |v: &Value| -> StoreResult<Option<u64>> { Ok(as_string(v)?.parse().ok()) };
+        let seed = as_string(&a[4])?;
+        let mode = crate::config::QueueMode::parse(&as_string(&a[3])?).unwrap_or_default();
+        let shuffled = as_int(&a[5])? == 1;
+        Ok(super::Fairness::from_parts(
+            mode,
+            [time(&a[0])?, time(&a[1])?, time(&a[2])?],
+            seed,
+            shuffled,
+            u(&a[6])?,
+            u(&a[7])?,
+            u(&a[8])?,
+            (as_int(&a[9])? == 1, as_int(&a[10])? == 1),
+        ))
+    }
+
+    async fn prequeue_page(&self, room: &str, offset: u64, count: u32) -> StoreResult<Vec<String>> {
+        if count == 0 {
+            return Ok(Vec::new());
+        }
+        let mut conn = self.conn.clone();
+        let v: Vec<String> = redis::cmd("ZRANGE")
+            .arg(self.room_key(room, "st:pq"))
+            .arg(offset)
+            .arg(offset + u64::from(count) - 1)
+            .query_async(&mut conn)
+            .await?;
+        Ok(v)
+    }
+
+    async fn shuffle_step(
+        &self,
+        room: &str,
+        seed: &str,
+        first_rank: u64,
+        visitors: &[String],
+        last: bool,
+    ) -> StoreResult<super::ShuffleStep> {
+        let mut args = vec![
+            seed.to_string(),
+            first_rank.to_string(),
+            if last { "1" } else { "0" }.to_string(),
+        ];
+        args.extend(visitors.iter().cloned());
+        let a = as_array(self.run_room(&SHUFFLE, room, &args).await?)?;
+        let kind = as_string(a.first().ok_or_else(|| protocol("shuffle arity"))?)?;
+        Ok(match kind.as_str() {
+            "placed" => super::ShuffleStep::Placed(u(a.get(1).unwrap_or(&Value::Nil))?),
+            "done" => super::ShuffleStep::AlreadyDone,
+            "wrong_seed" => super::ShuffleStep::WrongSeed,
+            _ => super::ShuffleStep::NotDue,
+        })
+    }
+
     async fn epoch(&self, candidate: &str) -> StoreResult<String> {
         let mut conn = self.conn.clone();
         let key = format!("{}:epoch", self.prefix);
@@ -1888,8 +2023,10 @@ mod tests {
             Value::Int(11),
             b("reject"),
             Value::Int(1),
+            b("prequeue"),
         ]))
         .unwrap();
+        assert_eq!(v.phase, crate::config::schedule::EventPhase::Prequeue);
         assert_eq!(
             (v.queue_length, v.active, v.capacity, v.stock),
             (4, 2, 3, Some(9))

@@ -252,6 +252,7 @@ async fn join(
     let opts = JoinOptions {
         limit: Engine::place_limit(&cfg, client_ip(&req, &engine)),
         lane,
+        score: None,
     };
     let view = match engine.join_from(&room, &visitor, None, opts).await {
         Ok(view) => view,

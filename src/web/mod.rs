@@ -18,6 +18,7 @@ pub mod api;
 pub mod assets;
 pub mod demo;
 pub mod error;
+pub mod fairness;
 pub mod frame_guard;
 pub mod health;
 pub mod openapi;
@@ -40,6 +41,7 @@ use error::{json_error_handler, path_error_handler, query_error_handler};
 pub fn configure(cfg: &mut web::ServiceConfig) {
     health::configure(cfg);
     api::configure(cfg);
+    fairness::configure(cfg);
     openapi::configure(cfg);
     visitor::configure(cfg);
     ws::configure(cfg);

@@ -14,7 +14,7 @@ use utoipa::openapi::security::{ApiKey, ApiKeyValue, Http, HttpAuthScheme, Secur
 use utoipa::openapi::OpenApi as Document;
 use utoipa::{Modify, OpenApi};
 
-use super::{admin, api, health};
+use super::{admin, api, fairness, health};
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.service(openapi_json);
@@ -47,6 +47,7 @@ struct Root;
 pub fn document() -> Document {
     let mut doc = Root::openapi();
     doc.merge(api::Doc::openapi());
+    doc.merge(fairness::Doc::openapi());
     doc.merge(admin::api::Doc::openapi());
     doc.merge(health::Doc::openapi());
     doc

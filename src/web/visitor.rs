@@ -13,6 +13,7 @@ use super::support::{
 };
 use crate::config::RoomConfig;
 use crate::domain::admission::{resolve_return, Engine, Entrant, VisitorView};
+use crate::domain::i18n::drops::DropStrings;
 use crate::domain::i18n::{Lang, Strings};
 use crate::domain::identity::VISITOR_COOKIE;
 use crate::domain::ratelimit::LimitedAction;
@@ -92,18 +93,34 @@ struct ScriptConfig<'a> {
     keep_open: String,
     /// The sentence for `eta_reason: "you_were_away"`, with the room's timeout in it.
     away_note: String,
+    /// The visitor's id (the part of the visitor token before the dot): what a drop's
+    /// shuffle ordered by, so the page can check its own rank.
+    visitor_id: Option<String>,
+    /// A drop's times (seconds since the epoch; none outside a drop) and the store's
+    /// clock (ms) the page was rendered at: the countdown runs on it.
+    opens_at: Option<u64>,
+    prequeue_opens_at: Option<u64>,
+    now_ms: u64,
+    /// `event_ended` on a room closed by its event's end.
+    closed_reason: Option<&'static str>,
     strings: &'static Strings,
+    drop_strings: &'static DropStrings,
 }
 
 #[derive(Template)]
 #[template(path = "queue.html")]
 struct QueuePage {
     t: &'static Strings,
+    d: &'static DropStrings,
+    /// A drop before its opening: the countdown is shown (and runs in the script).
+    counting: bool,
+    /// The countdown as rendered (the script takes over on the server's clock).
+    countdown: String,
     footer: &'static str,
     room_name: String,
     state: &'static str,
     title: &'static str,
-    lead: &'static str,
+    lead: String,
     waiting: bool,
     position: u64,
     ahead: String,
@@ -237,6 +254,8 @@ fn texts(
         VisitorState::Rejected => (t.title_rejected, t.lead_rejected),
         VisitorState::NotQueued => (t.title_not_queued, t.lead_not_queued),
         VisitorState::Admitted => (t.title_admitted, t.lead_admitted),
+        VisitorState::Scheduled => (t.title_scheduled, t.lead_scheduled),
+        VisitorState::Prequeue => (t.title_prequeue, t.lead_prequeue),
     }
 }
 
@@ -307,6 +326,7 @@ async fn queue_page_inner(
             JoinOptions {
                 limit: Engine::place_limit(&cfg, client_ip(req, engine)),
                 lane,
+                score: None,
             },
         )
         .await
@@ -361,7 +381,7 @@ async fn verifying_page(
     let mut page = queue_page_body(room, cfg, &view, q, lang, Some(&grant), grace);
     page.state = "verifying";
     page.title = t.pow_title;
-    page.lead = t.pow_lead;
+    page.lead = t.pow_lead.into();
     let mut config: serde_json::Value =
         serde_json::from_str(&page.config).map_err(|e| ApiError::Internal(e.to_string()))?;
     config["pow_check"] = serde_json::json!(true);
@@ -398,6 +418,27 @@ fn keep_open(t: &crate::domain::i18n::Strings, cfg: &RoomConfig, hidden_grace_se
         );
     }
     s
+}
+
+/// A drop before its opening: the lead with the time in it (in UTC here; the script
+/// writes it in the visitor's time zone) and the countdown, on the store's clock.
+struct DropTexts {
+    lead: String,
+    countdown: String,
+}
+
+fn drop_texts(lang: Lang, cfg: &RoomConfig, view: &VisitorView) -> Option<DropTexts> {
+    let d = lang.drop_strings();
+    let (lead, at) = match view.state {
+        VisitorState::Scheduled => (d.lead_scheduled, cfg.prequeue_opens_at.or(cfg.opens_at)?),
+        VisitorState::Prequeue => (d.lead_prequeue, cfg.opens_at?),
+        _ => return None,
+    };
+    let now = view.now_ms.unwrap_or_else(crate::clock::wall_ms);
+    Some(DropTexts {
+        lead: lead.replace("{time}", &DropStrings::utc(at)),
+        countdown: d.countdown(lang, at.saturating_sub(now)),
+    })
 }
 
 /// Where the script runs: the queue page (with its socket grant, if any) or the widget
@@ -457,7 +498,19 @@ fn script_config(
         support_code: view.map(|v| v.support_code.clone()).unwrap_or_default(),
         keep_open: keep_open(lang.strings(), cfg, hidden_grace_secs),
         away_note: with_timeout(lang.strings().you_were_away, cfg),
+        visitor_id: view.and_then(|v| {
+            v.visitor_token
+                .split_once('.')
+                .map(|(id, _)| id.to_string())
+        }),
+        opens_at: cfg.opens_at.map(|ms| ms / 1000),
+        prequeue_opens_at: cfg.prequeue_opens_at.map(|ms| ms / 1000),
+        now_ms: view
+            .and_then(|v| v.now_ms)
+            .unwrap_or_else(crate::clock::wall_ms),
+        closed_reason: view.and_then(|v| v.closed_reason),
         strings: lang.strings(),
+        drop_strings: lang.drop_strings(),
     };
     // unwrap: this struct always serialises.
     serde_json::to_string(&c).unwrap()
@@ -473,12 +526,21 @@ fn queue_page_body(
     hidden_grace_secs: u64,
 ) -> QueuePage {
     let t = lang.strings();
-    let (title, mut lead) = texts(t, view.state, view.position > 0);
+    let (mut title, mut lead) = texts(t, view.state, view.position > 0);
+    if view.closed_reason.is_some() {
+        (title, lead) = (t.title_event_ended, t.lead_event_ended);
+    }
     // With priority lanes the line is not first come first served overall: never say so.
     let lanes = !cfg.lanes.is_empty();
     if lanes && view.state == VisitorState::Queued {
         lead = t.lead_queued_lanes;
     }
+    // A drop's line is the draw's order, then arrival's.
+    let is_drop = cfg.opens_at.is_some();
+    if is_drop && view.state == VisitorState::Queued {
+        lead = lang.drop_strings().lead_queued_drop;
+    }
+    let drop = drop_texts(lang, cfg, view);
     let start = q.start.unwrap_or(0).max(view.position);
     let mut refresh = vec![
         ("start", start.to_string()),
@@ -496,11 +558,25 @@ fn queue_page_body(
     }
     QueuePage {
         t,
-        footer: if lanes { t.footer_lanes } else { t.footer },
+        d: lang.drop_strings(),
+        counting: drop.is_some(),
+        countdown: drop
+            .as_ref()
+            .map(|d| d.countdown.clone())
+            .unwrap_or_default(),
+        footer: if is_drop {
+            lang.drop_strings().footer_drop
+        } else if lanes {
+            t.footer_lanes
+        } else {
+            t.footer
+        },
         room_name: cfg.display_name().to_string(),
         state: view.state.as_str(),
         title,
-        lead,
+        lead: drop
+            .as_ref()
+            .map_or_else(|| lead.to_string(), |d| d.lead.clone()),
         waiting: matches!(view.state, VisitorState::Queued | VisitorState::Paused),
         position: view.position,
         ahead: if view.state == VisitorState::Paused && view.position <= 1 {

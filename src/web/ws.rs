@@ -132,6 +132,7 @@ async fn ws(
             JoinOptions {
                 limit: Engine::place_limit(&cfg, client_ip(&req, &engine)),
                 lane: None,
+                score: None,
             },
         )
         .await?;

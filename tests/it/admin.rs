@@ -1,5 +1,6 @@
 //! The admin API and dashboard auth, on a real Redis, across two instances.
 
+mod fifo;
 mod stock;
 mod versions;
 mod visitors;

@@ -516,3 +516,53 @@ async fn the_admin_login_page_is_accessible_with_and_without_an_error() {
     assert_accessible(&c, "the admin login page with an error").await;
     c.close().await.unwrap();
 }
+
+/// A drop's card shows the commitment before the opening, the seed after it, and the
+/// FIFO audit (0 discordant pairs: the shuffle hands out tickets in the drawn order).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_drops_card_shows_the_commitment_then_the_seed_and_the_fifo_audit() {
+    let now = anteroom::clock::wall_ms();
+    let d = dashboard(
+        vec![RoomConfig {
+            name: "Sneaker drop".into(),
+            prequeue_opens_at: Some(now - 60_000),
+            opens_at: Some(now + 4_000),
+            ..room("d", 1)
+        }],
+        1200,
+    )
+    .await;
+    let (app, c) = (&d.app, &d.c);
+    let mut tokens = Vec::new();
+    for _ in 0..3 {
+        tokens.push(app.join("d").await.token());
+    }
+    let commitment = app.get("/api/rooms/d/fairness").await.body["commitment"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    // The card reads its details when it is drawn (then every 30 s): draw it again.
+    c.refresh().await.unwrap();
+    wait_text(c, "#room-d [data-f=commitment]", &commitment).await;
+    wait_text_contains(c, "#room-d [data-f=seed]", "not revealed yet").await;
+
+    let seed = wait_until(DEADLINE, "the shuffle", || async {
+        let f = app.get("/api/rooms/d/fairness").await;
+        f.body["seed"].as_str().map(str::to_string)
+    })
+    .await;
+    // The one drawn first is in; it leaves and the next comes in from the line.
+    tokens.sort_by_key(|t| anteroom::store::fairness_digest(&seed, t.split_once('.').unwrap().0));
+    assert_eq!(app.release("d", &tokens[0]).await.status, 204);
+    c.refresh().await.unwrap();
+    wait_text(c, "#room-d [data-f=seed]", &seed).await;
+    wait_text(c, "#room-d [data-f=prequeue]", "3 in the pre-queue").await;
+    wait_text(
+        c,
+        "#room-d [data-f=fifo_audit]",
+        "0 discordant pairs in 2 admissions (Kendall tau 0.000)",
+    )
+    .await;
+    screenshot(c, "admin-drop").await;
+    assert_accessible(c, "the dashboard with a drop").await;
+}

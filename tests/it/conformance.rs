@@ -12,7 +12,9 @@ use anteroom::store::{
 use futures_util::future::join_all;
 use futures_util::StreamExt;
 
+mod drops;
 mod modes;
+use drops::*;
 use modes::*;
 mod webhooks;
 use webhooks::*;
@@ -1079,6 +1081,7 @@ async fn join_in(s: &Arc<dyn Store>, i: usize, lane: &str) -> anteroom::store::S
     let opts = anteroom::store::JoinOptions {
         limit: None,
         lane: (!lane.is_empty()).then(|| lane.to_string()),
+        score: None,
     };
     s.join_with("r", &v(i), &opts).await.unwrap()
 }
@@ -1755,6 +1758,44 @@ async fn every_change_adds_its_event_to_the_rooms_stream(b: Backend) {
     assert!(s.events("r", &got[8].id, 10).await.unwrap().is_empty());
 }
 
+/// An admission from the line carries the ticket its visitor held (a walk-in none), so
+/// the FIFO audit can compare admission order with ticket order: in a FIFO room the
+/// tickets rise (no discordant pair).
+async fn admissions_from_the_line_carry_their_ticket(b: Backend) {
+    let b = b.with_room(room("r", 1)).await;
+    let s = &b.store;
+    s.join("r", &v(0)).await.unwrap(); // a walk-in
+    for i in 1..=3 {
+        s.join("r", &v(i)).await.unwrap();
+    }
+    for i in 0..3 {
+        s.release("r", &v(i)).await.unwrap(); // lets the next in
+    }
+    let got = s.events("r", "0", 100).await.unwrap();
+    let admissions: Vec<(Option<String>, Option<u64>)> = got
+        .iter()
+        .filter(|e| e.kind == "admission")
+        .map(|e| (e.visitor.clone(), e.ticket))
+        .collect();
+    assert_eq!(admissions.len(), 4, "{got:?}");
+    assert_eq!(
+        admissions[0],
+        (Some(v(0)), None),
+        "a walk-in holds no ticket"
+    );
+    let tickets: Vec<u64> = admissions[1..]
+        .iter()
+        .map(|(_, t)| t.expect("an admission from the line has its ticket"))
+        .collect();
+    assert!(tickets.windows(2).all(|w| w[0] < w[1]), "{tickets:?}");
+    let audit = anteroom::domain::fifo_audit::FifoAudit::of_events(&got);
+    assert_eq!((audit.admissions, audit.discordant_pairs), (3, 0));
+    assert!(got
+        .iter()
+        .filter(|e| e.kind != "admission")
+        .all(|e| e.ticket.is_none()));
+}
+
 macro_rules! conformance {
     ($($name:ident),* $(,)?) => {
         mod memory {
@@ -1815,6 +1856,7 @@ conformance!(
     live_sessions_are_listed_with_their_admissions,
     a_hidden_page_keeps_its_place_past_the_heartbeat_timeout,
     every_change_adds_its_event_to_the_rooms_stream,
+    admissions_from_the_line_carry_their_ticket,
     revocations_are_read_in_order_from_a_cursor,
     release_reports_the_live_session_it_ended,
     a_live_session_is_extended_up_to_its_cap,
@@ -1826,4 +1868,10 @@ conformance!(
     queue_all_overrides_passthrough_and_reject,
     back_from_passthrough_the_rate_cap_counts_its_admissions,
     webhook_retries_cursor_and_dead_letters_are_kept,
+    a_prequeue_is_shuffled_once_in_the_published_order,
+    a_scheduled_room_takes_no_place_and_an_ended_event_closes,
+    event_overrides_apply_only_inside_the_window,
+    random_mode_admits_in_the_seeds_hmac_order,
+    an_open_socket_is_enrolled_in_the_prequeue,
+    the_prequeue_counts_against_the_places_per_group_cap,
 );

@@ -134,7 +134,7 @@ async fn modes_switched_live_change_joins_sockets_and_the_audit_log() {
 #[tokio::test]
 async fn an_unknown_mode_is_refused_naming_the_field() {
     let (app, _redis) = admin_app(vec![room("r", 1)]).await;
-    for bad in [json!("random"), json!("FIFO"), json!(3)] {
+    for bad in [json!("lottery"), json!("FIFO"), json!(3)] {
         let r = admin(
             &app,
             Method::PUT,
@@ -155,7 +155,7 @@ fn an_unknown_mode_in_the_config_file_stops_start_up_naming_the_field() {
     let path = dir.path().join("anteroom.toml");
     std::fs::write(
         &path,
-        "[[rooms]]\nid = \"r\"\ntarget_url = \"https://x.example/\"\nmode = \"random\"\n",
+        "[[rooms]]\nid = \"r\"\ntarget_url = \"https://x.example/\"\nmode = \"lottery\"\n",
     )
     .unwrap();
     let err = anteroom::config::Settings::load(Some(&path))

@@ -20,6 +20,8 @@ const API_ROUTES: &[&str] = &[
     "GET /api/openapi.json",
     "POST /api/rooms/{room}/join",
     "GET /api/rooms/{room}/status",
+    "GET /api/rooms/{room}/fairness",
+    "GET /api/rooms/{room}/fairness/digests",
     "POST /api/rooms/{room}/release",
     "POST /api/rooms/{room}/away",
     "GET /api/rooms/{room}/verify",

@@ -40,8 +40,31 @@ local function now_ms()
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
 
-local function load_cfg()
-  local v = redis.call('HMGET', K_CFG, 'capacity', 'rate_cap', 'ttl_ms', 'stock', 'paused', 'closed', 'hb_ms', 'target', 'lane_strides', 'hold_until', 'mode', 'queue_all')
+-- A scheduled time or override from the config hash ('' or absent: none).
+local function opt_num(x)
+  if x == nil or x == false or x == '' then return nil end
+  return tonumber(x)
+end
+
+-- The pre-queue (visitor -> when they joined it), derived from `st` like the minute keys.
+local K_PQ
+
+-- Where the room's scheduled event stands (EventPhase::at in config/schedule.rs, the same
+-- rule): 'ended' from close_at; 'scheduled' before the pre-queue (or the opening, without
+-- one); 'prequeue' from pq_at until the shuffle is done (it runs at open_at); else 'open'.
+local function event_phase(cfg, now)
+  if cfg.close_at and now >= cfg.close_at then return 'ended' end
+  local first = cfg.pq_at or cfg.open_at
+  if first and now < first then return 'scheduled' end
+  if cfg.pq_at and cfg.open_at then
+    if now < cfg.open_at or redis.call('HGET', K_ST, 'shuffled') ~= '1' then return 'prequeue' end
+  end
+  return 'open'
+end
+
+local function load_cfg_raw()
+  local v = redis.call('HMGET', K_CFG, 'capacity', 'rate_cap', 'ttl_ms', 'stock', 'paused', 'closed', 'hb_ms', 'target', 'lane_strides', 'hold_until', 'mode', 'queue_all',
+    'pq_at', 'open_at', 'close_at', 'ev_capacity', 'ev_ttl_ms', 'ev_rate_cap')
   if not v[1] then return nil end
   -- lanes: nil without lanes, else {stride = {lane = spacing}, names = {'', lane...}}
   -- from `lane_strides` ("=1429 members=3333": the general line first).
@@ -63,7 +86,71 @@ local function load_cfg()
     -- `fifo` (absent: a room written before modes), `passthrough` or `reject`; queue_all
     -- overrides every mode (docs/configuration.md#queueing-modes).
     mode = (v[11] and v[11] ~= '') and v[11] or 'fifo', queue_all = v[12] == '1',
+    -- The scheduled event (ms, Redis time) and its overrides (docs/configuration.md).
+    pq_at = opt_num(v[13]), open_at = opt_num(v[14]), close_at = opt_num(v[15]),
+    ev_capacity = opt_num(v[16]), ev_ttl_ms = opt_num(v[17]), ev_rate_cap = opt_num(v[18]),
   }
+end
+
+-- The event's phase at `now` (cfg.phase), its overrides applied between open_at and
+-- close_at, and an ended event closing the room (cfg.closed, cfg.ended). Every room
+-- script calls this right after load_cfg with its `now`.
+local function apply_event(cfg, now)
+  if not cfg then return cfg end
+  cfg.phase = 'open'
+  if not (cfg.pq_at or cfg.open_at or cfg.close_at) then return cfg end
+  cfg.phase = event_phase(cfg, now)
+  if cfg.phase == 'ended' then
+    cfg.closed = true
+    cfg.ended = true
+  end
+  if cfg.open_at and now >= cfg.open_at and not (cfg.close_at and now >= cfg.close_at) then
+    if cfg.ev_capacity then cfg.capacity = cfg.ev_capacity end
+    if cfg.ev_ttl_ms then cfg.ttl_ms = cfg.ev_ttl_ms end
+    if cfg.ev_rate_cap then cfg.rate_cap = cfg.ev_rate_cap end
+  end
+  return cfg
+end
+
+-- The room's configuration as in force now (see apply_event), or nil without the room.
+local function load_cfg()
+  local cfg = load_cfg_raw()
+  if not cfg then return nil end
+  -- The clock is read here only for a room with an event: the hot path of a room
+  -- without one costs no extra call.
+  if cfg.pq_at or cfg.open_at or cfg.close_at then
+    apply_event(cfg, now_ms())
+  else
+    cfg.phase = 'open'
+  end
+  return cfg
+end
+
+-- The event's times as stored, to tell whether a write moved them (event_reset).
+local function event_times()
+  local t = redis.call('HMGET', K_CFG, 'pq_at', 'open_at')
+  return (t[1] or '') .. '/' .. (t[2] or '')
+end
+
+-- A write that moved the pre-queue's opening or the opening starts a new event: a new
+-- seed is drawn, and the pre-queue, its placements and the shuffle count start again.
+local function event_reset(before)
+  if event_times() == before then return end
+  redis.call('HDEL', K_ST, 'seed', 'shuffled', 'shuffles', 'pq_base')
+  redis.call('DEL', K_PQ, K_ST .. ':pqd')
+end
+
+-- The pre-queue's tickets are reserved once the opening has come (the pre-queue no longer
+-- grows then): `pq_base` is where they start, and `seq` moves past the pre-queue's size,
+-- so everyone who joins after the opening queues behind the whole pre-queue, in arrival
+-- order, even while the shuffle is still placing it. Idempotent.
+local function reserve_prequeue()
+  if redis.call('HEXISTS', K_ST, 'pq_base') == 1 then return end
+  local s = redis.call('HMGET', K_ST, 'seq', 'vt')
+  local base = math.max(tonumber(s[1]) or 0, tonumber(s[2]) or 0)
+  local n = redis.call('ZCARD', K_PQ)
+  redis.call('HSET', K_ST, 'pq_base', string.format('%d', base),
+    'seq', string.format('%d', base + (n + 1) * LANE_STRIDE))
 end
 
 -- Sessions whose expiry is still ahead. Expired ones are pruned by the reaper in
@@ -82,6 +169,7 @@ local function bind(keys)
   K_ENDS = K_ST .. ':ends'
   K_LANEV = K_ST .. ':lane'
   K_LANES = K_ST .. ':lanes'
+  K_PQ = K_ST .. ':pq'
   ACTIVE = nil
 end
 
@@ -99,6 +187,7 @@ end
 -- Nobody is let in now: paused, closed, held, rejecting or queueing all.
 local function holding(cfg, now)
   return cfg.paused or cfg.closed or cfg.queue_all or cfg.mode == 'reject' or cfg.hold_until > now
+    or (cfg.phase ~= nil and cfg.phase ~= 'open')
 end
 
 -- How many admissions may happen right now. In passthrough only stock limits them
@@ -160,7 +249,7 @@ end
 -- not a stay (its visitor left before their turn) and is left out of the ETA's ends.
 -- Adds an event to the room's stream, in the script that makes the change, so a change
 -- is never without its event: `type`, then `visitor` and `serial` when they apply.
-local function event(kind, v, serial)
+local function event(kind, v, serial, ticket)
   local fields = {'type', kind}
   if v then
     fields[#fields + 1] = 'visitor'
@@ -170,10 +259,16 @@ local function event(kind, v, serial)
     fields[#fields + 1] = 'serial'
     fields[#fields + 1] = string.format('%d', serial)
   end
+  if ticket then
+    fields[#fields + 1] = 'ticket'
+    fields[#fields + 1] = string.format('%d', ticket)
+  end
   redis.call('XADD', K_STREAM, 'MAXLEN', '~', STREAM_KEEP, '*', unpack(fields))
 end
 
-local function admit(cfg, v, now, unclaimed)
+-- `ticket`: v's place's ticket when let in from the line (on the `admission` event, so a
+-- FIFO audit can compare admission order with ticket order); nil for a walk-in.
+local function admit(cfg, v, now, unclaimed, ticket)
   local serial = redis.call('HINCRBY', K_ST, 'admits', 1)
   local joined = redis.call('HGET', K_JT, v)
   local wait = 0
@@ -185,7 +280,7 @@ local function admit(cfg, v, now, unclaimed)
   redis.call('ZADD', K_ACT, now + cfg.ttl_ms, v)
   if ACTIVE ~= nil then ACTIVE = ACTIVE + 1 end
   redis.call('HSET', K_SESS, v, serial .. ':' .. now .. (unclaimed and ':u' or ''))
-  event('admission', v, serial)
+  event('admission', v, serial, ticket)
   if cfg.stock >= 0 and redis.call('SADD', K_UNITS, v) == 1 then
     cfg.stock = cfg.stock - 1
     redis.call('HSET', K_CFG, 'stock', cfg.stock)
@@ -274,7 +369,7 @@ local function promote(cfg, now, limit)
     local v = heads[i]
     redis.call('ZREM', K_Q, v)
     redis.call('ZREM', K_HB, v)
-    events[#events + 1] = admit(cfg, v, now, true)
+    events[#events + 1] = admit(cfg, v, now, true, tonumber(heads[i + 1]))
     out[#out + 1] = v
   end
   -- The last ticket let in: where a lane that was idle starts again (enqueue).
@@ -314,6 +409,14 @@ end
 -- `pos`: the caller's ZRANK + 1 when it has one (0: not queued), else read here.
 -- `place`: {ticket, joined_ms} of a queued visitor when the caller has them (join and
 -- restore_place; status leaves them 0, to stay cheap).
+-- Pre-queued visitors the shuffle has not placed yet, once the opening came: they are
+-- ahead of everyone in the line (reserve_prequeue), so positions and the line's length
+-- count them. 0 otherwise.
+local function unplaced(cfg, now)
+  if cfg.phase ~= 'prequeue' or not cfg.open_at or now < cfg.open_at then return 0 end
+  return redis.call('ZCARD', K_PQ) - redis.call('ZCARD', K_ST .. ':pqd')
+end
+
 local function reply(state, v, cfg, now, promoted, away, pos, place)
   local serial, issued, expires = 0, 0, 0
   if state == 'admitted' then
@@ -326,7 +429,9 @@ local function reply(state, v, cfg, now, promoted, away, pos, place)
   end
   local ticket, joined = 0, 0
   if place and pos > 0 then ticket, joined = place[1], place[2] end
-  return {state, pos, redis.call('ZCARD', K_Q), active_count(now), cfg.capacity, cfg.ttl_ms,
+  local ahead = unplaced(cfg, now)
+  if pos > 0 then pos = pos + ahead end
+  return {state, pos, redis.call('ZCARD', K_Q) + ahead, active_count(now), cfg.capacity, cfg.ttl_ms,
     cfg.stock, serial, issued, expires, now, promoted, cfg.rate_cap, cfg.target,
     away and 1 or 0, tonumber(redis.call('HGET', K_ST, 'admits')) or 0, ticket, joined}
 end
@@ -339,6 +444,8 @@ end
 -- State of a visitor who holds no live session.
 local function waiting_state(cfg, queued)
   if cfg.closed then return 'closed' end
+  if cfg.phase == 'scheduled' then return 'scheduled' end
+  if cfg.phase == 'prequeue' and not queued then return 'prequeue' end
   if cfg.stock == 0 then return 'sold_out' end
   if rejecting(cfg) then return 'rejected' end
   if not queued then return 'not_queued' end
@@ -349,9 +456,10 @@ end
 -- Room-wide figures: {queue_length, active, capacity, ttl_ms, stock, now, rate_cap,
 -- target, paused, closed, admits, mode, queue_all}
 local function room_view(cfg, now)
-  return {redis.call('ZCARD', K_Q), active_count(now), cfg.capacity, cfg.ttl_ms, cfg.stock,
+  return {redis.call('ZCARD', K_Q) + unplaced(cfg, now), active_count(now), cfg.capacity, cfg.ttl_ms, cfg.stock,
     now, cfg.rate_cap, cfg.target, cfg.paused and 1 or 0, cfg.closed and 1 or 0,
-    tonumber(redis.call('HGET', K_ST, 'admits')) or 0, cfg.mode, cfg.queue_all and 1 or 0}
+    tonumber(redis.call('HGET', K_ST, 'admits')) or 0, cfg.mode, cfg.queue_all and 1 or 0,
+    cfg.phase or 'open'}
 end
 
 -- When v's session was issued (ms) and whether it is unclaimed, or nil without one.

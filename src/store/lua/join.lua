@@ -1,15 +1,54 @@
 -- join(visitor, group, max, lane): idempotent. ARGV[1] = visitor id; ARGV[2] = the group
 -- a new place counts against ('' for none: see PlaceLimit in store/mod.rs), ARGV[3] = the
 -- most places or live sessions the group may hold, ARGV[4] = the lane a new place goes in
--- ('' = the general line; see enqueue). Returns the reply, or {'too_many_places'}
+-- ('' = the general line; see enqueue), ARGV[5] = a candidate event seed (64 hex; kept
+-- only if the room has none when this join opens its pre-queue), ARGV[6] = the new place's
+-- ticket in `random` mode ('' otherwise). Returns the reply, or {'too_many_places'}
 -- (nothing taken), or {'held', ms left} while a re-created room holds new places
 -- (put_room).
 local v = ARGV[1]
+-- Counts a new place against the group's cap (places that ended are dropped from the
+-- group as it is read; the group's set is at most max plus those). Returns false, taking
+-- nothing, when the group already holds the most it may: places in line, in the
+-- pre-queue, or live sessions.
+local function take_group_place(now)
+  local group = ARGV[2] and ARGV[2] ~= '' and (K_ST .. ':ip:' .. ARGV[2]) or nil
+  if not group then return true end
+  local held = redis.call('ZRANGE', group, 0, -1)
+  local n = 0
+  for i = 1, #held do
+    if redis.call('ZSCORE', K_Q, held[i]) or redis.call('ZSCORE', K_PQ, held[i])
+      or is_admitted(held[i], now) then
+      n = n + 1
+    else
+      redis.call('ZREM', group, held[i])
+    end
+  end
+  if n >= tonumber(ARGV[3]) then return false end
+  redis.call('ZADD', group, now, v)
+  redis.call('PEXPIRE', group, PLACE_GROUP_TTL_MS)
+  return true
+end
 local cfg = load_cfg()
 if not cfg then return {'no_room'} end
 local now = now_ms()
 if is_admitted(v, now) then return reply('admitted', v, cfg, now, {}) end
 if cfg.closed then return reply('closed', v, cfg, now, {}) end
+-- A scheduled event: before its pre-queue no place is taken; in the pre-queue a visitor
+-- waits unordered (the shuffle at open_at orders it); after open_at, until the shuffle
+-- is done, newcomers queue behind the whole pre-queue (reserve_prequeue).
+if cfg.phase == 'scheduled' then return reply('scheduled', v, cfg, now, {}, false, 0) end
+if cfg.phase == 'prequeue' and not redis.call('ZSCORE', K_Q, v) then
+  if redis.call('ZSCORE', K_PQ, v) then return reply('prequeue', v, cfg, now, {}, false, 0) end
+  if now < cfg.open_at then
+    if cfg.stock == 0 then return reply('sold_out', v, cfg, now, {}) end
+    if not take_group_place(now) then return {'too_many_places'} end
+    if ARGV[5] and ARGV[5] ~= '' then redis.call('HSETNX', K_ST, 'seed', ARGV[5]) end
+    redis.call('ZADD', K_PQ, 'NX', now, v)
+    return reply('prequeue', v, cfg, now, {}, false, 0)
+  end
+  reserve_prequeue()
+end
 -- Rejecting: no promotion and no new place; a place already held is kept (and its
 -- heartbeat refreshed), shown with the `rejected` state.
 if rejecting(cfg) then
@@ -33,31 +72,23 @@ if cfg.hold_until > now then return {'held', cfg.hold_until - now} end
 -- Dropped for silence earlier? Then this join puts them at the back, and says so.
 local away = redis.call('ZREM', K_AWAY, v) == 1
 if cfg.stock == 0 then return reply('sold_out', v, cfg, now, promoted) end
--- A new place: count it against the group's cap first (places that ended are dropped
--- from the group as it is read; the group's set is at most max plus those).
-local group = ARGV[2] and ARGV[2] ~= '' and (K_ST .. ':ip:' .. ARGV[2]) or nil
-if group then
-  local held = redis.call('ZRANGE', group, 0, -1)
-  local n = 0
-  for i = 1, #held do
-    if redis.call('ZSCORE', K_Q, held[i]) or is_admitted(held[i], now) then
-      n = n + 1
-    else
-      redis.call('ZREM', group, held[i])
-    end
-  end
-  if n >= tonumber(ARGV[3]) then return {'too_many_places'} end
-  redis.call('ZADD', group, now, v)
-  redis.call('PEXPIRE', group, PLACE_GROUP_TTL_MS)
-end
+-- A new place: count it against the group's cap first.
+if not take_group_place(now) then return {'too_many_places'} end
 -- A walk-in: nobody waiting ahead (in passthrough there is no line to respect) and a
 -- slot free; never while paused or queueing all.
-if not cfg.paused and not cfg.queue_all
+if not cfg.paused and not cfg.queue_all and cfg.phase == 'open'
   and (cfg.mode == 'passthrough' or redis.call('ZCARD', K_Q) == 0) and free_slots(cfg, now) > 0 then
   publish({admit(cfg, v, now)})
   return reply('admitted', v, cfg, now, promoted)
 end
-local ticket = enqueue(cfg, v, ARGV[4] or '')
+local ticket
+if cfg.mode == 'random' and ARGV[6] and ARGV[6] ~= '' then
+  -- Random mode: the ticket is the visitor's draw (HMAC of the seed, from Rust).
+  ticket = tonumber(ARGV[6])
+  redis.call('ZADD', K_Q, ARGV[6], v)
+else
+  ticket = enqueue(cfg, v, ARGV[4] or '')
+end
 redis.call('ZADD', K_HB, 'GT', now, v)
 redis.call('HSET', K_JT, v, now)
 return reply(waiting_state(cfg, true), v, cfg, now, promoted, away, nil, {ticket, now})

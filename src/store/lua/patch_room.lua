@@ -17,7 +17,9 @@ end
 if changed then
   local was_closed = cfg.closed
   local strides = redis.call('HGET', K_CFG, 'lane_strides')
+  local times = event_times()
   redis.call('HSET', K_CFG, unpack(ARGV, 2))
+  event_reset(times)
   settle_tickets(strides)
   version = redis.call('HINCRBY', K_CFG, 'version', 1)
   cfg = load_cfg()

@@ -7,7 +7,9 @@ if ARGV[1] == '1' and redis.call('EXISTS', K_CFG) == 1 then return 0 end
 local fields = {}
 for i = 3, #ARGV do fields[#fields + 1] = ARGV[i] end
 local strides = redis.call('HGET', K_CFG, 'lane_strides')
+local times = event_times()
 redis.call('HSET', K_CFG, unpack(fields))
+event_reset(times)
 local hold = tonumber(ARGV[2]) or 0
 if hold > 0 then
   redis.call('HSET', K_CFG, 'hold_until', string.format('%d', now_ms() + hold))

@@ -22,6 +22,11 @@ if exp then
   session_ended(v, exp < now and exp or now)
 end
 local left = redis.call('ZREM', K_Q, v)
+-- Leaving the pre-queue before the shuffle placed it (after, the pre-queue is the
+-- record the fairness digests are computed from, and stays).
+if cfg.phase ~= 'open' and not redis.call('ZSCORE', K_ST .. ':pqd', v) then
+  left = left + redis.call('ZREM', K_PQ, v)
+end
 if left == 1 then left_line(cfg, {v}, false) end
 local n = redis.call('ZREM', K_ACT, v) + left
 forget_active()

@@ -8,10 +8,16 @@ local cfg = load_cfg()
 if not cfg then return {'no_room'} end
 local now = now_ms()
 local entries = {}
+-- An open socket in the pre-queue's time is in the pre-queue: a page left open while the
+-- event was scheduled is enrolled when the pre-queue opens, as its join would have been.
+local enrol = cfg.phase == 'prequeue' and cfg.open_at and now < cfg.open_at and cfg.stock ~= 0
+local ahead = unplaced(cfg, now)
 for i = 1, #ARGV do
   local kind, a, b, c = place(ARGV[i], now)
+  if enrol and kind == -1 then redis.call('ZADD', K_PQ, 'NX', now, ARGV[i]) end
   if kind == 0 then redis.call('ZADD', K_HB, 'GT', now, ARGV[i]) end
   if kind == 1 then claim(ARGV[i]) end
+  if kind == 0 then a = a + ahead end
   entries[#entries + 1] = kind
   entries[#entries + 1] = a
   entries[#entries + 1] = b

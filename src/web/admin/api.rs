@@ -11,6 +11,7 @@ use crate::config::{QueueMode, RoomConfig};
 use crate::domain::admin::visitors::{self, Removal, VisitorMatch, Wanted};
 use crate::domain::admin::{self as service, AuditEntry, Overview, PutOutcome, Switch};
 use crate::domain::admission::Engine;
+use crate::domain::fifo_audit::{self, FifoAudit};
 use crate::domain::identity::{SupportCode, VisitorId};
 use crate::domain::live::RoomLive;
 use crate::store::{RoomPatch, StockChange, MAX_STOCK};
@@ -39,6 +40,7 @@ use crate::web::support::room_id;
     components(schemas(
         Overview,
         RoomDetail,
+        FifoAudit,
         RoomVersion,
         PutRoomBody,
         StaleRoom,
@@ -66,6 +68,9 @@ pub struct RoomDetail {
     pub config: RoomConfig,
     pub version: u64,
     pub live: RoomLive,
+    /// Admission order against ticket order over the last hour (0 discordant pairs in
+    /// a FIFO room).
+    pub fifo_audit: FifoAudit,
 }
 
 /// `409 conflict` of a `PUT` based on a version the room is no longer at: nothing
@@ -160,7 +165,7 @@ async fn list_rooms(_a: Admin, engine: web::Data<Engine>) -> Result<HttpResponse
     params(("room" = String, Path, description = "Room id, `[A-Za-z0-9_-]{1,64}`.")),
     security(("admin_token" = []), ("admin_session" = [])),
     responses(
-        (status = 200, description = "The room's configuration, version and live figures.", body = RoomDetail),
+        (status = 200, description = "The room's configuration, version, live figures and FIFO audit.", body = RoomDetail),
         (status = 404, description = "`unknown_room`; `not_found`: the admin interface is off.", body = ErrorBody),
         (status = 401, description = "`no_credential`, `invalid_token`.", body = ErrorBody, headers(("WWW-Authenticate" = String, description = "`Bearer`"))),
         (status = 403, description = "`forbidden`: a foreign `Origin`, or a dashboard session without the right `X-CSRF-Token`.", body = ErrorBody),
@@ -177,10 +182,12 @@ async fn get_room(
 ) -> Result<HttpResponse, ApiError> {
     let room = room_id(&room)?;
     let (config, version, live) = service::room(&engine, &room).await?;
+    let fifo_audit = fifo_audit::audit(&engine, &room).await?;
     Ok(HttpResponse::Ok().json(RoomDetail {
         config,
         version,
         live,
+        fifo_audit,
     }))
 }
 
@@ -212,7 +219,26 @@ fn put_body(mut body: Map<String, Value>) -> Result<PutRoomBody, ApiError> {
         if m.as_str().and_then(QueueMode::parse).is_none() {
             return Err(ApiError::invalid_field(
                 "mode",
-                "must be \"fifo\", \"passthrough\" or \"reject\"",
+                "must be \"fifo\", \"random\", \"passthrough\" or \"reject\"",
+            ));
+        }
+    }
+    // A scheduled event's times: RFC 3339, or "" to remove (named, as the mode).
+    for field in ["prequeue_opens_at", "opens_at", "closes_at"] {
+        let ok = match body.get(field) {
+            None | Some(Value::Null) => true,
+            Some(Value::String(t)) => {
+                t.trim().is_empty() || crate::config::schedule::parse_rfc3339_ms(t).is_some()
+            }
+            Some(_) => false,
+        };
+        if !ok {
+            return Err(ApiError::invalid_field(
+                field,
+                &format!(
+                    "{} (or \"\" to remove it)",
+                    crate::config::schedule::TIME_HINT
+                ),
             ));
         }
     }
