@@ -21,8 +21,14 @@ if exp then
   end
   session_ended(v, exp < now and exp or now)
 end
-local left = redis.call('ZREM', K_Q, v)
-if left == 1 then left_line(cfg, {v}, false) end
+local ticket = redis.call('ZSCORE', K_Q, v)
+local left = 0
+if ticket then
+  redis.call('ZREM', K_Q, v)
+  left = 1
+  left_line(cfg, {v}, false)
+  log_line('l', {{ticket, v}})
+end
 local n = redis.call('ZREM', K_ACT, v) + left
 forget_active()
 redis.call('HDEL', K_SESS, v)
