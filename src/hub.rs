@@ -45,8 +45,8 @@ use crate::store::{
     VisitorState, WatchEntry,
 };
 
-mod count;
-use count::Shifts;
+pub mod count;
+use count::{Counted, Counts};
 
 /// How often rooms are refreshed.
 pub const TICK: Duration = Duration::from_secs(1);
@@ -219,12 +219,8 @@ struct Watched {
     losses_seen: u64,
     /// When its place was put back after a loss (the status says so for a while).
     restored_at: Option<Instant>,
-    /// Counted locally (rooms without lanes): the place's ticket (0: none) and position,
-    /// exact at the line log's seq `at`, and whether they were read since connecting.
-    ticket: u64,
-    position: u64,
-    at: u64,
-    synced: bool,
+    /// Its place as counted locally (rooms without lanes).
+    counted: Counted,
     /// An admission read by `places`, to push at this tick.
     found: Option<WatchEntry>,
 }
@@ -543,26 +539,26 @@ impl Hub {
             r.to_hold.extend(again);
         }
         match &changes {
-            Some(changes) => recount(r, changes, cursor.seq),
+            Some(changes) => count::recount(&mut r.visitors, changes, cursor.seq),
             None => {
                 for (v, w) in r.visitors.iter_mut() {
                     if !hold.contains(v) {
-                        w.synced = false;
+                        w.counted.synced = false;
                     }
                 }
             }
         }
         if tick_no.is_multiple_of(GONE_RECHECK_TICKS) {
             for w in r.visitors.values_mut() {
-                if w.ticket == 0 && !w.admitted {
-                    w.synced = false;
+                if w.counted.ticket == 0 && !w.admitted {
+                    w.counted.synced = false;
                 }
             }
         }
         let unsynced: Vec<String> = r
             .visitors
             .iter()
-            .filter(|(_, w)| !w.synced && !w.admitted)
+            .filter(|(_, w)| !w.counted.synced && !w.admitted)
             .map(|(v, _)| v.clone())
             .collect();
         for chunk in unsynced.chunks(WATCH_BATCH) {
@@ -587,13 +583,13 @@ impl Hub {
         let mut results: Vec<(String, WatchEntry)> = r
             .visitors
             .iter_mut()
-            .filter(|(_, w)| w.synced && !w.admitted)
+            .filter(|(_, w)| w.counted.synced && !w.admitted)
             .map(|(v, w)| {
-                let entry = match (w.found.take(), w.ticket) {
+                let entry = match (w.found.take(), w.counted.ticket) {
                     (Some(admitted), _) => admitted,
                     (None, 0) => WatchEntry::Gone,
                     (None, _) => WatchEntry::Queued {
-                        position: w.position,
+                        position: w.counted.position,
                     },
                 };
                 (v.clone(), entry)
@@ -604,7 +600,7 @@ impl Hub {
             // Their places came back after the cursor: read them again next tick.
             for v in restored {
                 if let Some(w) = r.visitors.get_mut(&v) {
-                    w.synced = false;
+                    w.counted.synced = false;
                 }
             }
         }
@@ -866,20 +862,8 @@ impl Hub {
 }
 
 impl Watched {
-    /// Where the visitor stands, read from the store, exact at log seq `at`.
     fn place_at(&mut self, p: Placed, at: u64) {
-        self.synced = true;
-        self.at = at;
-        match p.entry {
-            WatchEntry::Queued { position } => {
-                self.ticket = p.ticket;
-                self.position = position;
-            }
-            WatchEntry::Admitted(_) | WatchEntry::Gone => {
-                self.ticket = 0;
-                self.position = 0;
-            }
-        }
+        self.counted.place_at(&p, at);
         // An admission read here is pushed by `push` (it is not yet `admitted`).
         if let WatchEntry::Admitted(_) = p.entry {
             self.found = Some(p.entry);
@@ -887,31 +871,9 @@ impl Watched {
     }
 }
 
-/// Applies the line log's `changes` (all after the room's last cursor) to every synced
-/// socket's position; a socket whose own place is in the log is read again.
-fn recount(r: &mut RoomConns, changes: &[crate::store::LineChange], seq: u64) {
-    for c in changes {
-        if let Some(w) = r.visitors.get_mut(&c.visitor) {
-            if c.seq > w.at && !w.admitted {
-                w.synced = false;
-            }
-        }
-    }
-    let mut shifts: Vec<Shifts> = Vec::new();
-    for w in r.visitors.values_mut() {
-        if w.synced && w.ticket > 0 && w.at < seq {
-            let i = match shifts.iter().position(|s| s.at == w.at) {
-                Some(i) => i,
-                None => {
-                    shifts.push(Shifts::after(changes, w.at));
-                    shifts.len() - 1
-                }
-            };
-            w.position = shifts[i].apply(w.position, w.ticket);
-        }
-        if w.synced {
-            w.at = w.at.max(seq);
-        }
+impl Counts for Watched {
+    fn counted(&mut self) -> Option<&mut Counted> {
+        (!self.admitted).then_some(&mut self.counted)
     }
 }
 

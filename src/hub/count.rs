@@ -6,7 +6,76 @@
 //! one. [`Shifts`] sorts the tickets of the entries after one cursor once, so each
 //! socket's new position is two binary searches.
 
-use crate::store::LineChange;
+use std::collections::HashMap;
+
+use crate::store::{LineChange, Placed, WatchEntry};
+
+/// One socket's place as the hub counts it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Counted {
+    /// The place's ticket (0: no place).
+    pub ticket: u64,
+    pub position: u64,
+    /// The line log's seq these are exact at.
+    pub at: u64,
+    /// Read from the store since connecting (or since the log last lost track of it).
+    pub synced: bool,
+}
+
+impl Counted {
+    /// Where the visitor stands, read from the store, exact at log seq `at`.
+    pub fn place_at(&mut self, p: &Placed, at: u64) {
+        self.synced = true;
+        self.at = at;
+        (self.ticket, self.position) = match p.entry {
+            WatchEntry::Queued { position } => (p.ticket, position),
+            WatchEntry::Admitted(_) | WatchEntry::Gone => (0, 0),
+        };
+    }
+}
+
+/// Something that holds a [`Counted`] place; `None` when it needs no counting (a socket
+/// already told of its admission).
+pub trait Counts {
+    fn counted(&mut self) -> Option<&mut Counted>;
+}
+
+impl Counts for Counted {
+    fn counted(&mut self) -> Option<&mut Counted> {
+        Some(self)
+    }
+}
+
+/// Applies the line log's `changes` (every entry after the room's last cursor, up to
+/// `seq`) to each socket's position; a socket whose own place is in the log is marked
+/// unsynced, to be read again.
+pub fn recount<T: Counts>(sockets: &mut HashMap<String, T>, changes: &[LineChange], seq: u64) {
+    for c in changes {
+        if let Some(w) = sockets.get_mut(&c.visitor).and_then(Counts::counted) {
+            if c.seq > w.at {
+                w.synced = false;
+            }
+        }
+    }
+    // Sockets read at different cursors (most share the last one): one Shifts each.
+    let mut shifts: Vec<Shifts> = Vec::new();
+    for w in sockets.values_mut().filter_map(Counts::counted) {
+        if !w.synced {
+            continue;
+        }
+        if w.ticket > 0 && w.at < seq {
+            let i = match shifts.iter().position(|s| s.at == w.at) {
+                Some(i) => i,
+                None => {
+                    shifts.push(Shifts::after(changes, w.at));
+                    shifts.len() - 1
+                }
+            };
+            w.position = shifts[i].apply(w.position, w.ticket);
+        }
+        w.at = w.at.max(seq);
+    }
+}
 
 /// The entries of the log after `at`, as sorted tickets.
 pub struct Shifts {

@@ -1069,13 +1069,14 @@ impl Store for MemoryStore {
     async fn reap(&self, room: &str, batch: u32) -> StoreResult<ReapBatch> {
         self.with_room(room, |r, now| {
             let cutoff = now.saturating_sub(r.cfg.heartbeat_timeout_secs * 1000);
+            r.release_lapsed(batch as usize, now);
             let candidates: Vec<String> = r
                 .hb_order
                 .range(..(cutoff + 1, String::new()))
                 .take(batch as usize)
                 .map(|(_, v)| v.clone())
                 .collect();
-            let (stale, vouched) = r.vouch(candidates, batch as usize, now);
+            let (stale, vouched) = r.vouch(candidates, now);
             for v in &stale {
                 r.dequeue(v);
                 r.join_times.remove(v);

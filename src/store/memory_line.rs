@@ -128,16 +128,10 @@ impl Room {
         (placed, self.line_cursor(now))
     }
 
-    /// The liveness part of a reap pass (as `reap.lua`): the visitors of one instance
-    /// whose lease lapsed go back to heartbeats (at most `batch`), then of the
-    /// silent-looking `candidates`, those a live instance holds are vouched for (taken off
-    /// the heartbeats). Returns the candidates left to drop and how many were vouched.
-    pub(super) fn vouch(
-        &mut self,
-        candidates: Vec<String>,
-        batch: usize,
-        now: u64,
-    ) -> (Vec<String>, u64) {
+    /// The liveness part of a reap pass, first step (as `reap.lua`): the visitors of one
+    /// instance whose lease lapsed go back to heartbeats, at most `batch`, with the time
+    /// it last vouched for them.
+    pub(super) fn release_lapsed(&mut self, batch: usize, now: u64) {
         let lapsed = self
             .holders
             .iter()
@@ -160,6 +154,12 @@ impl Room {
                 }
             }
         }
+    }
+
+    /// The second step: of the silent-looking `candidates`, those a live instance holds
+    /// are vouched for (taken off the heartbeats). Returns the candidates left to drop
+    /// and how many were vouched.
+    pub(super) fn vouch(&mut self, candidates: Vec<String>, now: u64) -> (Vec<String>, u64) {
         let (held, stale): (Vec<String>, Vec<String>) = candidates.into_iter().partition(|v| {
             self.holders
                 .values()

@@ -12,7 +12,9 @@ use anteroom::store::{
 use futures_util::future::join_all;
 use futures_util::StreamExt;
 
+mod line;
 mod modes;
+use line::*;
 use modes::*;
 
 /// A store under test, keeping its Redis (if any) alive.
@@ -1772,6 +1774,9 @@ macro_rules! conformance {
 }
 
 conformance!(
+    a_hub_counts_every_position_from_the_line_log,
+    a_held_visitor_is_kept_until_its_hub_lets_go_or_its_lease_lapses,
+    a_flush_starts_a_new_line_log_epoch,
     fifo_order,
     join_is_idempotent,
     capacity_is_never_exceeded,
