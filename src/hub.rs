@@ -3,15 +3,20 @@
 //!
 //! ## Why it scales
 //! A naive design asks the store for each socket's position every second: 50,000 sockets
-//! would be 50,000 round trips a second. Instead, once per tick (1 s) the hub makes, per
-//! room, **one `watch` call per 1,000 connected visitors**: a single Lua script that
-//! returns the room's figures once plus every listed visitor's position or admission,
-//! and refreshes their heartbeats. Store work per tick is therefore
-//! `Σ over rooms of ceil(sockets_in_room / 1000)` calls — one per room up to 1,000
-//! sockets, a thousandth of a call per socket beyond — plus one ETA basis read per room
-//! (`domain::forecast`, shared with the HTTP handlers: at most one a second per room per
-//! instance) and one small socket-count report every 3 ticks for the admin view
-//! (`tests/it/ws.rs` counts the commands).
+//! would be 50,000 round trips a second, and even batched, the store would still read and
+//! write something per socket. Instead the hub's store work per tick is O(rooms +
+//! changes) (docs/design.md#socket-updates): per room, **one `tick` call** returns the
+//! room's figures and the room's line log since the hub's cursor (the places that left the
+//! line or were put back), and the hub counts each socket's new position itself
+//! ([`count`]). Liveness is one lease per instance per room: the same call holds the
+//! visitors whose sockets opened and lets go of those whose sockets closed, so no socket
+//! refreshes a heartbeat (the reaper keeps held visitors; see `reap.lua`). A socket whose
+//! own place is in the log, or every socket after a gap in the log, is read with `places`
+//! (one call per 1,000 such sockets). Rooms with lanes keep the older path, one `watch`
+//! call per 1,000 sockets. On top: one ETA basis read per room (`domain::forecast`,
+//! shared with the HTTP handlers: at most one a second per room per instance) and one
+//! small socket-count report every 3 ticks for the admin view (`tests/it/ws.rs` counts
+//! the commands).
 //!
 //! From each snapshot the hub pushes **only what changed**: a `status` when the
 //! visitor's position, the queue length or the state changed (so at most once per tick),
@@ -41,8 +46,8 @@ use crate::domain::admission::{eta_for, Engine, VisitorView};
 use crate::domain::eta::Eta;
 use crate::domain::identity::VisitorId;
 use crate::store::{
-    AdmittedEvent, LineCursor, Placed, RoomState, RoomTick, StoreError, TickRequest,
-    VisitorState, WatchEntry,
+    AdmittedEvent, LineCursor, Placed, RoomState, RoomTick, StoreError, TickRequest, VisitorState,
+    WatchEntry,
 };
 
 pub mod count;
@@ -485,7 +490,11 @@ impl Hub {
     async fn tick_room(&mut self, room: &str, now: Instant, tick_no: u64) {
         let (hold, since) = match self.rooms.get(room) {
             Some(r) => (
-                r.to_hold.iter().take(HOLD_BATCH).cloned().collect::<Vec<_>>(),
+                r.to_hold
+                    .iter()
+                    .take(HOLD_BATCH)
+                    .cloned()
+                    .collect::<Vec<_>>(),
                 r.cursor.clone(),
             ),
             None => (Vec::new(), None),
@@ -617,7 +626,8 @@ impl Hub {
                 if let Some(r) = self.rooms.remove(room) {
                     for w in r.visitors.values() {
                         for c in &w.conns {
-                            let _ = c.tx.send(Push::Text(flip_message(RoomState::Closed).into()));
+                            let _ =
+                                c.tx.send(Push::Text(flip_message(RoomState::Closed).into()));
                             let _ = c.tx.send(Push::Close);
                         }
                     }

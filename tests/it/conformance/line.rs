@@ -141,9 +141,7 @@ pub(super) async fn a_hub_counts_every_position_from_the_line_log(b: Backend) {
                 touched.extend(snap.promoted.iter().cloned());
                 admitted.extend(snap.promoted.iter().filter(|p| **p != v(next)).cloned());
                 match snap.state {
-                    VisitorState::Queued => {
-                        queued.push((v(next), snap.ticket, snap.joined_at_ms))
-                    }
+                    VisitorState::Queued => queued.push((v(next), snap.ticket, snap.joined_at_ms)),
                     _ => admitted.push(v(next)),
                 }
                 if what < 2 {
@@ -260,9 +258,11 @@ pub(super) async fn a_held_visitor_is_kept_until_its_hub_lets_go_or_its_lease_la
     );
     // The hub stops ticking (killed): once its lease lapses, v(1) is dropped.
     assert_eq!(s.reap("r", 1000).await.unwrap().dropped, 0);
-    wait_until(Duration::from_secs(20), "the lapsed hold to be reaped", || async {
-        (s.reap("r", 1000).await.unwrap().dropped == 1).then_some(())
-    })
+    wait_until(
+        Duration::from_secs(20),
+        "the lapsed hold to be reaped",
+        || async { (s.reap("r", 1000).await.unwrap().dropped == 1).then_some(()) },
+    )
     .await;
     assert_eq!(
         s.status("r", &v(1)).await.unwrap().state,
@@ -289,7 +289,10 @@ pub(super) async fn a_flush_starts_a_new_line_log_epoch(b: Backend) {
     let t = s.tick("r", &req(Some(&first.cursor))).await.unwrap();
     let changes = t.changes.expect("the log covers the cursor");
     assert_eq!(changes.len(), 1);
-    assert_eq!((changes[0].visitor.as_str(), changes[0].back), (v(2).as_str(), false));
+    assert_eq!(
+        (changes[0].visitor.as_str(), changes[0].back),
+        (v(2).as_str(), false)
+    );
     assert_eq!(t.cursor.seq, first.cursor.seq + 1);
     s.flush("r").await.unwrap();
     let after = s.tick("r", &req(Some(&t.cursor))).await.unwrap();
