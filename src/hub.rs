@@ -51,6 +51,7 @@ use crate::store::{
 };
 
 pub mod count;
+pub mod mailbox;
 use count::{Counted, Counts};
 
 /// How often rooms are refreshed.
@@ -92,7 +93,7 @@ pub enum Command {
         /// The place's (ticket, join time), when queued: put back if the store loses its
         /// data.
         place: Option<(u64, u64)>,
-        tx: mpsc::UnboundedSender<Push>,
+        tx: mailbox::Sender,
     },
     Disconnect {
         room: String,
@@ -207,7 +208,7 @@ fn flip_message(s: RoomState) -> &'static str {
 struct Conn {
     id: u64,
     redirect_base: Option<String>,
-    tx: mpsc::UnboundedSender<Push>,
+    tx: mailbox::Sender,
 }
 
 #[derive(Default)]
@@ -358,6 +359,8 @@ impl Hub {
                 }
                 let w = r.visitors.entry(visitor).or_default();
                 if w.conns.is_empty() {
+                    // Almost every visitor has one socket: no room for four.
+                    w.conns.reserve_exact(1);
                     w.flag = told_state(told);
                     w.admitted = told == VisitorState::Admitted;
                     w.last = Some((told_figures.0, told_figures.1, told, None, Instant::now()));
