@@ -61,6 +61,8 @@ for _ in $(seq 1 120); do
 done
 f=$OUT/heap.zst
 heaptrack_print -f "$f" --print-peaks 1 --print-allocators 0 --print-leaks 0 \
-  --print-temporary 0 --print-histogram 0 --peak-limit 25 >"$OUT/peaks.txt" 2>&1 || true
+  --print-temporary 0 --peak-limit 25 --flamegraph-cost-type peak -F "$OUT/peak.folded" \
+  >"$OUT/peaks.txt" 2>&1 || true
 grep -E "peak heap memory consumption" "$OUT/peaks.txt" || true
 echo "profile: $f; peaks: $OUT/peaks.txt"
+[ "$N" -gt 0 ] && python3 "$(dirname "$0")/heap_breakdown.py" "$OUT/peak.folded" "$N" || true
