@@ -527,6 +527,7 @@ impl Hub {
             exact,
             changes,
             placed,
+            rehold,
         } = t;
         for (v, p) in hold.iter().zip(placed) {
             if let Some(w) = r.visitors.get_mut(v) {
@@ -538,9 +539,10 @@ impl Hub {
         if !exact {
             return self.watch_room(room, now).await;
         }
-        if epoch_moved {
-            // The log started afresh (the store lost its data, or a flush): the holds may
-            // be gone too; hold every socket again.
+        if epoch_moved || rehold {
+            // The log started afresh (the store lost its data, or a flush), or this
+            // instance's lease lapsed (a stall: the reaper may have let its visitors go):
+            // hold every socket's visitor again.
             let held: std::collections::HashSet<&String> = r.to_hold.iter().collect();
             let again: Vec<String> = r
                 .visitors

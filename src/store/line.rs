@@ -94,6 +94,9 @@ pub struct RoomTick {
     pub changes: Option<Vec<LineChange>>,
     /// Where each visitor of `hold` stands, in order, exact at `cursor`.
     pub placed: Vec<Placed>,
+    /// The instance held nothing here, or its lease had lapsed (the reaper may have let
+    /// its visitors go): it must hold all its sockets' visitors again.
+    pub rehold: bool,
 }
 
 #[cfg(test)]

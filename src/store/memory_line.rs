@@ -80,6 +80,7 @@ impl Room {
             .holders
             .entry(req.instance.to_string())
             .or_insert_with(|| (0, HashSet::new()));
+        let rehold = hold.0 <= now;
         hold.0 = now + HOLD_LEASE_MS;
         for v in req.unhold {
             hold.1.remove(v);
@@ -120,6 +121,7 @@ impl Room {
             exact: self.cfg.lanes.is_empty(),
             changes,
             placed,
+            rehold,
         }
     }
 

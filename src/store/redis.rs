@@ -538,10 +538,10 @@ fn parse_placed(flat: &[Value]) -> StoreResult<Vec<Placed>> {
         .collect())
 }
 
-/// Parses `tick.lua`'s reply: {room_view, epoch, seq, exact, gap, changes, places}.
+/// Parses `tick.lua`'s reply: {room_view, epoch, seq, exact, gap, changes, places, rehold}.
 fn parse_tick(v: Value, held: usize) -> StoreResult<RoomTick> {
     let a = as_array(v)?;
-    if a.len() != 7 {
+    if a.len() != 8 {
         return Err(protocol("tick arity"));
     }
     let cursor = LineCursor {
@@ -550,6 +550,7 @@ fn parse_tick(v: Value, held: usize) -> StoreResult<RoomTick> {
     };
     let exact = as_int(&a[3])? == 1;
     let gap = as_int(&a[4])? == 1;
+    let rehold = as_int(&a[7])? == 1;
     let mut a = a.into_iter();
     let view = parse_room_view(a.next().unwrap_or(Value::Nil))?;
     let mut rest = a.skip(4);
@@ -567,6 +568,7 @@ fn parse_tick(v: Value, held: usize) -> StoreResult<RoomTick> {
         exact,
         changes: (!gap).then_some(changes),
         placed: parse_placed(&flat)?,
+        rehold,
     })
 }
 

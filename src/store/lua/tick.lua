@@ -5,17 +5,20 @@
 --   adds the n visitors whose sockets opened since its last tick to its hold set (and
 --   takes them out of K_HB: the lease vouches for them, see reap), and removes the rest
 --   (sockets closed: they go back to K_HB from now, if still queued).
--- * Returns {room_view, epoch, seq, exact, gap, changes, places}: the log's cursor now;
+-- * Returns {room_view, epoch, seq, exact, gap, changes, places, rehold}: the log's cursor now;
 --   exact = 1 when the hub may count positions itself (no lanes: every new place is at
 --   the back); gap = 1 when the log cannot say what changed since (epoch, seq) (another
 --   epoch, or trimmed past it: read the places again), else changes holds each entry of
 --   the log after seq (`<seq>:<kind>:<ticket>:<visitor>`); places holds 4 integers per
---   newly held visitor, as placed().
+--   newly held visitor, as placed(); rehold = 1 when the instance held nothing here or its
+--   lease had lapsed (the reaper may have let its visitors go): it holds them all again.
 local cfg = load_cfg()
 if not cfg then return {'no_room'} end
 local now = now_ms()
 local inst = ARGV[1]
 local k_hold = K_ST .. ':hold:' .. inst
+local prev = redis.call('ZSCORE', K_HOLDERS, inst)
+local rehold = (not prev or tonumber(prev) <= now) and 1 or 0
 redis.call('ZADD', K_HOLDERS, now + HOLD_LEASE_MS, inst)
 local n = tonumber(ARGV[4])
 for i = 5 + n, #ARGV do
@@ -46,4 +49,4 @@ if ARGV[2] == cursor[1] and since <= cursor[2] and cursor[2] - since <= CHANGES_
   end
   if #changes == cursor[2] - since then gap = 0 else changes = {} end
 end
-return {room_view(cfg, now), cursor[1], cursor[2], cfg.lanes and 0 or 1, gap, changes, places}
+return {room_view(cfg, now), cursor[1], cursor[2], cfg.lanes and 0 or 1, gap, changes, places, rehold}

@@ -237,7 +237,10 @@ pub(super) async fn a_held_visitor_is_kept_until_its_hub_lets_go_or_its_lease_la
         .await
         .unwrap()
     };
-    tick(vec![v(1), v(2)], vec![]).await;
+    assert!(
+        tick(vec![v(1), v(2)], vec![]).await.rehold,
+        "held nothing yet"
+    );
     // A status puts v(1) back on heartbeats too: the reaper must vouch for it.
     s.status("r", &v(1)).await.unwrap();
     tokio::time::sleep(Duration::from_millis(1100)).await;
@@ -248,7 +251,7 @@ pub(super) async fn a_held_visitor_is_kept_until_its_hub_lets_go_or_its_lease_la
         VisitorState::NotQueued
     );
     // Let go: v(2) is on heartbeats again, from now.
-    tick(vec![], vec![v(2)]).await;
+    assert!(!tick(vec![], vec![v(2)]).await.rehold, "the lease holds");
     assert_eq!(s.reap("r", 1000).await.unwrap().dropped, 0);
     tokio::time::sleep(Duration::from_millis(1100)).await;
     assert_eq!(s.reap("r", 1000).await.unwrap().dropped, 1);
@@ -268,6 +271,8 @@ pub(super) async fn a_held_visitor_is_kept_until_its_hub_lets_go_or_its_lease_la
         s.status("r", &v(1)).await.unwrap().state,
         VisitorState::NotQueued
     );
+    // A hub that comes back after its lease lapsed is told to hold its visitors again.
+    assert!(tick(vec![], vec![]).await.rehold);
 }
 
 /// A flush starts the line log afresh: a hub's cursor from before says nothing.
