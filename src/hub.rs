@@ -3,15 +3,20 @@
 //!
 //! ## Why it scales
 //! A naive design asks the store for each socket's position every second: 50,000 sockets
-//! would be 50,000 round trips a second. Instead, once per tick (1 s) the hub makes, per
-//! room, **one `watch` call per 1,000 connected visitors**: a single Lua script that
-//! returns the room's figures once plus every listed visitor's position or admission,
-//! and refreshes their heartbeats. Store work per tick is therefore
-//! `Σ over rooms of ceil(sockets_in_room / 1000)` calls — one per room up to 1,000
-//! sockets, a thousandth of a call per socket beyond — plus one ETA basis read per room
-//! (`domain::forecast`, shared with the HTTP handlers: at most one a second per room per
-//! instance) and one small socket-count report every 3 ticks for the admin view
-//! (`tests/it/ws.rs` counts the commands).
+//! would be 50,000 round trips a second, and even batched, the store would still read and
+//! write something per socket. Instead the hub's store work per tick is O(rooms +
+//! changes) (docs/design.md#socket-updates): per room, **one `tick` call** returns the
+//! room's figures and the room's line log since the hub's cursor (the places that left the
+//! line or were put back), and the hub counts each socket's new position itself
+//! ([`count`]). Liveness is one lease per instance per room: the same call holds the
+//! visitors whose sockets opened and lets go of those whose sockets closed, so no socket
+//! refreshes a heartbeat (the reaper keeps held visitors; see `reap.lua`). A socket whose
+//! own place is in the log, or every socket after a gap in the log, is read with `places`
+//! (one call per 1,000 such sockets). Rooms with lanes keep the older path, one `watch`
+//! call per 1,000 sockets. On top: one ETA basis read per room (`domain::forecast`,
+//! shared with the HTTP handlers: at most one a second per room per instance) and one
+//! small socket-count report every 3 ticks for the admin view (`tests/it/ws.rs` counts
+//! the commands).
 //!
 //! From each snapshot the hub pushes **only what changed**: a `status` when the
 //! visitor's position, the queue length or the state changed (so at most once per tick),
@@ -40,7 +45,14 @@ use tokio_util::sync::CancellationToken;
 use crate::domain::admission::{eta_for, Engine, VisitorView};
 use crate::domain::eta::Eta;
 use crate::domain::identity::VisitorId;
-use crate::store::{AdmittedEvent, RoomState, StoreError, VisitorState, WatchEntry};
+use crate::store::{
+    AdmittedEvent, LineCursor, Placed, RoomState, RoomTick, StoreError, TickRequest, VisitorState,
+    WatchEntry,
+};
+
+pub mod count;
+pub mod mailbox;
+use count::{Counted, Counts};
 
 /// How often rooms are refreshed.
 pub const TICK: Duration = Duration::from_secs(1);
@@ -48,7 +60,7 @@ pub const TICK: Duration = Duration::from_secs(1);
 /// visitor hears from us at least every 5 s (measured: 4 s here gives a longest silence
 /// just under 5 s; 5 s gave ~6 s).
 pub const REFRESH_EVERY: Duration = Duration::from_secs(4);
-/// Visitors per `watch` call.
+/// Visitors per `watch` or `places` call.
 pub const WATCH_BATCH: usize = 1000;
 /// Rooms whose scheduled event opens (its pre-queue, or its line) within this are
 /// looked at every [`OPENING_TICK`] until they are open, so their sockets are moved on
@@ -56,6 +68,11 @@ pub const WATCH_BATCH: usize = 1000;
 const OPENING_SOON_MS: u64 = 1_500;
 /// How often a room about to open is looked at.
 pub const OPENING_TICK: Duration = Duration::from_millis(200);
+/// Most visitors a tick starts holding (and places) in one room; more wait a tick.
+pub const HOLD_BATCH: usize = 1000;
+/// A socket whose visitor holds no place (nothing in the log can tell it that changed)
+/// is read again every this many ticks.
+const GONE_RECHECK_TICKS: u64 = 5;
 /// Socket counts are reported to the store every this many ticks.
 const REPORT_EVERY_TICKS: u64 = 3;
 
@@ -82,7 +99,7 @@ pub enum Command {
         /// The place's (ticket, join time), when queued: put back if the store loses its
         /// data.
         place: Option<(u64, u64)>,
-        tx: mpsc::UnboundedSender<Push>,
+        tx: mailbox::Sender,
     },
     Disconnect {
         room: String,
@@ -242,7 +259,7 @@ fn flip_message(s: RoomState) -> &'static str {
 struct Conn {
     id: u64,
     redirect_base: Option<String>,
-    tx: mpsc::UnboundedSender<Push>,
+    tx: mailbox::Sender,
 }
 
 #[derive(Default)]
@@ -259,6 +276,10 @@ struct Watched {
     losses_seen: u64,
     /// When its place was put back after a loss (the status says so for a while).
     restored_at: Option<Instant>,
+    /// Its place as counted locally (rooms without lanes).
+    counted: Counted,
+    /// An admission read by `places`, to push at this tick.
+    found: Option<WatchEntry>,
 }
 
 /// How long a socket whose place was put back is told so (`eta_reason: "places_restored"`).
@@ -269,6 +290,10 @@ struct RoomConns {
     visitors: HashMap<String, Watched>,
     /// The room's target URL as of the last tick (for admissions pushed between ticks).
     target: Option<String>,
+    /// Where the line log stood at the last tick (positions are counted from it).
+    cursor: Option<LineCursor>,
+    /// Visitors whose first socket opened since: held (and placed) at the next tick.
+    to_hold: Vec<String>,
 }
 
 struct Hub {
@@ -278,6 +303,8 @@ struct Hub {
     emptied: std::collections::HashSet<String>,
     /// Rooms whose scheduled event opens about now: looked at every [`OPENING_TICK`].
     opening: std::collections::HashSet<String>,
+    /// Per room, visitors whose last socket closed: let go at the next tick.
+    unhold: HashMap<String, Vec<String>>,
     stats: Arc<HubStats>,
 }
 
@@ -296,6 +323,7 @@ pub fn start(
         rooms: HashMap::new(),
         emptied: Default::default(),
         opening: Default::default(),
+        unhold: HashMap::new(),
         stats: stats.clone(),
     };
     let task = tokio::spawn(hub.run(rx, ev_rx, cancel));
@@ -364,8 +392,9 @@ impl Hub {
                 _ = opening.tick(), if !self.opening.is_empty() => {
                     let started = Instant::now();
                     let rooms: Vec<String> = self.opening.iter().cloned().collect();
+                    let n = self.stats.ticks.load(Ordering::Relaxed);
                     for room in rooms {
-                        self.tick_room(&room, started).await;
+                        self.tick_room(&room, started, n).await;
                     }
                 }
             }
@@ -385,14 +414,17 @@ impl Hub {
                 tx,
             } => {
                 self.stats.sockets.fetch_add(1, Ordering::Relaxed);
-                let w = self
-                    .rooms
-                    .entry(room)
-                    .or_default()
-                    .visitors
-                    .entry(visitor)
-                    .or_default();
+                if let Some(u) = self.unhold.get_mut(&room) {
+                    u.retain(|v| *v != visitor);
+                }
+                let r = self.rooms.entry(room).or_default();
+                if !r.visitors.contains_key(&visitor) {
+                    r.to_hold.push(visitor.clone());
+                }
+                let w = r.visitors.entry(visitor).or_default();
                 if w.conns.is_empty() {
+                    // Almost every visitor has one socket: no room for four.
+                    w.conns.reserve_exact(1);
                     w.flag = told_state(told);
                     w.admitted = told == VisitorState::Admitted;
                     w.last = Some((told_figures.0, told_figures.1, told, None, Instant::now()));
@@ -423,6 +455,8 @@ impl Hub {
                     }
                     if w.conns.is_empty() {
                         r.visitors.remove(&visitor);
+                        r.to_hold.retain(|v| *v != visitor);
+                        self.unhold.entry(room.clone()).or_default().push(visitor);
                     }
                 }
                 if r.visitors.is_empty() {
@@ -503,13 +537,185 @@ impl Hub {
         // One timestamp per tick: refresh ages are counted in whole ticks, however long
         // the store calls of this tick take.
         let started = Instant::now();
-        let rooms: Vec<String> = self.rooms.keys().cloned().collect();
+        let mut rooms: Vec<String> = self.rooms.keys().cloned().collect();
+        // Rooms whose last socket closed still have holds to let go.
+        rooms.extend(
+            self.unhold
+                .keys()
+                .filter(|r| !self.rooms.contains_key(*r))
+                .cloned(),
+        );
         for room in rooms {
-            self.tick_room(&room, started).await;
+            self.tick_room(&room, started, n).await;
         }
     }
 
-    async fn tick_room(&mut self, room: &str, now: Instant) {
+    /// One room's tick: one `tick` call (the room figures, the line log since the last
+    /// one, this instance's holds), positions counted locally, then only what changed is
+    /// pushed. Sockets whose place the log cannot account for (just after a gap, their
+    /// own place changed) are read with `places`, O(changes). Rooms with lanes, where a
+    /// new place may go ahead of others, fall back to [`Self::watch_room`].
+    async fn tick_room(&mut self, room: &str, now: Instant, tick_no: u64) {
+        let (hold, since) = match self.rooms.get(room) {
+            Some(r) => (
+                r.to_hold
+                    .iter()
+                    .take(HOLD_BATCH)
+                    .cloned()
+                    .collect::<Vec<_>>(),
+                r.cursor.clone(),
+            ),
+            None => (Vec::new(), None),
+        };
+        let unhold = self.unhold.get(room).cloned().unwrap_or_default();
+        let instance = self.engine.instance.clone();
+        let req = TickRequest {
+            instance: &instance,
+            since: since.as_ref(),
+            hold: &hold,
+            unhold: &unhold,
+        };
+        self.stats.store_calls.fetch_add(1, Ordering::Relaxed);
+        let t = match self.engine.store.tick(room, &req).await {
+            Ok(t) => t,
+            Err(e) => return self.tick_failed(room, e, "tick"),
+        };
+        self.unhold.remove(room);
+        let Some(r) = self.rooms.get_mut(room) else {
+            return;
+        };
+        r.to_hold.drain(..hold.len());
+        r.target = Some(t.view.target_url.clone());
+        let RoomTick {
+            view,
+            cursor,
+            exact,
+            changes,
+            placed,
+            rehold,
+        } = t;
+        for (v, p) in hold.iter().zip(placed) {
+            if let Some(w) = r.visitors.get_mut(v) {
+                w.place_at(p, cursor.seq);
+            }
+        }
+        let epoch_moved = since.as_ref().is_some_and(|c| c.epoch != cursor.epoch);
+        r.cursor = exact.then(|| cursor.clone());
+        if !exact {
+            return self.watch_room(room, now).await;
+        }
+        if epoch_moved || rehold {
+            // The log started afresh (the store lost its data, or a flush), or this
+            // instance's lease lapsed (a stall: the reaper may have let its visitors go):
+            // hold every socket's visitor again.
+            let held: std::collections::HashSet<&String> = r.to_hold.iter().collect();
+            let again: Vec<String> = r
+                .visitors
+                .keys()
+                .filter(|v| !held.contains(v) && !hold.contains(v))
+                .cloned()
+                .collect();
+            r.to_hold.extend(again);
+        }
+        match &changes {
+            Some(changes) => count::recount(&mut r.visitors, changes, cursor.seq),
+            None => {
+                for (v, w) in r.visitors.iter_mut() {
+                    if !hold.contains(v) {
+                        w.counted.synced = false;
+                    }
+                }
+            }
+        }
+        if tick_no.is_multiple_of(GONE_RECHECK_TICKS) {
+            for w in r.visitors.values_mut() {
+                if w.counted.ticket == 0 && !w.admitted {
+                    w.counted.synced = false;
+                }
+            }
+        }
+        let unsynced: Vec<String> = r
+            .visitors
+            .iter()
+            .filter(|(_, w)| !w.counted.synced && !w.admitted)
+            .map(|(v, _)| v.clone())
+            .collect();
+        for chunk in unsynced.chunks(WATCH_BATCH) {
+            self.stats.store_calls.fetch_add(1, Ordering::Relaxed);
+            match self.engine.store.places(room, chunk).await {
+                Ok((_, placed, at)) => {
+                    let Some(r) = self.rooms.get_mut(room) else {
+                        return;
+                    };
+                    for (v, p) in chunk.iter().zip(placed) {
+                        if let Some(w) = r.visitors.get_mut(v) {
+                            w.place_at(p, at.seq);
+                        }
+                    }
+                }
+                Err(e) => return self.tick_failed(room, e, "places"),
+            }
+        }
+        let Some(r) = self.rooms.get_mut(room) else {
+            return;
+        };
+        let mut results: Vec<(String, WatchEntry)> = r
+            .visitors
+            .iter_mut()
+            .filter(|(_, w)| w.counted.synced && !w.admitted)
+            .map(|(v, w)| {
+                let entry = match (w.found.take(), w.counted.ticket) {
+                    (Some(admitted), _) => admitted,
+                    (None, 0) => WatchEntry::Gone,
+                    (None, _) => WatchEntry::Queued {
+                        position: w.counted.position,
+                    },
+                };
+                (v.clone(), entry)
+            })
+            .collect();
+        let restored = self.restore_lost_places(room, &mut results, now).await;
+        if let Some(r) = self.rooms.get_mut(room) {
+            // Their places came back after the cursor: read them again next tick.
+            for v in restored {
+                if let Some(w) = r.visitors.get_mut(&v) {
+                    w.counted.synced = false;
+                }
+            }
+        }
+        self.push(room, &view, results, now).await;
+    }
+
+    /// A failed room call: a deleted room closes its sockets, a declared room that the
+    /// store lost waits for the keeper, anything else waits for the next tick.
+    fn tick_failed(&mut self, room: &str, e: StoreError, what: &'static str) {
+        match e {
+            StoreError::NoSuchRoom if self.engine.is_declared(room) => {}
+            StoreError::NoSuchRoom => {
+                self.unhold.remove(room);
+                if let Some(r) = self.rooms.remove(room) {
+                    for w in r.visitors.values() {
+                        for c in &w.conns {
+                            let _ =
+                                c.tx.send(Push::Text(flip_message(RoomState::Closed).into()));
+                            let _ = c.tx.send(Push::Close);
+                        }
+                    }
+                }
+            }
+            e => {
+                tracing::debug!(room, error = %e, "hub {what} failed");
+                self.engine
+                    .metrics
+                    .store_errors
+                    .with_label_values(&[what])
+                    .inc();
+            }
+        }
+    }
+
+    /// The old path, one `watch` call per 1,000 sockets: rooms with lanes.
+    async fn watch_room(&mut self, room: &str, now: Instant) {
         let Some(r) = self.rooms.get(room) else {
             return;
         };
@@ -556,8 +762,21 @@ impl Hub {
             }
         }
         let Some(view) = view else { return };
-        let engine = self.engine.clone();
         self.restore_lost_places(room, &mut results, now).await;
+        self.push(room, &view, results, now).await;
+    }
+
+    /// Pushes to each listed visitor's sockets what changed for it: a state flip, an
+    /// admission, a status when its figures changed or it has not heard from us for
+    /// [`REFRESH_EVERY`].
+    async fn push(
+        &mut self,
+        room: &str,
+        view: &crate::store::RoomView,
+        results: Vec<(String, WatchEntry)>,
+        now: Instant,
+    ) {
+        let engine = self.engine.clone();
         let forecast = engine.forecast(room).await;
         // A scheduled event's times (the cached configuration): what `scheduled` and
         // `prequeue` sockets count down to, and whether a closed room's event ended.
@@ -677,14 +896,16 @@ impl Hub {
     /// store lost its data, put each place back with its ticket (every instance does so
     /// for its own sockets; the tickets keep the order) and report it as queued. A place
     /// that ended otherwise (let in, removed by an admin, flushed) is left gone.
+    /// Returns the visitors whose place was put back.
     async fn restore_lost_places(
         &mut self,
         room: &str,
         results: &mut [(String, WatchEntry)],
         now: Instant,
-    ) {
+    ) -> Vec<String> {
+        let mut back = Vec::new();
         let Some(r) = self.rooms.get(room) else {
-            return;
+            return back;
         };
         let gone: Vec<(usize, u64, u64, u64)> = results
             .iter()
@@ -697,7 +918,7 @@ impl Hub {
             })
             .collect();
         if gone.is_empty() {
-            return;
+            return back;
         }
         let losses = self.engine.data_losses.load(Ordering::SeqCst);
         // The epoch is read only when some place is not explained by a loss already noted.
@@ -728,6 +949,7 @@ impl Hub {
                         None => WatchEntry::Gone,
                     };
                     restored += 1;
+                    back.push(visitor.clone());
                     if let Some(w) = self
                         .rooms
                         .get_mut(room)
@@ -754,6 +976,23 @@ impl Hub {
                 .with_label_values(&[room])
                 .inc_by(restored);
         }
+        back
+    }
+}
+
+impl Watched {
+    fn place_at(&mut self, p: Placed, at: u64) {
+        self.counted.place_at(&p, at);
+        // An admission read here is pushed by `push` (it is not yet `admitted`).
+        if let WatchEntry::Admitted(_) = p.entry {
+            self.found = Some(p.entry);
+        }
+    }
+}
+
+impl Counts for Watched {
+    fn counted(&mut self) -> Option<&mut Counted> {
+        (!self.admitted).then_some(&mut self.counted)
     }
 }
 

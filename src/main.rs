@@ -1,5 +1,7 @@
 use std::path::PathBuf;
 
+// Off with `--features heap-profile`, so heaptrack sees the allocations.
+#[cfg(not(feature = "heap-profile"))]
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 

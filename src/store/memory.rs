@@ -21,6 +21,10 @@ use super::{
 use crate::config::schedule::EventPhase;
 use crate::config::{QueueMode, RoomConfig};
 
+#[path = "memory_line.rs"]
+mod line;
+
+use super::{LineChange, LineCursor, Placed, RoomTick, TickRequest};
 use super::{
     Released, RoomEvent, SessionsPage, SessionsQuery, GONE_KEEP_MS, HISTORY_MINUTES, PROMOTE_LIMIT,
     STREAM_KEEP, WINDOW_MS,
@@ -331,6 +335,13 @@ struct Room {
     pq_base: Option<u64>,
     shuffled: bool,
     shuffles: u64,
+    /// The line log (`st:log` in Lua), its last seq and its epoch (`""`: none yet).
+    line_log: VecDeque<LineChange>,
+    line_seq: u64,
+    line_epoch: String,
+    /// Instance → (lease end, the visitors it holds sockets for) (`st:holders` and
+    /// `st:hold:<instance>` in Lua).
+    holders: HashMap<String, (u64, HashSet<String>)>,
 }
 
 impl Room {
@@ -458,7 +469,12 @@ impl Room {
         if let Some(hb) = self.heartbeats.remove(v) {
             self.hb_order.remove(&(hb, v.to_string()));
         }
-        self.queue.remove(v).is_some()
+        let ticket = self.queue.ticket(v);
+        let left = self.queue.remove(v).is_some();
+        if let Some(t) = ticket.filter(|_| left) {
+            self.log_line(false, [(t, v.to_string())]);
+        }
+        left
     }
 
     /// A new configuration. Lanes switched off: from here a join only adds to `seq`, so
@@ -679,6 +695,7 @@ impl Room {
             self.last_let_in = *ticket;
         }
         let count_admits = !self.cfg.lanes.is_empty();
+        self.log_line(false, heads.iter().cloned());
         heads
             .into_iter()
             .map(|(ticket, v)| {
@@ -1010,6 +1027,7 @@ impl Store for MemoryStore {
             }
             r.queue.insert(v, ticket, "");
             r.set_heartbeat(v, now);
+            r.log_line(true, [(ticket, v.to_string())]);
             r.join_times.insert(v.to_string(), joined_at_ms);
             r.seq = r.seq.max(ticket);
             r.snapshot_placed(r.waiting_state(true), v, now, Vec::new())
@@ -1217,12 +1235,14 @@ impl Store for MemoryStore {
     async fn reap(&self, room: &str, batch: u32) -> StoreResult<ReapBatch> {
         self.with_room(room, |r, now| {
             let cutoff = now.saturating_sub(r.cfg.heartbeat_timeout_secs * 1000);
-            let stale: Vec<String> = r
+            r.release_lapsed(batch as usize, now);
+            let candidates: Vec<String> = r
                 .hb_order
                 .range(..(cutoff + 1, String::new()))
                 .take(batch as usize)
                 .map(|(_, v)| v.clone())
                 .collect();
+            let (stale, vouched) = r.vouch(candidates, now);
             for v in &stale {
                 r.dequeue(v);
                 r.join_times.remove(v);
@@ -1249,6 +1269,7 @@ impl Store for MemoryStore {
             ReapBatch {
                 dropped: stale.len() as u64,
                 expired: expired.len() as u64,
+                vouched,
             }
         })
     }
@@ -1346,6 +1367,21 @@ impl Store for MemoryStore {
                 })
                 .collect();
             (r.view(now), entries)
+        })
+    }
+
+    async fn tick(&self, room: &str, req: &TickRequest<'_>) -> StoreResult<RoomTick> {
+        self.with_room(room, |r, now| r.tick(req, now))
+    }
+
+    async fn places(
+        &self,
+        room: &str,
+        visitors: &[String],
+    ) -> StoreResult<(RoomView, Vec<Placed>, LineCursor)> {
+        self.with_room(room, |r, now| {
+            let (placed, cursor) = r.places(visitors, now);
+            (r.view(now), placed, cursor)
         })
     }
 
@@ -1454,6 +1490,7 @@ impl Store for MemoryStore {
         self.with_room(room, |r, _| {
             let n = r.queue.len() as u64;
             r.queue.clear();
+            r.reset_line_log();
             r.heartbeats.clear();
             r.hb_order.clear();
             r.join_times.clear();

@@ -33,12 +33,14 @@
 //!   patch may name the version it was based on ([`Store::patch_room_if`]): if the room
 //!   has moved on, nothing is written (optimistic concurrency for the admin API).
 
+pub mod line;
 pub mod memory;
 pub mod redis;
 pub mod revocation;
 pub mod sentinel;
 pub mod webhook;
 
+pub use line::{LineChange, LineCursor, Placed, RoomTick, TickRequest};
 pub use revocation::{Revocation, RevocationPage};
 pub use webhook::{WebhookCounts, WebhookRetry, WebhookSettle};
 
@@ -682,6 +684,8 @@ pub struct ReapBatch {
     pub dropped: u64,
     /// Expired sessions pruned.
     pub expired: u64,
+    /// Silent-looking visitors kept because a live hub holds their sockets.
+    pub vouched: u64,
 }
 
 /// One event of a room's stream ([`Store::events`]): what the shop's order pipeline
@@ -940,6 +944,20 @@ pub trait Store: Send + Sync + 'static {
         room: &str,
         visitors: &[String],
     ) -> StoreResult<(RoomView, Vec<WatchEntry>)>;
+
+    /// A hub's tick for one room (docs/design.md#socket-updates): renews this instance's
+    /// hold on the visitors it has sockets for, holds `hold` and lets `unhold` go, and
+    /// returns the room figures, the line log's changes since the hub's cursor and where
+    /// each newly held visitor stands. One round trip whatever the number of sockets.
+    async fn tick(&self, room: &str, req: &TickRequest<'_>) -> StoreResult<RoomTick>;
+
+    /// Where each visitor stands (with its ticket), exact at the returned cursor; claims
+    /// admitted visitors' sessions, refreshes no heartbeat.
+    async fn places(
+        &self,
+        room: &str,
+        visitors: &[String],
+    ) -> StoreResult<(RoomView, Vec<Placed>, LineCursor)>;
 
     /// Admissions as they happen, from every instance. The stream ends when the
     /// subscription breaks (the caller subscribes again).

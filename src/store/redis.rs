@@ -31,6 +31,7 @@ use super::{
     SocketCount, StockChange, Store, StoreError, StoreResult, VisitorState, WatchEntry,
     WindowDecision,
 };
+use super::{LineChange, LineCursor, Placed, RoomTick, TickRequest};
 use super::{Released, RoomEvent, WebhookCounts, WebhookRetry, WebhookSettle};
 use crate::config::{RoomConfig, StoreSettings};
 
@@ -40,7 +41,8 @@ fn lua_prelude() -> String {
     format!(
         "local WINDOW_MS = {}\nlocal ENDS_KEEP = {}\nlocal BASIS_SESSIONS = {}\n\
          local PROMOTE_LIMIT = {}\nlocal MINUTE_TTL_MS = {}\nlocal WAIT_BOUNDS = {{{}}}\n\
-         local PLACE_GROUP_TTL_MS = {}\nlocal LANE_STRIDE = {}\nlocal GONE_KEEP_MS = {}\nlocal STREAM_KEEP = {}\n",
+         local PLACE_GROUP_TTL_MS = {}\nlocal LANE_STRIDE = {}\nlocal GONE_KEEP_MS = {}\nlocal STREAM_KEEP = {}\n\
+         local CHANGES_KEEP = {}\nlocal HOLD_LEASE_MS = {}\n",
         super::WINDOW_MS,
         super::ENDS_KEEP,
         super::BASIS_SESSIONS,
@@ -50,7 +52,9 @@ fn lua_prelude() -> String {
         super::PLACE_GROUP_TTL_MS,
         super::LANE_STRIDE,
         super::GONE_KEEP_MS,
-        super::STREAM_KEEP
+        super::STREAM_KEEP,
+        super::line::CHANGES_KEEP,
+        super::line::HOLD_LEASE_MS
     )
 }
 
@@ -93,7 +97,10 @@ room_fn!(EVENT_SEED, "event_seed");
 room_fn!(FAIRNESS, "fairness");
 room_fn!(SHUFFLE, "shuffle");
 
-const ROOM_FNS: [&RoomFn; 23] = [
+room_fn!(TICK, "tick");
+room_fn!(PLACES, "places");
+
+const ROOM_FNS: [&RoomFn; 25] = [
     &JOIN,
     &STATUS,
     &RELEASE,
@@ -117,6 +124,8 @@ const ROOM_FNS: [&RoomFn; 23] = [
     &EVENT_SEED,
     &FAIRNESS,
     &SHUFFLE,
+    &TICK,
+    &PLACES,
 ];
 
 /// The room library: `common.lua` and every room operation as a Redis Function, loaded
@@ -518,6 +527,57 @@ fn parse_places(flat: &[Value]) -> StoreResult<Vec<WatchEntry>> {
             })
         })
         .collect()
+}
+
+/// Parses the 4 integers per visitor that `placed()` in `common.lua` gives (tick,
+/// places): as `place()`, with a queued visitor's ticket third.
+fn parse_placed(flat: &[Value]) -> StoreResult<Vec<Placed>> {
+    let entries = parse_places(flat)?;
+    Ok(entries
+        .into_iter()
+        .zip(flat.chunks(4))
+        .map(|(entry, c)| {
+            let ticket = match entry {
+                WatchEntry::Queued { .. } => u(&c[2]).unwrap_or(0),
+                _ => 0,
+            };
+            Placed { entry, ticket }
+        })
+        .collect())
+}
+
+/// Parses `tick.lua`'s reply: {room_view, epoch, seq, exact, gap, changes, places, rehold}.
+fn parse_tick(v: Value, held: usize) -> StoreResult<RoomTick> {
+    let a = as_array(v)?;
+    if a.len() != 8 {
+        return Err(protocol("tick arity"));
+    }
+    let cursor = LineCursor {
+        epoch: as_string(&a[1])?,
+        seq: u(&a[2])?,
+    };
+    let exact = as_int(&a[3])? == 1;
+    let gap = as_int(&a[4])? == 1;
+    let rehold = as_int(&a[7])? == 1;
+    let mut a = a.into_iter();
+    let view = parse_room_view(a.next().unwrap_or(Value::Nil))?;
+    let mut rest = a.skip(4);
+    let changes = as_strings(&rest.next().unwrap_or(Value::Nil))?
+        .iter()
+        .map(|s| LineChange::parse(s).ok_or_else(|| protocol("line log entry")))
+        .collect::<StoreResult<Vec<_>>>()?;
+    let flat = as_array(rest.next().unwrap_or(Value::Nil))?;
+    if flat.len() != held * 4 {
+        return Err(protocol("tick places"));
+    }
+    Ok(RoomTick {
+        view,
+        cursor,
+        exact,
+        changes: (!gap).then_some(changes),
+        placed: parse_placed(&flat)?,
+        rehold,
+    })
 }
 
 /// A `MATCH` pattern for ids starting with `prefix`, glob characters escaped.
@@ -1341,12 +1401,13 @@ impl Store for RedisStore {
             )
             .await?,
         )?;
-        if a.len() != 2 {
+        if a.len() != 3 {
             return Err(protocol("reap arity"));
         }
         Ok(ReapBatch {
             dropped: u(&a[0])?,
             expired: u(&a[1])?,
+            vouched: u(&a[2])?,
         })
     }
 
@@ -1423,6 +1484,39 @@ impl Store for RedisStore {
             return Err(protocol("watch entries"));
         }
         Ok((view, parse_places(&flat)?))
+    }
+
+    async fn tick(&self, room: &str, req: &TickRequest<'_>) -> StoreResult<RoomTick> {
+        let mut args = Vec::with_capacity(4 + req.hold.len() + req.unhold.len());
+        args.push(req.instance.to_string());
+        args.push(req.since.map(|c| c.epoch.clone()).unwrap_or_default());
+        args.push(req.since.map_or(0, |c| c.seq).to_string());
+        args.push(req.hold.len().to_string());
+        args.extend(req.hold.iter().cloned());
+        args.extend(req.unhold.iter().cloned());
+        parse_tick(self.run_room(&TICK, room, &args).await?, req.hold.len())
+    }
+
+    async fn places(
+        &self,
+        room: &str,
+        visitors: &[String],
+    ) -> StoreResult<(RoomView, Vec<Placed>, LineCursor)> {
+        let a = as_array(self.run_room(&PLACES, room, visitors).await?)?;
+        if a.len() != 4 {
+            return Err(protocol("places arity"));
+        }
+        let cursor = LineCursor {
+            epoch: as_string(&a[2])?,
+            seq: u(&a[3])?,
+        };
+        let mut a = a.into_iter();
+        let view = parse_room_view(a.next().unwrap_or(Value::Nil))?;
+        let flat = as_array(a.next().unwrap_or(Value::Nil))?;
+        if flat.len() != visitors.len() * 4 {
+            return Err(protocol("places entries"));
+        }
+        Ok((view, parse_placed(&flat)?, cursor))
     }
 
     async fn subscribe(&self) -> StoreResult<BoxStream<'static, AdmittedEvent>> {

@@ -24,7 +24,6 @@ use std::time::{Duration, Instant};
 use actix_web::{dev, get, web, FromRequest, HttpRequest, HttpResponse};
 use actix_ws::{CloseCode, CloseReason, Message, ProtocolError};
 use serde::Deserialize;
-use tokio::sync::mpsc;
 
 use super::error::ApiError;
 use super::support::{client_ip, origin_allowed, room_id};
@@ -137,6 +136,9 @@ async fn ws(
         )
         .await?;
     let stream = stream.max_frame_size(MAX_FRAME);
+    // Only what the socket needs from the first answer travels into its task: the whole
+    // view (token, support code, room…) would stay allocated as long as the socket.
+    let first = FirstWord::from(&first);
     actix_web::rt::spawn(session_loop(
         session,
         stream,
@@ -209,6 +211,30 @@ impl FrameBudget {
     }
 }
 
+/// The socket's first message and what it told, for the hub.
+struct FirstWord {
+    msg: String,
+    state: VisitorState,
+    figures: (u64, u64),
+    place: Option<(u64, u64)>,
+}
+
+impl From<&VisitorView> for FirstWord {
+    fn from(first: &VisitorView) -> Self {
+        let msg = if first.state == VisitorState::Admitted {
+            admitted_message(first)
+        } else {
+            status_message(first)
+        };
+        Self {
+            msg,
+            state: first.state,
+            figures: (first.position, first.queue_length),
+            place: first.place,
+        }
+    }
+}
+
 #[allow(clippy::too_many_arguments)]
 async fn session_loop(
     mut session: actix_ws::Session,
@@ -216,29 +242,30 @@ async fn session_loop(
     hub: HubHandle,
     room: String,
     visitor: VisitorId,
-    first: VisitorView,
+    first: FirstWord,
     redirect_base: Option<String>,
     oversized: Arc<AtomicBool>,
 ) {
-    let first_msg = if first.state == VisitorState::Admitted {
-        admitted_message(&first)
-    } else {
-        status_message(&first)
-    };
-    if !sent(session.text(first_msg)).await {
+    let FirstWord {
+        msg,
+        state,
+        figures,
+        place,
+    } = first;
+    if !sent(session.text(msg)).await {
         let _ = session.close(None).await;
         return;
     }
-    let (tx, mut rx) = mpsc::unbounded_channel();
+    let (tx, mut rx) = crate::hub::mailbox::mailbox();
     let conn = hub.next_conn_id();
     hub.send(Command::Connect {
         room: room.clone(),
         visitor: visitor.as_str().to_string(),
         conn,
         redirect_base,
-        told: first.state,
-        told_figures: (first.position, first.queue_length),
-        place: first.place,
+        told: state,
+        told_figures: figures,
+        place,
         tx,
     });
 

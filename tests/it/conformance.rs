@@ -13,10 +13,12 @@ use futures_util::future::join_all;
 use futures_util::StreamExt;
 
 mod drops;
+mod line;
 mod modes;
-use drops::*;
-use modes::*;
 mod webhooks;
+use drops::*;
+use line::*;
+use modes::*;
 use webhooks::*;
 
 /// A store under test, keeping its Redis (if any) alive.
@@ -1815,6 +1817,9 @@ macro_rules! conformance {
 }
 
 conformance!(
+    a_hub_counts_every_position_from_the_line_log,
+    a_held_visitor_is_kept_until_its_hub_lets_go_or_its_lease_lapses,
+    a_flush_starts_a_new_line_log_epoch,
     fifo_order,
     join_is_idempotent,
     capacity_is_never_exceeded,

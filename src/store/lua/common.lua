@@ -29,6 +29,12 @@ local K_ENDS
 -- a named lane) and K_LANES (`w:<lane>` waiting, `a:<lane>` let in while the room has
 -- lanes). The line's order is the tickets': see enqueue().
 local K_LANEV, K_LANES
+-- The line's change log (docs/design.md#socket-updates), derived from `st` too: K_LOG, a
+-- ZSET of `<seq>:<kind>:<ticket>:<visitor>` scored by seq (`st` field `lseq`, under the
+-- epoch `st` field `lepoch`), kind `l` (left the line) or `b` (a place put back with its
+-- ticket), trimmed to about CHANGES_KEEP; K_HOLDERS, instance -> lease end (ms) of the
+-- hubs holding open sockets here, each with its set `<st>:hold:<instance>`.
+local K_LOG, K_HOLDERS
 -- Defined before this file from the Rust constants (`lua_prelude` in store/redis.rs), one
 -- source for both: WINDOW_MS (rate-cap window), ENDS_KEEP and BASIS_SESSIONS (ETA basis),
 -- PROMOTE_LIMIT (most admissions per call), LANE_STRIDE (ticket spacing: enqueue), MINUTE_TTL_MS (how long a minute's figures
@@ -170,6 +176,8 @@ local function bind(keys)
   K_LANEV = K_ST .. ':lane'
   K_LANES = K_ST .. ':lanes'
   K_PQ = K_ST .. ':pq'
+  K_LOG = K_ST .. ':log'
+  K_HOLDERS = K_ST .. ':holders'
   ACTIVE = nil
 end
 
@@ -355,6 +363,42 @@ local function left_line(cfg, vs, admitted)
   if named then redis.call('HDEL', K_LANEV, unpack(vs)) end
 end
 
+-- Records in the line's log that these places changed: kind 'l' (left the line) or 'b'
+-- (put back); `places` holds {ticket, visitor} pairs. Three calls per batch of changes,
+-- the trim one write in TRIM_EVERY.
+local TRIM_EVERY = 64
+local function log_line(kind, places)
+  local n = #places
+  if n == 0 then return end
+  local last = redis.call('HINCRBY', K_ST, 'lseq', n)
+  local first = last - n + 1
+  local args = {}
+  for i = 1, n do
+    local s = first + i - 1
+    args[#args + 1] = s
+    args[#args + 1] = s .. ':' .. kind .. ':' .. places[i][1] .. ':' .. places[i][2]
+    if #args >= 1000 or i == n then
+      redis.call('ZADD', K_LOG, unpack(args))
+      args = {}
+    end
+  end
+  if math.floor(last / TRIM_EVERY) ~= math.floor((first - 1) / TRIM_EVERY) then
+    redis.call('ZREMRANGEBYRANK', K_LOG, 0, -(CHANGES_KEEP + 1))
+  end
+end
+
+-- The log's epoch: a new one whenever the log starts afresh (the store lost its data,
+-- the queue was flushed), so a hub whose cursor is from another epoch re-reads.
+local function log_epoch()
+  local e = redis.call('HGET', K_ST, 'lepoch')
+  if not e then
+    local t = redis.call('TIME')
+    e = t[1] .. string.format('%06d', tonumber(t[2]))
+    redis.call('HSET', K_ST, 'lepoch', e)
+  end
+  return e
+end
+
 -- Admits queue heads in ticket order; returns the admitted visitor ids.
 local function promote(cfg, now, limit)
   local out = {}
@@ -365,13 +409,16 @@ local function promote(cfg, now, limit)
   local heads = redis.call('ZRANGE', K_Q, 0, free - 1, 'WITHSCORES')
   if #heads == 0 then return out end
   local events = {}
+  local left = {}
   for i = 1, #heads, 2 do
     local v = heads[i]
     redis.call('ZREM', K_Q, v)
     redis.call('ZREM', K_HB, v)
     events[#events + 1] = admit(cfg, v, now, true, tonumber(heads[i + 1]))
     out[#out + 1] = v
+    left[#left + 1] = {heads[i + 1], v}
   end
+  log_line('l', left)
   -- The last ticket let in: where a lane that was idle starts again (enqueue).
   redis.call('HSET', K_ST, 'vt', heads[#heads])
   left_line(cfg, out, true)
@@ -513,4 +560,19 @@ local function place(v, now)
   local r = redis.call('ZRANK', K_Q, v)
   if r then return 0, r + 1, 0, 0 end
   return -1, 0, 0, 0
+end
+
+-- Where v stands for a hub that counts positions itself (tick, places): as place(), with
+-- the ticket instead of issued_ms for a queued visitor; an admitted one's session is
+-- claimed (the socket is there to be told).
+local function placed(v, now)
+  local kind, a, b, c = place(v, now)
+  if kind == 0 then b = tonumber(redis.call('ZSCORE', K_Q, v)) end
+  if kind == 1 then claim(v) end
+  return kind, a, b, c
+end
+
+-- {epoch, seq}: where the line's log stands.
+local function log_cursor()
+  return {log_epoch(), tonumber(redis.call('HGET', K_ST, 'lseq')) or 0}
 end

@@ -21,13 +21,19 @@ if exp then
   end
   session_ended(v, exp < now and exp or now)
 end
-local left = redis.call('ZREM', K_Q, v)
+local ticket = redis.call('ZSCORE', K_Q, v)
+local left = 0
+if ticket then
+  redis.call('ZREM', K_Q, v)
+  left = 1
+  log_line('l', {{ticket, v}})
+end
 -- Leaving the pre-queue before the shuffle placed it (after, the pre-queue is the
 -- record the fairness digests are computed from, and stays).
 if cfg.phase ~= 'open' and not redis.call('ZSCORE', K_ST .. ':pqd', v) then
   left = left + redis.call('ZREM', K_PQ, v)
 end
-if left == 1 then left_line(cfg, {v}, false) end
+if left > 0 then left_line(cfg, {v}, false) end
 local n = redis.call('ZREM', K_ACT, v) + left
 forget_active()
 redis.call('HDEL', K_SESS, v)

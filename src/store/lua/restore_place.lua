@@ -17,6 +17,8 @@ end
 if cfg.closed then return reply('closed', v, cfg, now, {}) end
 redis.call('ZADD', K_Q, string.format('%d', ticket), v)
 redis.call('ZADD', K_HB, 'GT', now, v)
+-- A place put back may be ahead of others: the hubs' local counts must hear of it.
+log_line('b', {{string.format('%d', ticket), v}})
 redis.call('HSET', K_JT, v, string.format('%d', joined))
 if (tonumber(redis.call('HGET', K_ST, 'seq')) or 0) < ticket then
   redis.call('HSET', K_ST, 'seq', string.format('%d', ticket))
