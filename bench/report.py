@@ -63,9 +63,11 @@ def targets_section(r):
              "send refreshes only to sockets whose figures changed and rely on pings for liveness."),
             ("Redis CPU < 50 % at 50,000 sockets", f"{s['redis_cpu_percent']:.0f} %", s["redis_cpu_percent"] < 50, ""),
             ("memory per socket ≤ 16 KiB", f"{mem:.1f} KiB", mem <= 16,
-             "Most of it is actix-http's per-connection read/write buffers (kept after the WebSocket upgrade), the "
-             "session task and its channel. Next lever: measure with a heap profiler and serve the socket path on "
-             "a leaner stack (a raw tokio listener with tungstenite), or shrink actix-http's buffers."),
+             "RSS growth also counts allocator slack and the load of the ramp. The heap profile (heaptrack, "
+             "`bench/heap_sockets.sh`, see docs/websocket.md) puts 16.2 KiB of a socket's 25.5 KiB in actix-http's two "
+             "8 KiB connection buffers, fixed constants kept after the WebSocket upgrade, which no setting changes. "
+             "Next lever: free them on upgrade (a patch to actix-http's dispatcher, upstream) or serve queue sockets on "
+             "a leaner listener (hyper's upgrade hands over the bare stream): about 9 KiB a socket."),
         ]
     if "million" in r:
         m = r["million"]
@@ -280,7 +282,7 @@ def replace_section(r, path):
 
 # Sections written by other runs (not by this suite), carried over from the old report.
 KEPT = (DROP_TITLE, "## Estimated wait (ETA)", "## Proof of work", "## Redis time per decision, builds compared",
-        "## Priority lanes", "## Place receipts")
+        "## Priority lanes", "## Place receipts", "## Redis work per hub tick", "## Issue 15")
 
 
 def kept_sections(path):
