@@ -5,7 +5,8 @@
 //!   only module that imports actix.
 //! - [`domain`]: admission, the admin service, ETA, passes, identities — free of HTTP.
 //! - [`hub`], [`reaper`] and [`keeper`]: the background work (socket updates; reaping
-//!   and promoting; re-creating declared rooms and noticing a store that lost its data).
+//!   and promoting; re-creating declared rooms and noticing a store that lost its data);
+//!   [`webhook`]: the signed webhooks each room's events are delivered by.
 //! - [`gateway`]: the built-in reverse proxy that guards a site's routes with rooms
 //!   (hyper; HTTP-free logic in its own modules).
 //! - [`store`]: the `Store` trait and its `memory` and `redis` backends.
@@ -27,3 +28,4 @@ pub mod store;
 pub mod telemetry;
 pub mod tls;
 pub mod web;
+pub mod webhook;

@@ -6,7 +6,9 @@
 //! them with `max`, not `sum`. Process figures (`anteroom_rate_limited_total`,
 //! `anteroom_store_errors_total`, `anteroom_reaped_total{kind="expired"}`,
 //! `anteroom_reaper_passes_total`, `anteroom_ws_sockets`, `anteroom_ws_pushes_total`,
-//! `anteroom_hub_store_calls_total`) are this instance's own: aggregate with `sum`.
+//! `anteroom_hub_store_calls_total`, `anteroom_webhook_deliveries_total`) are this
+//! instance's own: aggregate with `sum`. `anteroom_webhook_dead_letters` and
+//! `anteroom_webhook_pending` are room figures read from the store (rooms with a webhook).
 
 use prometheus::{
     Encoder, IntCounter, IntCounterVec, IntGauge, IntGaugeVec, Opts, Registry, TextEncoder,
@@ -48,6 +50,13 @@ pub struct Metrics {
     ws_sockets: IntGauge,
     ws_pushes: IntCounter,
     hub_store_calls: IntCounter,
+    /// Webhook attempts by this instance, by room and outcome (`delivered`, `failed`:
+    /// parked for a retry, `dead`: given up).
+    pub webhook_deliveries: IntCounterVec,
+    /// Webhook deliveries given up, per room (read from the store at scrape time).
+    webhook_dead_letters: IntGaugeVec,
+    /// Webhook deliveries waiting for a retry, per room (from the store).
+    webhook_pending: IntGaugeVec,
 }
 
 fn gauge(r: &Registry, name: &str, help: &str, labels: &[&str]) -> IntGaugeVec {
@@ -84,6 +93,24 @@ impl Metrics {
                 &["room"],
             ),
             admissions: counter(&r, "anteroom_admissions_total", "Admissions", &["room"]),
+            webhook_deliveries: counter(
+                &r,
+                "anteroom_webhook_deliveries_total",
+                "Webhook delivery attempts by outcome (delivered, failed, dead)",
+                &["room", "outcome"],
+            ),
+            webhook_dead_letters: gauge(
+                &r,
+                "anteroom_webhook_dead_letters",
+                "Webhook deliveries given up after the last attempt",
+                &["room"],
+            ),
+            webhook_pending: gauge(
+                &r,
+                "anteroom_webhook_pending",
+                "Webhook deliveries waiting for a retry",
+                &["room"],
+            ),
             reaped: counter(
                 &r,
                 "anteroom_reaped_total",
@@ -244,6 +271,16 @@ impl Metrics {
         Self::follow(&self.reaped, &[room, "abandoned"], s.reaped_total);
     }
 
+    /// Records one room's webhook figures, read from the store at scrape time.
+    pub fn observe_webhooks(&self, room: &str, c: &crate::store::WebhookCounts) {
+        self.webhook_dead_letters
+            .with_label_values(&[room])
+            .set(c.dead_letters as i64);
+        self.webhook_pending
+            .with_label_values(&[room])
+            .set(c.pending as i64);
+    }
+
     /// Forgets a deleted room's series.
     pub fn forget_room(&self, room: &str) {
         for v in [
@@ -251,6 +288,8 @@ impl Metrics {
             &self.active,
             &self.capacity,
             &self.stock,
+            &self.webhook_dead_letters,
+            &self.webhook_pending,
         ] {
             let _ = v.remove_label_values(&[room]);
         }

@@ -192,6 +192,15 @@ impl Application {
             settings.reaper.lease_ms,
             cancel.clone(),
         )));
+        background.push(tokio::spawn(crate::webhook::run_deliverer(
+            crate::webhook::Deliverer::new(
+                store.clone(),
+                engine.instance.clone(),
+                settings.webhooks.clone(),
+                engine.metrics.clone(),
+            )?,
+            cancel.clone(),
+        )));
         background.push(tokio::spawn(crate::keeper::run_keeper(
             engine.clone(),
             known_epoch,

@@ -209,6 +209,9 @@
     set(c.f.sockets, room.sockets.length
       ? room.sockets.map(function (s) { return s.instance + ': ' + s.sockets; }).join(', ')
       : 'none');
+    // Signed webhook: deliveries waiting for a retry, and those given up (dead letters).
+    c.f.webhook_box.hidden = !room.webhook;
+    if (room.webhook) set(c.f.webhook, room.webhook.pending + ' / ' + room.webhook.dead_letters);
     // Priority lanes: each lane's share, who waits in it and who was let in from it (with
     // the part of all let in from a lane that this is).
     c.f.lanes_box.hidden = !room.lanes.length;

@@ -21,6 +21,8 @@ use serde::{Deserialize, Serialize};
 mod gateway;
 pub mod schedule;
 pub use gateway::{GatewayRoute, GatewaySettings};
+pub mod webhook;
+pub use webhook::{WebhookSecret, WebhookSettings};
 
 /// Room ids appear in URLs, Redis keys and cookie names, so they are restricted to
 /// `[A-Za-z0-9_-]{1,64}`.
@@ -125,6 +127,8 @@ pub struct Settings {
     pub bypass: Vec<BypassRule>,
     /// The built-in gateway (`[gateway]`, `docs/gateway.md`): off unless `listen` is set.
     pub gateway: GatewaySettings,
+    /// The webhook deliverer's timings (`[webhooks]`): every room with a `webhook_url`.
+    pub webhooks: WebhookSettings,
 }
 
 /// One `[[bypass]]` rule: a `name` and exactly one condition. A request that matches
@@ -337,6 +341,14 @@ pub struct RoomConfig {
     /// `opens_at`).
     #[serde(default)]
     pub event_max_admissions_per_minute: Option<u64>,
+    /// Where the room's events are POSTed, signed (Standard Webhooks): an http(s) URL.
+    /// Unset: no webhook. `docs/integrations.md#signed-webhooks`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub webhook_url: Option<String>,
+    /// The key deliveries are signed with: `whsec_` + standard base64 (required with
+    /// `webhook_url`). Never shown back: responses say `"[set]"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub webhook_secret: Option<WebhookSecret>,
 }
 
 /// A priority lane (`lanes = [{ name = "members", share = 0.3 }]`).
@@ -503,6 +515,7 @@ impl RoomConfig {
             ));
         }
         self.check_schedule()?;
+        webhook::check_room(self)?;
         if let Err(message) = crate::domain::entry::EntryKey::from_room(self) {
             return Err(("entry", message));
         }
@@ -684,6 +697,7 @@ default_from_toml! {
     ReaperSettings => reaper,
     AdminSettings => admin,
     RoomConfig => room_defaults,
+    WebhookSettings => webhooks,
 }
 
 /// Top-level settings that `ANTEROOM_*` variables may set: the fields of [`Settings`].
@@ -809,6 +823,7 @@ impl Settings {
         self.trusted_proxy_nets()?;
         crate::domain::bypass::Bypass::from_rules(&self.bypass)?;
         self.gateway.validate(&self.listen)?;
+        self.webhooks.validate()?;
         // The certificates are read here too, so a bad file stops start-up naming it.
         for paths in [self.tls()?, self.gateway.tls()?].into_iter().flatten() {
             crate::tls::load(&paths)?;

@@ -122,7 +122,9 @@ pub async fn overview(engine: &Engine, audit_entries: u32) -> Result<Overview, D
             continue; // deleted meanwhile
         };
         let forecast = engine.forecast(&id).await;
-        lives.push(room_live(&cfg, &report, &sockets, forecast.as_deref()));
+        let mut live = room_live(&cfg, &report, &sockets, forecast.as_deref());
+        live.webhook = webhook_live(engine, &cfg).await;
+        lives.push(live);
         let v = &report.view;
         controls.push((version, v.paused, v.closed, v.mode, v.queue_all));
     }
@@ -174,8 +176,16 @@ pub async fn room(engine: &Engine, room: &str) -> Result<(RoomConfig, u64, RoomL
         .map_err(|e| engine.store_failed("admin", &cfg.id, e))?;
     let sockets = engine.store.sockets().await.unwrap_or_default();
     let forecast = engine.forecast(&cfg.id).await;
-    let live = room_live(&cfg, &report, &sockets, forecast.as_deref());
+    let mut live = room_live(&cfg, &report, &sockets, forecast.as_deref());
+    live.webhook = webhook_live(engine, &cfg).await;
     Ok((cfg, version, live))
+}
+
+/// A room's webhook figures, when it has a webhook or has dead letters (a figure the
+/// store cannot read now is left out rather than failing the page).
+async fn webhook_live(engine: &Engine, cfg: &RoomConfig) -> Option<crate::store::WebhookCounts> {
+    let c = engine.store.webhook_counts(&cfg.id).await.ok()?;
+    (cfg.webhook_url.is_some() || c != Default::default()).then_some(c)
 }
 
 /// Checks a configuration, naming the first bad field.
@@ -216,8 +226,36 @@ async fn apply(
         }
     };
     let (o, n) = (json!(old), json!(new));
+    // The webhook fields are left out of the JSON when unset (so a removal would not
+    // show below) and the secret serialises as "[set]": both are audited here.
+    if old.webhook_url != new.webhook_url {
+        audit(
+            engine,
+            who,
+            room,
+            "set webhook_url",
+            json!(old.webhook_url),
+            json!(new.webhook_url),
+        )
+        .await;
+    }
+    if old.webhook_secret != new.webhook_secret {
+        let shown = |x: &Option<crate::config::WebhookSecret>| {
+            x.as_ref().map_or(Value::Null, |_| json!("[redacted]"))
+        };
+        audit(
+            engine,
+            who,
+            room,
+            "set webhook_secret",
+            shown(&old.webhook_secret),
+            shown(&new.webhook_secret),
+        )
+        .await;
+    }
     for (k, v) in n.as_object().into_iter().flatten() {
-        if o.get(k) != Some(v) && k != "stock" {
+        if o.get(k) != Some(v) && !matches!(k.as_str(), "stock" | "webhook_url" | "webhook_secret")
+        {
             // A secret is never written to the log: only that it changed.
             let shown = |x: &serde_json::Value| match k.as_str() {
                 "entry_secret" if !x.is_null() => json!("[redacted]"),

@@ -72,6 +72,9 @@ pub struct RoomLive {
     pub series: Vec<SeriesPoint>,
     /// Priority lanes (the general line first); empty without lanes.
     pub lanes: Vec<LaneLive>,
+    /// The signed webhook's figures (retries pending, dead letters); `null` when the
+    /// room has no webhook and never gave a delivery up.
+    pub webhook: Option<crate::store::WebhookCounts>,
 }
 
 /// One priority lane as the dashboard shows it.
@@ -218,6 +221,7 @@ pub fn room_live(
                 admitted: l.admitted,
             })
             .collect(),
+        webhook: None, // filled in by the admin service, which reads the store
     }
 }
 

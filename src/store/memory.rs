@@ -329,6 +329,8 @@ struct Room {
     pq_base: Option<u64>,
     shuffled: bool,
     shuffles: u64,
+    /// The webhook deliverer's cursor, retries and dead letters (`wh:*` in Redis).
+    webhook: super::webhook::WebhookState,
 }
 
 impl Room {
@@ -1097,6 +1099,42 @@ impl Store for MemoryStore {
                 .cloned()
                 .collect()
         })
+    }
+
+    async fn webhook_cursor(&self, room: &str) -> StoreResult<String> {
+        self.with_room(room, |r, _| r.webhook.cursor())
+    }
+
+    async fn webhook_advance(
+        &self,
+        room: &str,
+        cursor: &str,
+        retries: &[super::WebhookRetry],
+        dead: u64,
+    ) -> StoreResult<()> {
+        self.with_room(room, |r, _| r.webhook.advance(cursor, retries, dead))
+    }
+
+    async fn webhook_due(
+        &self,
+        room: &str,
+        now_ms: u64,
+        limit: u32,
+    ) -> StoreResult<Vec<super::WebhookRetry>> {
+        self.with_room(room, |r, _| r.webhook.due(now_ms, limit))
+    }
+
+    async fn webhook_settle(
+        &self,
+        room: &str,
+        event_id: &str,
+        outcome: &super::WebhookSettle,
+    ) -> StoreResult<()> {
+        self.with_room(room, |r, _| r.webhook.settle(event_id, outcome))
+    }
+
+    async fn webhook_counts(&self, room: &str) -> StoreResult<super::WebhookCounts> {
+        self.with_room(room, |r, _| r.webhook.counts())
     }
 
     async fn release_ended(&self, room: &str, v: &str) -> StoreResult<Released> {

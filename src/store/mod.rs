@@ -37,8 +37,10 @@ pub mod memory;
 pub mod redis;
 pub mod revocation;
 pub mod sentinel;
+pub mod webhook;
 
 pub use revocation::{Revocation, RevocationPage};
+pub use webhook::{WebhookCounts, WebhookRetry, WebhookSettle};
 
 use async_trait::async_trait;
 use futures_util::stream::BoxStream;
@@ -470,6 +472,10 @@ pub struct RoomPatch {
     /// 0 removes the override (use the room's own cap; to lift the cap during the
     /// event, set the room's `max_admissions_per_minute` to 0).
     pub event_max_admissions_per_minute: Option<u64>,
+    /// `""` removes the webhook.
+    pub webhook_url: Option<String>,
+    /// `""` removes the secret.
+    pub webhook_secret: Option<crate::config::WebhookSecret>,
 }
 
 impl RoomPatch {
@@ -554,6 +560,12 @@ impl RoomPatch {
         }
         if let Some(v) = self.event_max_admissions_per_minute {
             c.event_max_admissions_per_minute = nonzero(v);
+        }
+        if let Some(v) = &self.webhook_url {
+            c.webhook_url = (!v.is_empty()).then(|| v.clone());
+        }
+        if let Some(v) = &self.webhook_secret {
+            c.webhook_secret = (!v.is_empty()).then(|| v.clone());
         }
         c
     }
@@ -829,6 +841,35 @@ pub trait Store: Send + Sync + 'static {
     /// The room's events after the stream id `after` ("0" or "" for the oldest kept), at
     /// most `count`, oldest first. Each is added by the atomic change it records.
     async fn events(&self, room: &str, after: &str, count: u32) -> StoreResult<Vec<RoomEvent>>;
+    /// The webhook deliverer's cursor in the room's stream: the last event id delivered
+    /// or parked for a retry ("" before the first).
+    async fn webhook_cursor(&self, room: &str) -> StoreResult<String>;
+    /// Moves the cursor to `cursor`, parks `retries` and counts `dead` dead letters, in
+    /// one atomic step (an event is never both behind the cursor and lost).
+    async fn webhook_advance(
+        &self,
+        room: &str,
+        cursor: &str,
+        retries: &[WebhookRetry],
+        dead: u64,
+    ) -> StoreResult<()>;
+    /// Parked deliveries due at `now_ms` or before, soonest first, at most `limit`.
+    async fn webhook_due(
+        &self,
+        room: &str,
+        now_ms: u64,
+        limit: u32,
+    ) -> StoreResult<Vec<WebhookRetry>>;
+    /// Records what a retry of `event_id` did. Settling a record that is not there does
+    /// nothing.
+    async fn webhook_settle(
+        &self,
+        room: &str,
+        event_id: &str,
+        outcome: &WebhookSettle,
+    ) -> StoreResult<()>;
+    /// The room's pending retries and dead letters.
+    async fn webhook_counts(&self, room: &str) -> StoreResult<WebhookCounts>;
     /// A page of the room's live sessions (those expiring at or after `q.expires_from`,
     /// from now on when that is past; soonest expiry first, at most `q.limit`) and, with
     /// `q.gone_after`, the releases since: each instance keeps a picture of the live

@@ -31,7 +31,7 @@ use super::{
     SocketCount, StockChange, Store, StoreError, StoreResult, VisitorState, WatchEntry,
     WindowDecision,
 };
-use super::{Released, RoomEvent};
+use super::{Released, RoomEvent, WebhookCounts, WebhookRetry, WebhookSettle};
 use crate::config::{RoomConfig, StoreSettings};
 
 /// The constants the scripts share with Rust, defined from the Rust ones: one source.
@@ -656,6 +656,12 @@ fn patch_fields(p: &RoomPatch) -> Vec<String> {
     if let Some(v) = p.event_max_admissions_per_minute {
         put("ev_rate_cap", nonzero(v));
     }
+    if let Some(v) = &p.webhook_url {
+        put("wh_url", v.clone());
+    }
+    if let Some(v) = &p.webhook_secret {
+        put("wh_secret", v.expose().to_string());
+    }
     f
 }
 
@@ -704,6 +710,27 @@ fn parse_minute(minute: u64, v: &Value) -> StoreResult<MinuteStats> {
         }
     }
     Ok(m)
+}
+
+/// A room's webhook keys (`P:room:{R}:wh:*`, docs/design.md): the cursor (STRING), the
+/// retries (ZSET event id → due ms), their records (HASH event id → JSON) and the
+/// dead-letter count (STRING).
+const WEBHOOK_PARTS: [&str; 4] = ["wh:cursor", "wh:retry", "wh:body", "wh:dead"];
+
+/// Adds to `p` the commands that park (or re-park) a retry.
+fn park(p: &mut Pipeline, zkey: &str, hkey: &str, r: &WebhookRetry) {
+    // unwrap: a struct of strings and numbers always serialises.
+    let record = serde_json::to_string(r).unwrap();
+    p.cmd("ZADD")
+        .arg(zkey)
+        .arg(r.due_ms)
+        .arg(&r.event_id)
+        .ignore();
+    p.cmd("HSET")
+        .arg(hkey)
+        .arg(&r.event_id)
+        .arg(record)
+        .ignore();
 }
 
 /// The config hash's fields for a room.
@@ -773,6 +800,14 @@ fn cfg_fields(cfg: &RoomConfig) -> Vec<String> {
         opt(cfg.event_session_ttl_secs.map(|s| s * 1000)),
         "ev_rate_cap".into(),
         opt(cfg.event_max_admissions_per_minute),
+        // Empty: none, as entry_secret.
+        "wh_url".into(),
+        cfg.webhook_url.clone().unwrap_or_default(),
+        "wh_secret".into(),
+        cfg.webhook_secret
+            .as_ref()
+            .map(|s| s.expose().to_string())
+            .unwrap_or_default(),
     ]
 }
 
@@ -839,6 +874,11 @@ fn cfg_from_hash(room: &str, h: &std::collections::HashMap<String, String>) -> R
         event_capacity: some(h, "ev_capacity"),
         event_session_ttl_secs: some(h, "ev_ttl_ms").map(|ms| ms / 1000),
         event_max_admissions_per_minute: some(h, "ev_rate_cap"),
+        webhook_url: h.get("wh_url").filter(|v| !v.is_empty()).cloned(),
+        webhook_secret: h
+            .get("wh_secret")
+            .filter(|v| !v.is_empty())
+            .map(|v| crate::config::WebhookSecret::new(v.clone())),
     }
 }
 
@@ -903,6 +943,9 @@ impl Store for RedisStore {
         del.arg(format!("{}:lanes", self.room_key(room, "st")));
         del.arg(format!("{}:pq", self.room_key(room, "st")));
         del.arg(format!("{}:pqd", self.room_key(room, "st")));
+        for part in WEBHOOK_PARTS {
+            del.arg(self.room_key(room, part));
+        }
         for m in minute.saturating_sub(32)..=minute + 1 {
             del.arg(format!("{}:m:{m}", self.room_key(room, "st")));
         }
@@ -1086,6 +1129,142 @@ impl Store for RedisStore {
                 }
             })
             .collect())
+    }
+
+    async fn webhook_cursor(&self, room: &str) -> StoreResult<String> {
+        let mut conn = self.conn.clone();
+        let c: Option<String> = redis::cmd("GET")
+            .arg(self.room_key(room, "wh:cursor"))
+            .query_async(&mut conn)
+            .await?;
+        Ok(c.unwrap_or_default())
+    }
+
+    async fn webhook_advance(
+        &self,
+        room: &str,
+        cursor: &str,
+        retries: &[WebhookRetry],
+        dead: u64,
+    ) -> StoreResult<()> {
+        // MULTI/EXEC: the keys share the room's hash tag (one slot in a Cluster).
+        let mut p = redis::pipe();
+        p.atomic();
+        p.cmd("SET")
+            .arg(self.room_key(room, "wh:cursor"))
+            .arg(cursor)
+            .ignore();
+        for r in retries {
+            park(
+                &mut p,
+                &self.room_key(room, "wh:retry"),
+                &self.room_key(room, "wh:body"),
+                r,
+            );
+        }
+        if dead > 0 {
+            p.cmd("INCRBY")
+                .arg(self.room_key(room, "wh:dead"))
+                .arg(dead)
+                .ignore();
+        }
+        let mut conn = self.conn.clone();
+        p.query_async::<()>(&mut conn).await?;
+        Ok(())
+    }
+
+    async fn webhook_due(
+        &self,
+        room: &str,
+        now_ms: u64,
+        limit: u32,
+    ) -> StoreResult<Vec<WebhookRetry>> {
+        let mut conn = self.conn.clone();
+        let ids: Vec<String> = redis::cmd("ZRANGE")
+            .arg(self.room_key(room, "wh:retry"))
+            .arg("-inf")
+            .arg(now_ms)
+            .arg("BYSCORE")
+            .arg("LIMIT")
+            .arg(0)
+            .arg(limit)
+            .query_async(&mut conn)
+            .await?;
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let bodies: Vec<Option<String>> = redis::cmd("HMGET")
+            .arg(self.room_key(room, "wh:body"))
+            .arg(&ids)
+            .query_async(&mut conn)
+            .await?;
+        // A record without its body (never written apart, but a hand-edited store) is
+        // skipped rather than sent empty.
+        Ok(bodies
+            .into_iter()
+            .flatten()
+            .filter_map(|b| serde_json::from_str(&b).ok())
+            .collect())
+    }
+
+    async fn webhook_settle(
+        &self,
+        room: &str,
+        event_id: &str,
+        outcome: &WebhookSettle,
+    ) -> StoreResult<()> {
+        let (zkey, hkey) = (
+            self.room_key(room, "wh:retry"),
+            self.room_key(room, "wh:body"),
+        );
+        let mut conn = self.conn.clone();
+        let mut p = redis::pipe();
+        p.atomic();
+        match outcome {
+            WebhookSettle::Retry { attempts, due_ms } => {
+                let body: Option<String> = redis::cmd("HGET")
+                    .arg(&hkey)
+                    .arg(event_id)
+                    .query_async(&mut conn)
+                    .await?;
+                let Some(mut r) = body.and_then(|b| serde_json::from_str::<WebhookRetry>(&b).ok())
+                else {
+                    return Ok(());
+                };
+                r.attempts = *attempts;
+                r.due_ms = *due_ms;
+                park(&mut p, &zkey, &hkey, &r);
+            }
+            WebhookSettle::Delivered | WebhookSettle::Dead => {
+                p.cmd("ZREM").arg(&zkey).arg(event_id);
+                p.cmd("HDEL").arg(&hkey).arg(event_id).ignore();
+            }
+        }
+        let removed: Vec<i64> = p.query_async(&mut conn).await?;
+        // The dead letter is counted only if this call removed the record (the deliverer
+        // holds the room's lease, so nobody else settles it meanwhile).
+        if *outcome == WebhookSettle::Dead && removed.first() == Some(&1) {
+            redis::cmd("INCR")
+                .arg(self.room_key(room, "wh:dead"))
+                .query_async::<()>(&mut conn)
+                .await?;
+        }
+        Ok(())
+    }
+
+    async fn webhook_counts(&self, room: &str) -> StoreResult<WebhookCounts> {
+        let mut conn = self.conn.clone();
+        let (pending, dead): (u64, Option<u64>) = redis::pipe()
+            .cmd("ZCARD")
+            .arg(self.room_key(room, "wh:retry"))
+            .cmd("GET")
+            .arg(self.room_key(room, "wh:dead"))
+            .query_async(&mut conn)
+            .await?;
+        Ok(WebhookCounts {
+            pending,
+            dead_letters: dead.unwrap_or(0),
+        })
     }
 
     async fn sessions(&self, room: &str, q: &SessionsQuery) -> StoreResult<SessionsPage> {

@@ -141,6 +141,12 @@ async fn metrics(
                     Ok(s) => engine.metrics.observe_room(&room, &s),
                     Err(_) => engine.metrics.forget_room(&room),
                 }
+                if let Ok(c) = engine.store.webhook_counts(&room).await {
+                    // Only rooms that have (or had) a webhook get the series.
+                    if c != Default::default() || room_has_webhook(&engine, &room).await {
+                        engine.metrics.observe_webhooks(&room, &c);
+                    }
+                }
             }
         }
         Err(e) => {
@@ -155,6 +161,11 @@ async fn metrics(
     Ok(HttpResponse::Ok()
         .content_type("text/plain; version=0.0.4")
         .body(engine.metrics.render()))
+}
+
+/// Whether the room has a webhook (its figures are shown from the first scrape on).
+async fn room_has_webhook(engine: &Engine, room: &str) -> bool {
+    matches!(engine.store.room(room).await, Ok(Some(c)) if c.webhook_url.is_some())
 }
 
 /// The pass verification key, for origins that check passes themselves.

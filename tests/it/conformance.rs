@@ -16,6 +16,8 @@ mod drops;
 mod modes;
 use drops::*;
 use modes::*;
+mod webhooks;
+use webhooks::*;
 
 /// A store under test, keeping its Redis (if any) alive.
 struct Backend {
@@ -1832,4 +1834,5 @@ conformance!(
     random_mode_admits_in_the_seeds_hmac_order,
     an_open_socket_is_enrolled_in_the_prequeue,
     the_prequeue_counts_against_the_places_per_group_cap,
+    webhook_retries_cursor_and_dead_letters_are_kept,
 );

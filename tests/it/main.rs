@@ -33,4 +33,5 @@ mod reaper;
 mod recovery;
 mod sentinel;
 mod tls;
+mod webhooks;
 mod ws;

@@ -8,6 +8,7 @@
 
 pub mod admin;
 pub mod browser;
+pub mod receiver;
 pub mod tls;
 pub mod upstream;
 
