@@ -495,6 +495,13 @@ impl Room {
             let top = self.lane_tails.values().copied().max().unwrap_or(0);
             self.seq = self.seq.max(self.last_let_in).max(top);
         }
+        // Random mode switched off: its draws are tickets up to 2^48, so `seq` moves past
+        // the line's last ticket and later arrivals queue behind those still in the draw
+        // (as `settle_after_random` in Lua).
+        if self.cfg.mode == QueueMode::Random && cfg.mode != QueueMode::Random {
+            let top = self.queue.order.last().map_or(0, |(t, _)| *t);
+            self.seq = self.seq.max(top);
+        }
         self.cfg = cfg;
     }
 

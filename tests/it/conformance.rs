@@ -1877,6 +1877,7 @@ conformance!(
     a_scheduled_room_takes_no_place_and_an_ended_event_closes,
     event_overrides_apply_only_inside_the_window,
     random_mode_admits_in_the_seeds_hmac_order,
+    leaving_random_mode_queues_newcomers_behind_the_draw,
     an_open_socket_is_enrolled_in_the_prequeue,
     the_prequeue_counts_against_the_places_per_group_cap,
 );

@@ -348,6 +348,18 @@ local function settle_tickets(old_strides)
   redis.call('HSET', K_ST, 'seq', string.format('%d', top))
 end
 
+-- Random mode switched off (`mode` was `random`, now is not): its draws are tickets up to
+-- 2^48, so `seq` moves past the line's last ticket and later arrivals queue behind those
+-- still in the draw. Returns nothing.
+local function settle_after_random(old_mode)
+  if old_mode ~= 'random' or redis.call('HGET', K_CFG, 'mode') == 'random' then return end
+  local last = redis.call('ZRANGE', K_Q, -1, -1, 'WITHSCORES')
+  local top = tonumber(last[2]) or 0
+  if top > (tonumber(redis.call('HGET', K_ST, 'seq')) or 0) then
+    redis.call('HSET', K_ST, 'seq', string.format('%d', top))
+  end
+end
+
 -- vs left the line (admitted: let in): keeps the lanes' counts.
 local function left_line(cfg, vs, admitted)
   if #vs == 0 then return end

@@ -21,6 +21,7 @@ if changed then
   redis.call('HSET', K_CFG, unpack(ARGV, 2))
   event_reset(times)
   settle_tickets(strides)
+  settle_after_random(cfg.mode)
   version = redis.call('HINCRBY', K_CFG, 'version', 1)
   cfg = load_cfg()
   if cfg.closed ~= was_closed then event(cfg.closed and 'closed' or 'opened') end

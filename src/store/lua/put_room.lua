@@ -7,6 +7,7 @@ if ARGV[1] == '1' and redis.call('EXISTS', K_CFG) == 1 then return 0 end
 local fields = {}
 for i = 3, #ARGV do fields[#fields + 1] = ARGV[i] end
 local strides = redis.call('HGET', K_CFG, 'lane_strides')
+local old_mode = redis.call('HGET', K_CFG, 'mode')
 local times = event_times()
 redis.call('HSET', K_CFG, unpack(fields))
 event_reset(times)
@@ -15,5 +16,6 @@ if hold > 0 then
   redis.call('HSET', K_CFG, 'hold_until', string.format('%d', now_ms() + hold))
 end
 settle_tickets(strides)
+settle_after_random(old_mode)
 redis.call('HINCRBY', K_CFG, 'version', 1)
 return 1

@@ -304,6 +304,46 @@ pub(super) async fn random_mode_admits_in_the_seeds_hmac_order(b: Backend) {
     );
 }
 
+/// Random mode's draws are tickets up to 2^48: a room switched back to FIFO queues later
+/// arrivals behind everyone still in the draw, not ahead of them.
+pub(super) async fn leaving_random_mode_queues_newcomers_behind_the_draw(b: Backend) {
+    let b = b
+        .with_room(anteroom::config::RoomConfig {
+            mode: QueueMode::Random,
+            ..room("r", 1)
+        })
+        .await;
+    let s = b.store.as_ref();
+    let seed = s
+        .event_seed("r", &anteroom::store::new_seed())
+        .await
+        .unwrap();
+    let opts = |x: &str| JoinOptions {
+        score: Some(anteroom::store::random_score(&seed, x)),
+        ..JoinOptions::default()
+    };
+    assert_eq!(
+        s.join_with("r", &v(0), &opts(&v(0))).await.unwrap().state,
+        VisitorState::Admitted
+    );
+    for i in 1..=5 {
+        s.join_with("r", &v(i), &opts(&v(i))).await.unwrap();
+    }
+    s.patch_room(
+        "r",
+        &RoomPatch {
+            mode: Some(QueueMode::Fifo),
+            ..RoomPatch::default()
+        },
+    )
+    .await
+    .unwrap();
+    let late = s.join("r", &v(6)).await.unwrap();
+    assert_eq!(late.state, VisitorState::Queued);
+    assert_eq!(late.position, 6, "behind the five still in the draw");
+    assert_eq!(late.queue_length, 6);
+}
+
 pub(super) async fn an_open_socket_is_enrolled_in_the_prequeue(b: Backend) {
     let b = b.with_room(room("r", 1)).await;
     let s = b.store.as_ref();
