@@ -252,7 +252,13 @@
         setText('fair-result', text);
         fairnessDone = true;
       });
-    }).catch(function () { setText('fair-result', ds.fair_failed); });
+    }).catch(function () {
+      setText('fair-result', ds.fair_failed);
+      // A passing failure (a busy store, a rate limit): asked again while it is open.
+      setTimeout(function () {
+        if (fairness && fairness.open && !fairnessDone) checkFairness();
+      }, POLL_MS);
+    });
   }
   var fairness = $('fairness');
   if (fairness) {

@@ -335,6 +335,8 @@ struct Room {
     pq_base: Option<u64>,
     shuffled: bool,
     shuffles: u64,
+    /// The last phase of the event the stream was told of (`ev_mark` in Lua).
+    ev_mark: Option<&'static str>,
     /// The line log (`st:log` in Lua), its last seq and its epoch (`""`: none yet).
     line_log: VecDeque<LineChange>,
     line_seq: u64,
@@ -356,6 +358,20 @@ impl Room {
             self.shuffled,
         );
         self.eff = c.effective_limits(now);
+        // The event's opening (without a pre-queue: with one, the shuffle tells it) and
+        // its end go into the stream once, from the first operation after them (as
+        // `mark_event` in Lua).
+        let mark = match self.phase {
+            EventPhase::Ended => Some("closed"),
+            EventPhase::Open if c.opens_at.is_some() && c.prequeue_opens_at.is_none() => {
+                Some("opened")
+            }
+            _ => None,
+        };
+        if let Some(m) = mark.filter(|m| self.ev_mark != Some(*m)) {
+            self.ev_mark = Some(m);
+            self.event(now, m, None, None);
+        }
     }
 
     /// Counts a new place of v against `limit`'s group (places that ended are dropped
@@ -490,6 +506,7 @@ impl Room {
             self.pq_base = None;
             self.shuffled = false;
             self.shuffles = 0;
+            self.ev_mark = None;
         }
         if !self.cfg.lanes.is_empty() && cfg.lanes.is_empty() {
             let top = self.lane_tails.values().copied().max().unwrap_or(0);
@@ -1424,10 +1441,13 @@ impl Store for MemoryStore {
             };
             if cfg != r.cfg {
                 let was_closed = r.closed();
+                let was_ended = r.phase == EventPhase::Ended;
                 r.set_cfg(cfg);
                 r.enter(now);
                 r.version += 1;
-                if r.closed() != was_closed {
+                // An event's end (or its end moved away) is told by `enter`.
+                let ended = r.phase == EventPhase::Ended;
+                if r.closed() != was_closed && !(ended || was_ended) {
                     let kind = if r.closed() { "closed" } else { "opened" };
                     r.event(now, kind, None, None);
                 }

@@ -1878,6 +1878,7 @@ conformance!(
     event_overrides_apply_only_inside_the_window,
     random_mode_admits_in_the_seeds_hmac_order,
     leaving_random_mode_queues_newcomers_behind_the_draw,
+    a_scheduled_opening_and_end_go_into_the_stream_once,
     an_open_socket_is_enrolled_in_the_prequeue,
     the_prequeue_counts_against_the_places_per_group_cap,
 );

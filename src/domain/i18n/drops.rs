@@ -60,7 +60,7 @@ pub static DROP_EN: DropStrings = DropStrings {
     fair_not_in: "Your draw {draw}… is not among the pre-queue's: you joined after the opening, so your place is by arrival.",
     fair_mismatch: "The revealed seed does not match the commitment published before the opening.",
     fair_unavailable: "This browser cannot run the check (it needs Web Crypto on a secure page). The record is at {url}.",
-    fair_failed: "The check could not be completed: the fairness record could not be read. Try again later.",
+    fair_failed: "The check could not be completed: the fairness record could not be read. Trying again in a few seconds.",
 };
 
 pub static DROP_ZH: DropStrings = DropStrings {
@@ -82,7 +82,7 @@ pub static DROP_ZH: DropStrings = DropStrings {
     fair_not_in: "您的抽签值 {draw}… 不在预排队名单中：您是在开放后加入的，位置按到达顺序排列。",
     fair_mismatch: "公开的种子与开放前公布的承诺值不一致。",
     fair_unavailable: "此浏览器无法进行核对（需要安全页面上的 Web Crypto）。记录位于 {url}。",
-    fair_failed: "无法完成核对：未能读取公平性记录。请稍后再试。",
+    fair_failed: "无法完成核对：未能读取公平性记录。几秒后自动重试。",
 };
 
 impl DropStrings {

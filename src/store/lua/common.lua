@@ -70,7 +70,7 @@ end
 
 local function load_cfg_raw()
   local v = redis.call('HMGET', K_CFG, 'capacity', 'rate_cap', 'ttl_ms', 'stock', 'paused', 'closed', 'hb_ms', 'target', 'lane_strides', 'hold_until', 'mode', 'queue_all',
-    'pq_at', 'open_at', 'close_at', 'ev_capacity', 'ev_ttl_ms', 'ev_rate_cap')
+    'pq_at', 'open_at', 'close_at', 'ev_capacity', 'ev_ttl_ms', 'ev_rate_cap', 'ev_mark')
   if not v[1] then return nil end
   -- lanes: nil without lanes, else {stride = {lane = spacing}, names = {'', lane...}}
   -- from `lane_strides` ("=1429 members=3333": the general line first).
@@ -95,6 +95,8 @@ local function load_cfg_raw()
     -- The scheduled event (ms, Redis time) and its overrides (docs/configuration.md).
     pq_at = opt_num(v[13]), open_at = opt_num(v[14]), close_at = opt_num(v[15]),
     ev_capacity = opt_num(v[16]), ev_ttl_ms = opt_num(v[17]), ev_rate_cap = opt_num(v[18]),
+    -- The last phase of the event the room's stream was told of ('opened', 'closed').
+    ev_mark = v[19] or '',
   }
 end
 
@@ -118,6 +120,9 @@ local function apply_event(cfg, now)
   return cfg
 end
 
+-- Tells the room's stream of the event's opening and end (defined below, after event()).
+local mark_event
+
 -- The room's configuration as in force now (see apply_event), or nil without the room.
 local function load_cfg()
   local cfg = load_cfg_raw()
@@ -126,6 +131,7 @@ local function load_cfg()
   -- without one costs no extra call.
   if cfg.pq_at or cfg.open_at or cfg.close_at then
     apply_event(cfg, now_ms())
+    mark_event(cfg)
   else
     cfg.phase = 'open'
   end
@@ -143,6 +149,7 @@ end
 local function event_reset(before)
   if event_times() == before then return end
   redis.call('HDEL', K_ST, 'seed', 'shuffled', 'shuffles', 'pq_base')
+  redis.call('HDEL', K_CFG, 'ev_mark')
   redis.call('DEL', K_PQ, K_ST .. ':pqd')
 end
 
@@ -272,6 +279,23 @@ local function event(kind, v, serial, ticket)
     fields[#fields + 1] = string.format('%d', ticket)
   end
   redis.call('XADD', K_STREAM, 'MAXLEN', '~', STREAM_KEEP, '*', unpack(fields))
+end
+
+-- A scheduled event's opening and end are changes that time makes, not a script: the first
+-- script that runs after them adds `opened` (an event without a pre-queue: with one, the
+-- shuffle's last step adds it) or `closed` to the stream, once (`ev_mark` in the config
+-- hash, read with it, so a room whose stream was told costs nothing more).
+mark_event = function(cfg)
+  local mark = nil
+  if cfg.phase == 'ended' then
+    mark = 'closed'
+  elseif cfg.phase == 'open' and cfg.open_at and not cfg.pq_at then
+    mark = 'opened'
+  end
+  if not mark or cfg.ev_mark == mark then return end
+  redis.call('HSET', K_CFG, 'ev_mark', mark)
+  cfg.ev_mark = mark
+  event(mark)
 end
 
 -- `ticket`: v's place's ticket when let in from the line (on the `admission` event, so a

@@ -15,7 +15,7 @@ for i = 2, #ARGV, 2 do
   if redis.call('HGET', K_CFG, ARGV[i]) ~= ARGV[i + 1] then changed = true end
 end
 if changed then
-  local was_closed = cfg.closed
+  local was_closed, was_ended = cfg.closed, cfg.ended
   local strides = redis.call('HGET', K_CFG, 'lane_strides')
   local times = event_times()
   redis.call('HSET', K_CFG, unpack(ARGV, 2))
@@ -24,6 +24,9 @@ if changed then
   settle_after_random(cfg.mode)
   version = redis.call('HINCRBY', K_CFG, 'version', 1)
   cfg = load_cfg()
-  if cfg.closed ~= was_closed then event(cfg.closed and 'closed' or 'opened') end
+  -- An event's end (or its end moved away) is told by mark_event in load_cfg.
+  if cfg.closed ~= was_closed and not (cfg.ended or was_ended) then
+    event(cfg.closed and 'closed' or 'opened')
+  end
 end
 return {promote(cfg, now_ms(), PROMOTE_LIMIT), version}

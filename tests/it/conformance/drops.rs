@@ -304,6 +304,40 @@ pub(super) async fn random_mode_admits_in_the_seeds_hmac_order(b: Backend) {
     );
 }
 
+/// An event without a pre-queue opens, and an event ends, because time passes: the first
+/// operation after each tells the room's stream, once.
+pub(super) async fn a_scheduled_opening_and_end_go_into_the_stream_once(b: Backend) {
+    let b = b.with_room(room("r", 1)).await;
+    let s = b.store.as_ref();
+    let now = store_now(s, "r").await;
+    let (open, close) = (now + 1_000, now + 2_000);
+    s.patch_room("r", &times(None, Some(open), Some(close)))
+        .await
+        .unwrap();
+    let kinds = || async {
+        s.events("r", "0", 100)
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|e| e.kind)
+            .filter(|k| k == "opened" || k == "closed")
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        s.join("r", &v(0)).await.unwrap().state,
+        VisitorState::Scheduled
+    );
+    assert_eq!(kinds().await, Vec::<String>::new(), "not open yet");
+    until_store_time(s, "r", open).await;
+    assert_eq!(s.join("r", &v(0)).await.unwrap().state, VisitorState::Admitted);
+    s.status("r", &v(0)).await.unwrap();
+    assert_eq!(kinds().await, ["opened"], "told once");
+    until_store_time(s, "r", close).await;
+    assert_eq!(s.join("r", &v(1)).await.unwrap().state, VisitorState::Closed);
+    s.status("r", &v(1)).await.unwrap();
+    assert_eq!(kinds().await, ["opened", "closed"], "the end told once");
+}
+
 /// Random mode's draws are tickets up to 2^48: a room switched back to FIFO queues later
 /// arrivals behind everyone still in the draw, not ahead of them.
 pub(super) async fn leaving_random_mode_queues_newcomers_behind_the_draw(b: Backend) {
