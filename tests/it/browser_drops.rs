@@ -8,27 +8,12 @@ use std::time::Duration;
 use crate::helpers::browser::{
     assert_accessible, screenshot, text, wait_text, wait_text_contains, Driver, DEADLINE,
 };
+use crate::helpers::fairness::{digest, hex, unhex};
 use crate::helpers::{demo_settings, free_port, room, spawn_app, wait_until, RedisServer};
 use anteroom::config::RoomConfig;
 use fantoccini::{Client, Locator};
-use hmac::{Hmac, Mac};
 use serde_json::json;
 use sha2::{Digest, Sha256};
-
-/// The published order's key: lowercase hex of HMAC-SHA256(key = seed bytes, visitor id).
-fn draw(seed_hex: &str, visitor: &str) -> String {
-    let seed: Vec<u8> = (0..seed_hex.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&seed_hex[i..i + 2], 16).unwrap())
-        .collect();
-    let mut mac = Hmac::<Sha256>::new_from_slice(&seed).unwrap();
-    mac.update(visitor.as_bytes());
-    hex(&mac.finalize().into_bytes())
-}
-
-fn hex(b: &[u8]) -> String {
-    b.iter().map(|x| format!("{x:02x}")).collect()
-}
 
 fn now_ms() -> u64 {
     anteroom::clock::wall_ms()
@@ -130,7 +115,7 @@ async fn a_prequeued_visitor_counts_down_moves_into_the_line_checks_the_draw_and
     screenshot(&c, "prequeue-en").await;
     assert_accessible(&c, "the pre-queue page").await;
 
-    let mine = draw(&seed, &me);
+    let mine = digest(&seed, &me);
     assert!(now_ms() + 2_000 < opens_at, "the page took too long");
 
     // No reload from here on: a marker on this window, and a count of page unloads.
@@ -204,7 +189,7 @@ async fn a_prequeued_visitor_counts_down_moves_into_the_line_checks_the_draw_and
     // The commitment the page checked is the published one.
     let f = app.get("/api/rooms/d/fairness").await;
     assert_eq!(f.body["seed"], seed);
-    assert_eq!(f.body["commitment"], hex(&Sha256::digest(hex_bytes(&seed))));
+    assert_eq!(f.body["commitment"], hex(&Sha256::digest(unhex(&seed))));
     screenshot(&c, "fairness-en").await;
     assert_accessible(&c, "the queue page with the fairness check").await;
 
@@ -265,7 +250,7 @@ async fn prequeue_with_one_ahead(
         assert_eq!(j.body["state"], "prequeue", "{:?}", j.body);
         let token = j.token();
         let id = token.split_once('.').unwrap().0.to_string();
-        all.push((token.clone(), draw(seed, &id)));
+        all.push((token.clone(), digest(seed, &id)));
     }
     all.sort_by(|a, b| a.1.cmp(&b.1));
     let (browser, _) = all.remove(1);
@@ -374,17 +359,10 @@ async fn a_prequeued_page_without_websockets_polls_into_the_line_at_the_opening(
     let me = browser_token.split_once('.').unwrap().0;
     let want = format!(
         "您的抽签值：{}…；排名第 2 位，共 4 人；承诺值一致：是",
-        &draw(&seed, me)[..8]
+        &digest(&seed, me)[..8]
     );
     wait_text(&c, "#fair-result", &want).await;
     screenshot(&c, "fairness-zh").await;
     assert_accessible(&c, "the Chinese queue page with the fairness check").await;
     c.close().await.unwrap();
-}
-
-fn hex_bytes(h: &str) -> Vec<u8> {
-    (0..h.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&h[i..i + 2], 16).unwrap())
-        .collect()
 }

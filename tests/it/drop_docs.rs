@@ -6,10 +6,9 @@
 use std::process::Command;
 use std::time::Duration;
 
+use crate::helpers::fairness::digest;
 use crate::helpers::{redis_app, room, wait_until};
 use anteroom::config::RoomConfig;
-use hmac::{Hmac, Mac};
-use sha2::Sha256;
 
 /// The Python block under "## Verifying the shuffle".
 fn the_docs_check() -> String {
@@ -19,20 +18,6 @@ fn the_docs_check() -> String {
     let start = section.find("```python\n").expect("a Python block") + "```python\n".len();
     let len = section[start..].find("```").unwrap();
     section[start..start + len].to_string()
-}
-
-fn draw(seed_hex: &str, visitor: &str) -> String {
-    let seed: Vec<u8> = (0..seed_hex.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&seed_hex[i..i + 2], 16).unwrap())
-        .collect();
-    let mut mac = Hmac::<Sha256>::new_from_slice(&seed).unwrap();
-    mac.update(visitor.as_bytes());
-    mac.finalize()
-        .into_bytes()
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
 }
 
 // Multi-threaded: the server's store runs on this runtime while python3 waits.
@@ -58,9 +43,9 @@ async fn the_python_check_in_the_docs_prints_the_visitors_rank() {
     })
     .await;
     let me = &ids[3];
-    let mut draws: Vec<String> = ids.iter().map(|id| draw(&seed, id)).collect();
+    let mut draws: Vec<String> = ids.iter().map(|id| digest(&seed, id)).collect();
     draws.sort();
-    let rank = draws.iter().position(|d| *d == draw(&seed, me)).unwrap() + 1;
+    let rank = draws.iter().position(|d| *d == digest(&seed, me)).unwrap() + 1;
 
     // The document's code with this server, room and visitor put in its second line.
     let mut lines: Vec<String> = code.lines().map(str::to_string).collect();
@@ -87,6 +72,6 @@ async fn the_python_check_in_the_docs_prints_the_visitors_rank() {
     );
     assert_eq!(
         stdout.trim(),
-        format!("my draw {} rank {rank} of 6", &draw(&seed, me)[..8])
+        format!("my draw {} rank {rank} of 6", &digest(&seed, me)[..8])
     );
 }

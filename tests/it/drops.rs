@@ -11,12 +11,12 @@ use anteroom::drops::{shuffle_once, ShuffleOutcome};
 use anteroom::store::memory::{ManualClock, MemoryStore};
 use anteroom::store::{Store, VisitorState};
 use futures_util::StreamExt;
-use hmac::{Hmac, Mac};
 use reqwest::Method;
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
 use crate::helpers::admin::{admin, admin_app};
+use crate::helpers::fairness::{digest, hex, unhex};
 use crate::helpers::ws::{connect, next_json};
 use crate::helpers::{prefix, room, spawn_app, test_settings, wait_until, RedisServer};
 
@@ -24,23 +24,6 @@ const DEADLINE: Duration = Duration::from_secs(15);
 
 fn v(i: usize) -> String {
     format!("{i:032x}")
-}
-
-fn hex(b: &[u8]) -> String {
-    b.iter().map(|x| format!("{x:02x}")).collect()
-}
-
-fn unhex(s: &str) -> Vec<u8> {
-    (0..s.len() / 2)
-        .map(|i| u8::from_str_radix(&s[2 * i..2 * i + 2], 16).unwrap())
-        .collect()
-}
-
-/// The published rule, computed independently: hex HMAC-SHA256(seed bytes, visitor id).
-fn digest(seed: &str, visitor: &str) -> String {
-    let mut mac = Hmac::<Sha256>::new_from_slice(&unhex(seed)).unwrap();
-    mac.update(visitor.as_bytes());
-    hex(&mac.finalize().into_bytes())
 }
 
 #[tokio::test]

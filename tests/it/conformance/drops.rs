@@ -6,10 +6,10 @@
 use anteroom::config::QueueMode;
 use anteroom::drops::{shuffle_once, ShuffleOutcome};
 use anteroom::store::{JoinOptions, RoomPatch, Store, VisitorState};
-use hmac::{Hmac, Mac};
 use sha2::{Digest, Sha256};
 
 use super::{v, Backend, DEADLINE};
+use crate::helpers::fairness::{by_digest, hex, unhex};
 use crate::helpers::{room, wait_until};
 
 /// The store's clock now (ms).
@@ -23,29 +23,6 @@ async fn until_store_time(s: &dyn Store, room: &str, at: u64) {
         (store_now(s, room).await >= at).then_some(())
     })
     .await
-}
-
-fn hex(b: &[u8]) -> String {
-    b.iter().map(|x| format!("{x:02x}")).collect()
-}
-
-fn unhex(s: &str) -> Vec<u8> {
-    (0..s.len() / 2)
-        .map(|i| u8::from_str_radix(&s[2 * i..2 * i + 2], 16).unwrap())
-        .collect()
-}
-
-/// The published rule, computed here independently of the crate: lowercase hex of
-/// HMAC-SHA256(key = seed bytes, message = visitor id).
-fn digest(seed: &str, visitor: &str) -> String {
-    let mut mac = Hmac::<Sha256>::new_from_slice(&unhex(seed)).unwrap();
-    mac.update(visitor.as_bytes());
-    hex(&mac.finalize().into_bytes())
-}
-
-fn by_digest(seed: &str, mut vs: Vec<String>) -> Vec<String> {
-    vs.sort_by_key(|x| digest(seed, x));
-    vs
 }
 
 fn times(pq: Option<u64>, open: Option<u64>, close: Option<u64>) -> RoomPatch {
@@ -329,11 +306,17 @@ pub(super) async fn a_scheduled_opening_and_end_go_into_the_stream_once(b: Backe
     );
     assert_eq!(kinds().await, Vec::<String>::new(), "not open yet");
     until_store_time(s, "r", open).await;
-    assert_eq!(s.join("r", &v(0)).await.unwrap().state, VisitorState::Admitted);
+    assert_eq!(
+        s.join("r", &v(0)).await.unwrap().state,
+        VisitorState::Admitted
+    );
     s.status("r", &v(0)).await.unwrap();
     assert_eq!(kinds().await, ["opened"], "told once");
     until_store_time(s, "r", close).await;
-    assert_eq!(s.join("r", &v(1)).await.unwrap().state, VisitorState::Closed);
+    assert_eq!(
+        s.join("r", &v(1)).await.unwrap().state,
+        VisitorState::Closed
+    );
     s.status("r", &v(1)).await.unwrap();
     assert_eq!(kinds().await, ["opened", "closed"], "the end told once");
 }

@@ -8,6 +8,7 @@
 
 pub mod admin;
 pub mod browser;
+pub mod fairness;
 pub mod receiver;
 pub mod tls;
 pub mod upstream;
