@@ -154,6 +154,7 @@
     node.querySelectorAll('button[data-act]').forEach(function (b) { c.btn[b.getAttribute('data-act')] = b; });
     c.form = node.querySelector('form[data-act="settings"]');
     c.stock = node.querySelector('form[data-act="stock"]');
+    c.queueing = node.querySelector('form[data-act="queueing"]');
     // The stock error is tied to its input for screen readers.
     c.f.stock_error.id = 'stock-error-' + room.id;
     c.stock.elements.n.setAttribute('aria-describedby', c.f.stock_error.id);
@@ -217,7 +218,9 @@
     c.room = room;
     set(c.f.name, room.name);
     set(c.f.id, room.id);
-    set(c.f.state, room.state.replace('_', ' '));
+    // A mode other than FIFO, or queueing everyone, shows beside the state.
+    var how = room.queue_all ? 'queueing everyone' : (room.mode && room.mode !== 'fifo' ? room.mode : '');
+    set(c.f.state, room.state.replace('_', ' ') + (how ? ' · ' + how : ''));
     c.f.state.className = 'state s-' + room.state;
     set(c.f.queue_length, room.queue_length);
     set(c.f.active_capacity, room.active + ' / ' + room.capacity);
@@ -271,6 +274,31 @@
     c.btn.resume.disabled = !flags.paused;
     c.btn.close.disabled = flags.closed;
     c.btn.open.disabled = !flags.closed;
+    queueing(c, flags);
+  }
+
+  // The queueing mode and the emergency queue_all switch as the room has them now. The
+  // select follows the room unless the admin picked another mode and has not switched yet.
+  function queueing(c, flags) {
+    if (flags.mode === undefined) return;
+    var sel = c.queueing.elements.mode, all = c.queueing.querySelector('[data-do="queue-all"]');
+    if (c.mode === undefined || sel.value === c.mode) sel.value = flags.mode;
+    c.mode = flags.mode;
+    c.queueAll = !!flags.queue_all;
+    all.textContent = c.queueAll ? 'Stop queueing everyone' : 'Queue everyone';
+    all.setAttribute('aria-pressed', c.queueAll ? 'true' : 'false');
+  }
+
+  var MODE_ASKS = {
+    passthrough: 'Let everyone in at once, with no queue and no capacity limit?',
+    reject: 'Stop admitting and queueing anyone new?'
+  };
+
+  function changeQueueing(c, body, what) {
+    api('PUT', base(c.id), body).then(function (res) {
+      if (res.config) queueing(c, res.config);
+      flash(what + ' for ' + c.id + '.');
+    }, function (err) { flash(err.message, true); });
   }
 
   // How an audit value reads: unlimited stock and an arrival cap of 0 in words, a visitor
@@ -456,6 +484,18 @@
           flash(act + ': done for ' + id + '.');
         }, function (err) { flash(err.message, true); });
       });
+    });
+    c.queueing.addEventListener('submit', function (e) {
+      e.preventDefault();
+      var mode = c.queueing.elements.mode.value;
+      if (mode === c.mode) return flash(id + ' is already in ' + mode + ' mode.');
+      if (MODE_ASKS[mode] && !confirm(MODE_ASKS[mode] + ' (' + id + ')')) return;
+      changeQueueing(c, { mode: mode }, 'Mode ' + mode);
+    });
+    c.queueing.querySelector('[data-do="queue-all"]').addEventListener('click', function () {
+      var on = !c.queueAll;
+      if (on && !confirm('Queue every newcomer in ' + id + ' and let nobody new in?')) return;
+      changeQueueing(c, { queue_all: on }, on ? 'Queueing everyone' : 'Stopped queueing everyone');
     });
     c.stock.addEventListener('submit', function (e) {
       e.preventDefault();

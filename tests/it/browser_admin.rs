@@ -309,6 +309,76 @@ async fn only_the_switches_that_change_something_are_enabled_and_they_follow_the
     d.c.clone().close().await.unwrap();
 }
 
+/// The room's `mode` and `queue_all` as the admin API reads them.
+async fn queueing_of(app: &TestApp, room: &str) -> (String, bool) {
+    let r = admin(app, Method::GET, &format!("/api/admin/rooms/{room}"), None).await;
+    let cfg = &r.body["config"];
+    (
+        cfg["mode"].as_str().unwrap_or_default().to_string(),
+        cfg["queue_all"].as_bool().unwrap_or_default(),
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_dashboard_switches_the_queueing_mode_and_queues_everyone_on_launch_day() {
+    let d = dashboard(vec![room("sale", 4)], 1280).await;
+    let (c, app) = (&d.c, &d.app);
+    const FORM: &str = "#room-sale form[data-act=queueing]";
+    let all = format!("{FORM} [data-do=queue-all]");
+    wait_value(c, &format!("{FORM} select"), "fifo").await;
+    // Reject asks first; declined, nothing changes.
+    c.find(Locator::Css(&format!("{FORM} option[value=reject]")))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    click(c, &format!("{FORM} button[type=submit]")).await;
+    assert!(answer_confirm(c, false).await.contains("Stop admitting"));
+    assert_eq!(queueing_of(app, "sale").await, ("fifo".into(), false));
+    click(c, &format!("{FORM} button[type=submit]")).await;
+    answer_confirm(c, true).await;
+    wait_until(DEADLINE, "the room in reject mode", || async {
+        (queueing_of(app, "sale").await == ("reject".into(), false)).then_some(())
+    })
+    .await;
+    // The emergency switch, on and off, its label saying which.
+    click(c, &all).await;
+    answer_confirm(c, true).await;
+    wait_text(c, &all, "Stop queueing everyone").await;
+    assert_eq!(queueing_of(app, "sale").await, ("reject".into(), true));
+    click(c, &all).await;
+    wait_text(c, &all, "Queue everyone").await;
+    assert_eq!(queueing_of(app, "sale").await, ("reject".into(), false));
+    // A change made elsewhere reaches the select through the feed.
+    put(app, "sale", json!({"mode": "passthrough"})).await;
+    wait_value(c, &format!("{FORM} select"), "passthrough").await;
+    wait_text(c, "#room-sale [data-f=state]", "OPEN · PASSTHROUGH").await;
+    // Every change is in the audit log.
+    let audit = admin(app, Method::GET, "/api/admin/rooms/sale/audit", None).await;
+    let actions: Vec<String> = audit.body["entries"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .map(|e| e["action"].as_str().unwrap_or_default().to_string())
+                .collect()
+        })
+        .unwrap_or_default();
+    assert_eq!(
+        actions.iter().filter(|a| *a == "set mode").count(),
+        2,
+        "{actions:?}"
+    );
+    assert_eq!(
+        actions.iter().filter(|a| *a == "set queue_all").count(),
+        2,
+        "{actions:?}"
+    );
+    screenshot(c, "admin-queueing").await;
+    assert_accessible(c, "the dashboard with the queueing controls").await;
+    d.c.clone().close().await.unwrap();
+}
+
 /// Words in the audit table that the browser broke across lines (a word whose
 /// characters do not all sit on one line box).
 const BROKEN_WORDS: &str = "
