@@ -142,6 +142,8 @@ struct QueuePage {
 #[template(path = "embed.html")]
 struct EmbedPage {
     t: &'static Strings,
+    /// A drop's countdown and fairness check (filled in by the script).
+    d: &'static DropStrings,
     room_name: String,
     config: String,
 }
@@ -658,6 +660,7 @@ async fn embed_page(
             StatusCode::OK,
             render(EmbedPage {
                 t: lang.strings(),
+                d: lang.drop_strings(),
                 room_name: cfg.display_name().to_string(),
                 config,
             }),

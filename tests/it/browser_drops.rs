@@ -366,3 +366,38 @@ async fn a_prequeued_page_without_websockets_polls_into_the_line_at_the_opening(
     assert_accessible(&c, "the Chinese queue page with the fairness check").await;
     c.close().await.unwrap();
 }
+
+/// The embedded widget (`/embed/{room}`, in an iframe on the shop's page) shows a drop as
+/// the full page does: the pre-queue's lead and the countdown on the server's clock.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_embedded_widget_counts_down_to_a_drop_too() {
+    let redis = RedisServer::start();
+    let port = free_port();
+    let origin = format!("http://127.0.0.1:{port}");
+    let soon = RoomConfig {
+        name: "Next drop".into(),
+        prequeue_opens_at: Some(now_ms() - 60_000),
+        opens_at: Some(now_ms() + 90_000),
+        embed_origins: vec![origin.clone()],
+        ..room("soon", 1)
+    };
+    let app = spawn_app(demo_settings(&redis, port, vec![soon], "127.0.0.1")).await;
+    let driver = Driver::start();
+    let (c, _profile) = driver.browser(&[], true).await;
+    c.goto(&app.url(&format!("/embed/soon?parent={origin}&lang=en")))
+        .await
+        .unwrap();
+    wait_text(&c, "#title", "You're in the pre-queue").await;
+    wait_until(DEADLINE, "the widget's countdown", || async {
+        let shown = !js(&c, "return document.getElementById('countdown-box').hidden")
+            .await
+            .as_bool()
+            .unwrap_or(true);
+        let left = text(&c, "#countdown").await;
+        (shown && left.contains("min")).then_some(left)
+    })
+    .await;
+    screenshot(&c, "embed-prequeue").await;
+    assert_accessible(&c, "the embedded widget in the pre-queue").await;
+    c.close().await.unwrap();
+}
