@@ -102,11 +102,20 @@ pub async fn text(c: &Client, css: &str) -> String {
 }
 
 pub async fn wait_text(c: &Client, css: &str, want: &str) {
-    let what = format!("{css} to read {want:?}");
-    wait_until(DEADLINE, &what, || async {
-        (text(c, css).await == want).then_some(())
-    })
-    .await;
+    let start = std::time::Instant::now();
+    loop {
+        let seen = text(c, css).await;
+        if seen == want {
+            return;
+        }
+        // The last text seen, so a failure says what the page showed instead.
+        if start.elapsed() > DEADLINE {
+            panic!(
+                "timed out after {DEADLINE:?} waiting for {css} to read {want:?}; it read {seen:?}"
+            );
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
 }
 
 /// Waits until the element's text contains `part`.
