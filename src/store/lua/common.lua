@@ -608,6 +608,21 @@ local function placed(v, now)
   return kind, a, b, c
 end
 
+-- Appends one visitor's 4 integers (as place() or placed() gives them) to the list t.
+local function push_place(t, kind, a, b, c)
+  t[#t + 1] = kind
+  t[#t + 1] = a
+  t[#t + 1] = b
+  t[#t + 1] = c
+end
+
+-- The 4 integers of each visitor in vs, as of(v, now) gives them (place or placed).
+local function places_of(of, vs, now)
+  local t = {}
+  for i = 1, #vs do push_place(t, of(vs[i], now)) end
+  return t
+end
+
 -- {epoch, seq}: where the line's log stands.
 local function log_cursor()
   return {log_epoch(), tonumber(redis.call('HGET', K_ST, 'lseq')) or 0}

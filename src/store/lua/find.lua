@@ -6,12 +6,4 @@
 local cfg = load_cfg()
 if not cfg then return {'no_room'} end
 local now = now_ms()
-local entries = {}
-for i = 1, #ARGV do
-  local kind, a, b, c = place(ARGV[i], now)
-  entries[#entries + 1] = kind
-  entries[#entries + 1] = a
-  entries[#entries + 1] = b
-  entries[#entries + 1] = c
-end
-return entries
+return places_of(place, ARGV, now)

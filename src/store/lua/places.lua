@@ -6,13 +6,6 @@
 local cfg = load_cfg()
 if not cfg then return {'no_room'} end
 local now = now_ms()
-local entries = {}
-for i = 1, #ARGV do
-  local kind, a, b, c = placed(ARGV[i], now)
-  entries[#entries + 1] = kind
-  entries[#entries + 1] = a
-  entries[#entries + 1] = b
-  entries[#entries + 1] = c
-end
+local entries = places_of(placed, ARGV, now)
 local cursor = log_cursor()
 return {room_view(cfg, now), entries, cursor[1], cursor[2]}

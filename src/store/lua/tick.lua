@@ -32,13 +32,7 @@ if n > 0 then
   for i = 5, 4 + n do held[#held + 1] = ARGV[i] end
   redis.call('SADD', k_hold, unpack(held))
   redis.call('ZREM', K_HB, unpack(held))
-  for i = 1, n do
-    local kind, a, b, c = placed(held[i], now)
-    places[#places + 1] = kind
-    places[#places + 1] = a
-    places[#places + 1] = b
-    places[#places + 1] = c
-  end
+  places = places_of(placed, held, now)
 end
 local cursor = log_cursor()
 local since = tonumber(ARGV[3]) or 0

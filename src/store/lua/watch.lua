@@ -18,9 +18,6 @@ for i = 1, #ARGV do
   if kind == 0 then redis.call('ZADD', K_HB, 'GT', now, ARGV[i]) end
   if kind == 1 then claim(ARGV[i]) end
   if kind == 0 then a = a + ahead end
-  entries[#entries + 1] = kind
-  entries[#entries + 1] = a
-  entries[#entries + 1] = b
-  entries[#entries + 1] = c
+  push_place(entries, kind, a, b, c)
 end
 return {room_view(cfg, now), entries}
