@@ -2,6 +2,9 @@
 //! record of a room's pre-queue shuffle (and of `random` mode's draws), so anyone can
 //! check the order (docs/http-api.md#fairness).
 
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
 use actix_web::{get, web, HttpResponse};
 use serde::Serialize;
 use utoipa::{OpenApi, ToSchema};
@@ -16,8 +19,20 @@ use crate::store::fairness_digest;
 pub const ALGORITHM: &str = "hmac-sha256(seed, visitor_id) ascending hex";
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.service(fairness).service(digests);
+    cfg.app_data(web::Data::new(DigestCache::default()))
+        .service(fairness)
+        .service(digests);
 }
+
+/// The pre-queue's sorted digests, per room, with the seed they were computed from. Once
+/// the seed is revealed the pre-queue no longer changes (a new event draws a new seed), so
+/// they are computed once per seed, not on every visitor's check: for a 10,000-visitor
+/// pre-queue that is a listing of the whole pre-queue and 10,000 HMACs.
+#[derive(Default)]
+struct DigestCache(Mutex<HashMap<String, SeedDigests>>);
+
+/// A seed and the pre-queue's sorted digests under it.
+type SeedDigests = (String, Arc<Vec<String>>);
 
 #[derive(OpenApi)]
 #[openapi(
@@ -106,21 +121,36 @@ async fn fairness(
 async fn digests(
     room: web::Path<String>,
     engine: web::Data<Engine>,
+    cache: web::Data<DigestCache>,
 ) -> Result<HttpResponse, ApiError> {
     let room = room_id(&room)?;
     let store = engine.store.as_ref();
     let failed = |e| engine.store_failed("fairness", &room, e);
     let f = store.fairness(&room).await.map_err(failed)?;
-    let digests = match (&f.seed, f.shuffled) {
-        (Some(seed), true) => {
+    let (Some(seed), true) = (f.seed, f.shuffled) else {
+        return Ok(HttpResponse::Ok().json(DigestsBody {
+            digests: Vec::new(),
+        }));
+    };
+    let cached = cache.0.lock().unwrap().get(&room).cloned();
+    let digests = match cached {
+        Some((s, d)) if s == seed => d,
+        _ => {
             let all = crate::drops::list_prequeue(store, &room)
                 .await
-                .map_err(|e| engine.store_failed("fairness", &room, e))?;
-            let mut d: Vec<String> = all.iter().map(|v| fairness_digest(seed, v)).collect();
+                .map_err(failed)?;
+            let mut d: Vec<String> = all.iter().map(|v| fairness_digest(&seed, v)).collect();
             d.sort();
+            let d = Arc::new(d);
+            cache
+                .0
+                .lock()
+                .unwrap()
+                .insert(room.clone(), (seed, d.clone()));
             d
         }
-        _ => Vec::new(),
     };
-    Ok(HttpResponse::Ok().json(DigestsBody { digests }))
+    Ok(HttpResponse::Ok().json(DigestsBody {
+        digests: digests.to_vec(),
+    }))
 }
