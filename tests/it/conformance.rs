@@ -60,6 +60,25 @@ fn v(i: usize) -> String {
 
 const DEADLINE: Duration = Duration::from_secs(10);
 
+/// The store's clock now (ms): Redis `TIME`, or the memory store's clock.
+async fn store_now(s: &dyn Store, room: &str) -> u64 {
+    s.fairness(room).await.unwrap().now_ms
+}
+
+/// Waits until the store's clock reaches `at` (ms).
+async fn until_store_time(s: &dyn Store, room: &str, at: u64) {
+    wait_until(DEADLINE, "the store's clock to reach the time", || async {
+        (store_now(s, room).await >= at).then_some(())
+    })
+    .await
+}
+
+/// Waits until `ms` have passed on the store's clock (a timeout that must run out).
+async fn store_time_passes(s: &dyn Store, room: &str, ms: u64) {
+    let at = store_now(s, room).await + ms;
+    until_store_time(s, room, at).await
+}
+
 async fn fifo_order(b: Backend) {
     let b = b.with_room(room("r", 1)).await;
     let s = &b.store;

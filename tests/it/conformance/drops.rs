@@ -5,25 +5,12 @@
 
 use anteroom::config::QueueMode;
 use anteroom::drops::{shuffle_once, ShuffleOutcome};
-use anteroom::store::{JoinOptions, RoomPatch, Store, VisitorState};
+use anteroom::store::{JoinOptions, RoomPatch, VisitorState};
 use sha2::{Digest, Sha256};
 
-use super::{v, Backend, DEADLINE};
+use super::{store_now, until_store_time, v, Backend};
 use crate::helpers::fairness::{by_digest, hex, unhex};
-use crate::helpers::{room, wait_until};
-
-/// The store's clock now (ms).
-async fn store_now(s: &dyn Store, room: &str) -> u64 {
-    s.fairness(room).await.unwrap().now_ms
-}
-
-/// Waits until the store's clock reaches `at` (ms).
-async fn until_store_time(s: &dyn Store, room: &str, at: u64) {
-    wait_until(DEADLINE, "the store's clock to reach the time", || async {
-        (store_now(s, room).await >= at).then_some(())
-    })
-    .await
-}
+use crate::helpers::room;
 
 fn times(pq: Option<u64>, open: Option<u64>, close: Option<u64>) -> RoomPatch {
     RoomPatch {

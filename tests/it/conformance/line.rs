@@ -8,7 +8,7 @@ use anteroom::config::RoomConfig;
 use anteroom::hub::count::{recount, Counted};
 use anteroom::store::{LineCursor, Store, TickRequest, VisitorState};
 
-use super::{v, Backend};
+use super::{store_time_passes, v, Backend};
 use crate::helpers::{room, wait_until};
 
 /// A hub as `src/hub.rs` keeps one room: its cursor and its sockets' counted places.
@@ -175,7 +175,7 @@ pub(super) async fn a_hub_counts_every_position_from_the_line_log(b: Backend) {
             9 => {
                 // Every place without a socket goes silent and is dropped; the held ones
                 // stay (their hub's lease vouches for them).
-                tokio::time::sleep(Duration::from_millis(1100)).await;
+                store_time_passes(s, "r", 1100).await;
                 let batch = s.reap("r", 1000).await.unwrap();
                 let held: Vec<&String> = queued
                     .iter()
@@ -243,7 +243,7 @@ pub(super) async fn a_held_visitor_is_kept_until_its_hub_lets_go_or_its_lease_la
     );
     // A status puts v(1) back on heartbeats too: the reaper must vouch for it.
     s.status("r", &v(1)).await.unwrap();
-    tokio::time::sleep(Duration::from_millis(1100)).await;
+    store_time_passes(s, "r", 1100).await;
     let batch = s.reap("r", 1000).await.unwrap();
     assert_eq!((batch.dropped, batch.vouched), (1, 1), "only v(3) dropped");
     assert_eq!(
@@ -253,7 +253,7 @@ pub(super) async fn a_held_visitor_is_kept_until_its_hub_lets_go_or_its_lease_la
     // Let go: v(2) is on heartbeats again, from now.
     assert!(!tick(vec![], vec![v(2)]).await.rehold, "the lease holds");
     assert_eq!(s.reap("r", 1000).await.unwrap().dropped, 0);
-    tokio::time::sleep(Duration::from_millis(1100)).await;
+    store_time_passes(s, "r", 1100).await;
     assert_eq!(s.reap("r", 1000).await.unwrap().dropped, 1);
     assert_eq!(
         s.status("r", &v(2)).await.unwrap().state,
