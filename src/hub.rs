@@ -553,8 +553,8 @@ impl Hub {
     /// One room's tick: one `tick` call (the room figures, the line log since the last
     /// one, this instance's holds), positions counted locally, then only what changed is
     /// pushed. Sockets whose place the log cannot account for (just after a gap, their
-    /// own place changed) are read with `places`, O(changes). Rooms with lanes, where a
-    /// new place may go ahead of others, fall back to [`Self::watch_room`].
+    /// own place changed) are read with `places`, O(changes). Rooms where a new place may
+    /// go ahead of others (the store's `exact` is false) fall back to [`Self::watch_room`].
     async fn tick_room(&mut self, room: &str, now: Instant, tick_no: u64) {
         let (hold, since) = match self.rooms.get(room) {
             Some(r) => (
@@ -714,7 +714,8 @@ impl Hub {
         }
     }
 
-    /// The old path, one `watch` call per 1,000 sockets: rooms with lanes.
+    /// The old path, one `watch` call per 1,000 sockets: rooms where a new place may go
+    /// between others (lanes, random mode, an event before its shuffle).
     async fn watch_room(&mut self, room: &str, now: Instant) {
         let Some(r) = self.rooms.get(room) else {
             return;
@@ -731,34 +732,9 @@ impl Hub {
                     results.extend(chunk.iter().cloned().zip(entries));
                     view = Some(v);
                 }
-                Err(StoreError::NoSuchRoom) if self.engine.is_declared(room) => {
-                    // A declared room missing from the store (it lost its data): the
-                    // keeper re-creates it within a second; keep the sockets.
-                    return;
-                }
-                Err(StoreError::NoSuchRoom) => {
-                    // Deleted: tell everyone and let the sockets go.
-                    if let Some(r) = self.rooms.remove(room) {
-                        for w in r.visitors.values() {
-                            for c in &w.conns {
-                                let _ =
-                                    c.tx.send(Push::Text(flip_message(RoomState::Closed).into()));
-                                let _ = c.tx.send(Push::Close);
-                            }
-                        }
-                    }
-                    return;
-                }
-                Err(e) => {
-                    // Clients keep their last figures and their heartbeats; try next tick.
-                    tracing::debug!(room, error = %e, "hub watch failed");
-                    self.engine
-                        .metrics
-                        .store_errors
-                        .with_label_values(&["watch"])
-                        .inc();
-                    return;
-                }
+                // A deleted room closes its sockets; a declared room the store lost, or
+                // any other failure, keeps them (their last figures) until a later tick.
+                Err(e) => return self.tick_failed(room, e, "watch"),
             }
         }
         let Some(view) = view else { return };
