@@ -149,6 +149,82 @@ async fn scripts_and_the_room_library_are_reloaded_after_a_flush() {
         .is_ok());
 }
 
+/// A rolling upgrade runs an older library beside this one: its writes bump the config's
+/// `version` but know nothing of `rev`. The parsed config this library keeps in Redis's
+/// Lua VM must not hide them, nor a write its VM never ran, nor outlive a FLUSHALL.
+#[tokio::test]
+async fn a_kept_room_config_never_hides_a_write() {
+    use anteroom::store::{Store, VisitorState};
+    let redis = RedisServer::start();
+    let prefix = crate::helpers::prefix();
+    let s = crate::helpers::redis_store(&redis.url(), &prefix).await;
+    assert!(s.put_room(&room("r", 1), true).await.unwrap());
+    let visitor = |i: u32| format!("{i:032x}");
+    assert_eq!(s.join("r", &visitor(1)).await.unwrap().capacity, 1);
+    // The older library's patch: the field and the version, no `rev`.
+    let cfg = format!("{prefix}:room:{{r}}:cfg");
+    let _: () = redis::pipe()
+        .cmd("HSET")
+        .arg(&cfg)
+        .arg("capacity")
+        .arg(4)
+        .ignore()
+        .cmd("HINCRBY")
+        .arg(&cfg)
+        .arg("version")
+        .arg(1)
+        .ignore()
+        .query(&mut redis.conn())
+        .unwrap();
+    let snap = s.join("r", &visitor(2)).await.unwrap();
+    assert_eq!((snap.state, snap.capacity), (VisitorState::Admitted, 4));
+    // A node whose Lua VM did not run the write: a replica applies a script's effects,
+    // not the script, so once promoted it may hold a config kept before the room was
+    // deleted and written again on the old master, at the same version. `rev` differs.
+    let version: u64 = redis::cmd("HGET")
+        .arg(&cfg)
+        .arg("version")
+        .query(&mut redis.conn())
+        .unwrap();
+    let _: () = redis::cmd("HSET")
+        .arg(&cfg)
+        .arg("capacity")
+        .arg(5)
+        .arg("rev")
+        .arg("1")
+        .query(&mut redis.conn())
+        .unwrap();
+    let snap = s.status("r", &visitor(2)).await.unwrap();
+    assert_eq!(snap.capacity, 5, "same version {version}, another rev");
+    // A room an older library wrote from scratch (no `rev`) is read on every call.
+    let _: () = redis::cmd("DEL")
+        .arg(&cfg)
+        .query(&mut redis.conn())
+        .unwrap();
+    assert!(s.put_room(&room("r", 6), true).await.unwrap());
+    let _: () = redis::cmd("HDEL")
+        .arg(&cfg)
+        .arg("rev")
+        .query(&mut redis.conn())
+        .unwrap();
+    assert_eq!(s.status("r", &visitor(2)).await.unwrap().capacity, 6);
+    let _: () = redis::cmd("HSET")
+        .arg(&cfg)
+        .arg("capacity")
+        .arg(8)
+        .query(&mut redis.conn())
+        .unwrap();
+    assert_eq!(s.status("r", &visitor(2)).await.unwrap().capacity, 8);
+    // Everything flushed: the room is gone, whatever was kept.
+    let _: () = redis::cmd("FLUSHALL").query(&mut redis.conn()).unwrap();
+    assert!(matches!(
+        s.status("r", &visitor(2)).await,
+        Err(anteroom::store::StoreError::NoSuchRoom)
+    ));
+    assert!(s.put_room(&room("r", 9), true).await.unwrap());
+    assert_eq!(s.status("r", &visitor(2)).await.unwrap().capacity, 9);
+}
+
 #[tokio::test]
 async fn the_visitor_limiter_fails_open_when_redis_is_down() {
     let mut redis = RedisServer::start();

@@ -1,13 +1,11 @@
 -- The shared part of the room library: loaded once per Redis node as a Redis Functions
 -- library (store/redis.rs builds it: this file, then each room script wrapped in a
--- registered function that first calls bind(KEYS)). Every room function gets the same
--- KEYS, in this order
--- (what each key holds: docs/design.md#redis-key-layout), all sharing the room's hash
--- tag so the scripts run unchanged on Redis Cluster:
---   KEYS[1] cfg, KEYS[2] q, KEYS[3] hb, KEYS[4] act, KEYS[5] sess, KEYS[6] st,
---   KEYS[7] win, KEYS[8] units, KEYS[9] events (the pub/sub channel, hash-tagged like a
---   key), KEYS[10] jt. Per-minute statistics live in `<st>:m:<epoch minute>`, derived
---   here rather than passed.
+-- registered function that first calls bind(KEYS)). Every room function gets one key, the
+-- room's config hash `<P>:room:{<room>}:cfg`, and bind() derives the others from it (what
+-- each key holds: docs/design.md#redis-key-layout): cfg, q, hb, act, sess, st, win, units,
+-- events (the pub/sub channel, hash-tagged like a key), jt, and the `<st>:*` keys below.
+-- They all share the room's hash tag, so the scripts run unchanged on Redis Cluster.
+-- Per-minute statistics live in `<st>:m:<epoch minute>`, derived here too.
 -- The only clock is Redis TIME, so instances with skewed clocks still agree.
 -- The keys of the room the running function serves, set by bind() at the start of each
 -- call (Redis runs one function at a time, so these are that call's alone).
@@ -68,7 +66,8 @@ local function event_phase(cfg, now)
   return 'open'
 end
 
-local function load_cfg_raw()
+-- The config as stored, parsed from the HMGET of every field the scripts use (nil: no room).
+local function read_cfg()
   local v = redis.call('HMGET', K_CFG, 'capacity', 'rate_cap', 'ttl_ms', 'stock', 'paused', 'closed', 'hb_ms', 'target', 'lane_strides', 'hold_until', 'mode', 'queue_all',
     'pq_at', 'open_at', 'close_at', 'ev_capacity', 'ev_ttl_ms', 'ev_rate_cap', 'ev_mark')
   if not v[1] then return nil end
@@ -98,6 +97,66 @@ local function load_cfg_raw()
     -- The last phase of the event the room's stream was told of ('opened', 'closed').
     ev_mark = v[19] or '',
   }
+end
+
+-- Parsed configs kept between calls in this node's Lua VM (a library's locals live as
+-- long as the library): room cfg key -> {version, rev, raw}. Reading 19 fields costs a
+-- call ~4 µs (the fields are found one by one in the hash, and the reply is converted
+-- to a Lua table); checking that a kept one is current costs ~1 µs. A kept config is
+-- current while the cfg hash's `version` and `rev` are those it was read at: every
+-- script that changes the config bumps `version` (this build and earlier ones alike,
+-- so a rolling upgrade's older library cannot leave this one a stale copy), and `rev`
+-- (new_rev, written by put_room, patch_room and stock) tells a room deleted and written
+-- again from the one it replaced. A hash without `rev` is never kept. The two fields
+-- changed without `version` are read every time: `stock` while the room has one
+-- (admissions take units) and `ev_mark` while it has a scheduled event.
+local CFG_CACHE, CFG_CACHED = {}, 0
+local CFG_CACHE_MAX = 1000
+
+-- A new `rev` for the config hash: the Redis time in µs, which no earlier write of this
+-- room (even one deleted since) had.
+local function new_rev()
+  local t = redis.call('TIME')
+  return t[1] .. string.format('%06d', tonumber(t[2]))
+end
+
+-- Writes `rev` and forgets this room's kept config: every script that writes the config
+-- hash's fields (put_room, patch_room, stock) calls it.
+local function cfg_written()
+  redis.call('HSET', K_CFG, 'rev', new_rev())
+  CFG_CACHE[K_CFG] = nil
+end
+
+local function load_cfg_raw()
+  local c = CFG_CACHE[K_CFG]
+  local fields = {'version', 'rev'}
+  if c then
+    if c.raw.stock >= 0 then fields[#fields + 1] = 'stock' end
+    if c.raw.pq_at or c.raw.open_at or c.raw.close_at then fields[#fields + 1] = 'ev_mark' end
+  end
+  local h = redis.call('HMGET', K_CFG, unpack(fields))
+  if not (c and h[2] and h[1] == c.version and h[2] == c.rev) then
+    local raw = read_cfg()
+    if not raw then return nil end
+    c = {version = h[1], rev = h[2], raw = raw, meta = {__index = raw}}
+    if h[2] then
+      if CFG_CACHED >= CFG_CACHE_MAX then CFG_CACHE, CFG_CACHED = {}, 0 end
+      if CFG_CACHE[K_CFG] == nil then CFG_CACHED = CFG_CACHED + 1 end
+      CFG_CACHE[K_CFG] = c
+    end
+    -- Fresh: every field was just read.
+    return setmetatable({}, c.meta)
+  end
+  -- A call's own view: what the script changes on it (apply_event's overrides, a stock
+  -- taken) stays in this table, never in the kept one.
+  local cfg = setmetatable({}, c.meta)
+  local i = 3
+  if c.raw.stock >= 0 then
+    cfg.stock = tonumber(h[i]) or -1
+    i = i + 1
+  end
+  if c.raw.pq_at or c.raw.open_at or c.raw.close_at then cfg.ev_mark = h[i] or '' end
+  return cfg
 end
 
 -- The event's phase at `now` (cfg.phase), its overrides applied between open_at and
@@ -172,20 +231,30 @@ end
 -- counting calls forget_active().
 local ACTIVE = nil
 
+-- The line's length when the running script already knows it (join counted the line,
+-- then queued one more), so reply() need not count again; nil: reply() counts.
+local KNOWN_QLEN = nil
+
+-- Each room's keys, derived once per node from its cfg key (room cfg key -> list).
+local ROOM_KEYS, ROOM_KEYS_N = {}, 0
+
 -- Starts a call: the room's keys, and nothing remembered from an earlier call.
 local function bind(keys)
-  K_CFG, K_Q, K_HB, K_ACT, K_SESS, K_ST, K_WIN, K_UNITS, C_EVENTS, K_JT =
-    keys[1], keys[2], keys[3], keys[4], keys[5], keys[6], keys[7], keys[8], keys[9], keys[10]
-  K_AWAY = K_ST .. ':away'
-  K_GONE = K_ST .. ':gone'
-  K_STREAM = K_ST .. ':stream'
-  K_ENDS = K_ST .. ':ends'
-  K_LANEV = K_ST .. ':lane'
-  K_LANES = K_ST .. ':lanes'
-  K_PQ = K_ST .. ':pq'
-  K_LOG = K_ST .. ':log'
-  K_HOLDERS = K_ST .. ':holders'
+  local k = ROOM_KEYS[keys[1]]
+  if not k then
+    local p = string.sub(keys[1], 1, -4) -- the cfg key less `cfg`
+    local st = p .. 'st'
+    k = {p .. 'cfg', p .. 'q', p .. 'hb', p .. 'act', p .. 'sess', st, p .. 'win', p .. 'units',
+      p .. 'events', p .. 'jt', st .. ':away', st .. ':gone', st .. ':stream', st .. ':ends',
+      st .. ':lane', st .. ':lanes', st .. ':pq', st .. ':log', st .. ':holders'}
+    if ROOM_KEYS_N >= CFG_CACHE_MAX then ROOM_KEYS, ROOM_KEYS_N = {}, 0 end
+    ROOM_KEYS[keys[1]] = k
+    ROOM_KEYS_N = ROOM_KEYS_N + 1
+  end
+  K_CFG, K_Q, K_HB, K_ACT, K_SESS, K_ST, K_WIN, K_UNITS, C_EVENTS, K_JT,
+    K_AWAY, K_GONE, K_STREAM, K_ENDS, K_LANEV, K_LANES, K_PQ, K_LOG, K_HOLDERS = unpack(k)
   ACTIVE = nil
+  KNOWN_QLEN = nil
 end
 
 local function active_count(now)
@@ -514,7 +583,7 @@ local function reply(state, v, cfg, now, promoted, away, pos, place)
   if place and pos > 0 then ticket, joined = place[1], place[2] end
   local ahead = unplaced(cfg, now)
   if pos > 0 then pos = pos + ahead end
-  return {state, pos, redis.call('ZCARD', K_Q) + ahead, active_count(now), cfg.capacity, cfg.ttl_ms,
+  return {state, pos, (KNOWN_QLEN or redis.call('ZCARD', K_Q)) + ahead, active_count(now), cfg.capacity, cfg.ttl_ms,
     cfg.stock, serial, issued, expires, now, promoted, cfg.rate_cap, cfg.target,
     away and 1 or 0, tonumber(redis.call('HGET', K_ST, 'admits')) or 0, ticket, joined}
 end

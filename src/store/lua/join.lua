@@ -76,10 +76,14 @@ if cfg.stock == 0 then return reply('sold_out', v, cfg, now, promoted) end
 if not take_group_place(now) then return {'too_many_places'} end
 -- A walk-in: nobody waiting ahead (in passthrough there is no line to respect) and a
 -- slot free; never while paused or queueing all.
-if not cfg.paused and not cfg.queue_all and cfg.phase == 'open'
-  and (cfg.mode == 'passthrough' or redis.call('ZCARD', K_Q) == 0) and free_slots(cfg, now) > 0 then
-  publish({admit(cfg, v, now)})
-  return reply('admitted', v, cfg, now, promoted)
+-- The line's length, counted here once (nil in passthrough), serves the reply too.
+local qlen = nil
+if not cfg.paused and not cfg.queue_all and cfg.phase == 'open' then
+  if cfg.mode ~= 'passthrough' then qlen = redis.call('ZCARD', K_Q) end
+  if (qlen == nil or qlen == 0) and free_slots(cfg, now) > 0 then
+    publish({admit(cfg, v, now)})
+    return reply('admitted', v, cfg, now, promoted)
+  end
 end
 local ticket
 if cfg.mode == 'random' and ARGV[6] and ARGV[6] ~= '' then
@@ -91,4 +95,11 @@ else
 end
 redis.call('ZADD', K_HB, 'GT', now, v)
 redis.call('HSET', K_JT, v, now)
-return reply(waiting_state(cfg, true), v, cfg, now, promoted, away, nil, {ticket, now})
+-- Without lanes or draws the new ticket is the line's highest (`seq` is past every
+-- ticket: settle_tickets, settle_after_random, restore_place), so the newcomer is last.
+local pos = nil
+if qlen then
+  KNOWN_QLEN = qlen + 1
+  if not cfg.lanes and cfg.mode ~= 'random' then pos = qlen + 1 end
+end
+return reply(waiting_state(cfg, true), v, cfg, now, promoted, away, pos, {ticket, now})

@@ -23,6 +23,7 @@ if changed then
   settle_tickets(strides)
   settle_after_random(cfg.mode)
   version = redis.call('HINCRBY', K_CFG, 'version', 1)
+  cfg_written()
   cfg = load_cfg()
   -- An event's end (or its end moved away) is told by mark_event in load_cfg.
   if cfg.closed ~= was_closed and not (cfg.ended or was_ended) then

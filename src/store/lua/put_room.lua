@@ -18,4 +18,5 @@ end
 settle_tickets(strides)
 settle_after_random(old_mode)
 redis.call('HINCRBY', K_CFG, 'version', 1)
+cfg_written()
 return 1

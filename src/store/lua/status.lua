@@ -1,15 +1,19 @@
 -- status(visitor, place): where the visitor stands; refreshes a queued visitor's
 -- heartbeat. ARGV[1] = visitor id; ARGV[2] = '1' to report a queued visitor's ticket and
 -- join time too (for a place receipt: two more reads).
+-- The line is looked at first: no script puts a visitor with a live session in the line
+-- (join, restore_place and the walk-in check for a session first; promote takes a place
+-- out before the session is made; restore_session does nothing for a queued visitor),
+-- so a queued visitor's status needs no look at the sessions.
 local v = ARGV[1]
 local cfg = load_cfg()
 if not cfg then return {'no_room'} end
 local now = now_ms()
-if is_admitted(v, now) then
+local r = redis.call('ZRANK', K_Q, v)
+if not r and is_admitted(v, now) then
   claim(v)
   return reply('admitted', v, cfg, now, {})
 end
-local r = redis.call('ZRANK', K_Q, v)
 if r then redis.call('ZADD', K_HB, 'GT', now, v) end
 local place = nil
 if r and ARGV[2] == '1' then place = place_of(v) end

@@ -11,7 +11,10 @@ if ARGV[1] == 'set' then new = tonumber(ARGV[2])
 elseif ARGV[1] == 'add' then if old >= 0 then new = math.min(old + tonumber(ARGV[2]), tonumber(ARGV[3])) end
 elseif ARGV[1] == 'unlimited' then new = -1 end
 redis.call('HSET', K_CFG, 'stock', string.format('%d', new))
-if new ~= old then redis.call('HINCRBY', K_CFG, 'version', 1) end
+if new ~= old then
+  redis.call('HINCRBY', K_CFG, 'version', 1)
+  cfg_written()
+end
 if new == 0 and old ~= 0 then event('sold_out') end
 cfg.stock = new
 return {old, new, promote(cfg, now_ms(), PROMOTE_LIMIT)}
