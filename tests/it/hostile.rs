@@ -77,6 +77,32 @@ async fn an_oversized_frame_closes_with_1009_at_once() {
     assert_eq!(close_code(&mut ws).await, CloseCode::Size);
 }
 
+/// An upgraded connection reads into a 512-byte buffer (vendor/README.md): a frame up to
+/// the limit arrives whole over many reads, and the answer follows.
+#[tokio::test]
+async fn a_frame_bigger_than_the_read_buffer_is_read_whole() {
+    let (app, _r) = redis_app(vec![room("r", 1)]).await;
+    let token = app.join("r").await.token();
+    let mut ws = connect(&app, "r", &token, None).await.unwrap();
+    let _first = crate::helpers::ws::next_json(&mut ws, Duration::from_secs(5)).await;
+    let ping = format!("{{\"type\":\"ping\"}}{}", " ".repeat(4000));
+    assert!(ping.len() <= anteroom::web::ws::MAX_FRAME && ping.len() > 7 * 512);
+    for _ in 0..3 {
+        ws.send(Message::text(ping.clone())).await.unwrap();
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+        loop {
+            let msg = tokio::time::timeout_at(deadline, futures_util::StreamExt::next(&mut ws))
+                .await
+                .expect("a pong in time")
+                .expect("socket open")
+                .expect("no socket error");
+            if matches!(&msg, Message::Text(t) if t.contains(r#""type":"pong""#)) {
+                break;
+            }
+        }
+    }
+}
+
 #[tokio::test]
 async fn a_frame_flood_is_closed_with_1008() {
     let (app, _r) = redis_app(vec![room("r", 1)]).await;
