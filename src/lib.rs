@@ -11,7 +11,7 @@
 //!   (hyper; HTTP-free logic in its own modules).
 //! - [`store`]: the `Store` trait and its `memory` and `redis` backends.
 //! - [`tls`]: certificates for the main listener and the gateway, reloaded on SIGHUP.
-//! - [`config`], [`error`], [`metrics`], [`telemetry`], [`startup`]: the rest.
+//! - [`config`], [`error`], [`hex`], [`metrics`], [`telemetry`], [`startup`]: the rest.
 
 pub mod clock;
 pub mod config;
@@ -19,6 +19,7 @@ pub mod domain;
 pub mod drops;
 pub mod error;
 pub mod gateway;
+pub mod hex;
 pub mod hub;
 pub mod keeper;
 pub mod metrics;

@@ -23,7 +23,7 @@ impl VisitorId {
     pub fn random() -> Self {
         let mut b = [0u8; 16];
         rand::thread_rng().fill_bytes(&mut b);
-        Self(b.iter().map(|x| format!("{x:02x}")).collect())
+        Self(crate::hex::lower(&b))
     }
 
     /// Accepts only the exact shape `random()` produces.
@@ -251,7 +251,7 @@ impl VisitorSigner {
         m.update(b"\0");
         m.update(sub.as_bytes());
         let b = m.finalize().into_bytes();
-        VisitorId(b[..16].iter().map(|x| format!("{x:02x}")).collect())
+        VisitorId(crate::hex::lower(&b[..16]))
     }
 
     /// Keys for proof-of-work challenges, derived from the same secret.

@@ -15,6 +15,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::domain::identity::constant_time_eq;
+use crate::hex::lower as hex;
 
 /// The only algorithm offered and accepted.
 pub const ALGORITHM: &str = "SHA-256";
@@ -71,10 +72,6 @@ impl PowError {
 #[derive(Clone)]
 pub struct PowKeys {
     key: Vec<u8>,
-}
-
-fn hex(b: &[u8]) -> String {
-    b.iter().map(|x| format!("{x:02x}")).collect()
 }
 
 fn sha256_hex(salt: &str, number: u64) -> String {

@@ -212,9 +212,9 @@ pub struct JoinOptions {
 pub fn fairness_digest(seed_hex: &str, visitor: &str) -> String {
     use hmac::{Hmac, Mac};
     // unwrap: HMAC takes a key of any length.
-    let mut mac = Hmac::<sha2::Sha256>::new_from_slice(&hex_bytes(seed_hex)).unwrap();
+    let mut mac = Hmac::<sha2::Sha256>::new_from_slice(&crate::hex::bytes(seed_hex)).unwrap();
     mac.update(visitor.as_bytes());
-    hex_lower(&mac.finalize().into_bytes())
+    crate::hex::lower(&mac.finalize().into_bytes())
 }
 
 /// A `random`-mode ticket: the first 48 bits of [`fairness_digest`] (exact as a Redis
@@ -1116,26 +1116,14 @@ pub fn new_seed() -> String {
     use rand::RngCore;
     let mut b = [0u8; 32];
     rand::thread_rng().fill_bytes(&mut b);
-    hex_lower(&b)
+    crate::hex::lower(&b)
 }
 
 /// Lowercase hex of SHA-256 over the bytes `seed_hex` stands for (the commitment).
 pub fn commitment_of(seed_hex: &str) -> String {
     use sha2::{Digest, Sha256};
-    let bytes = hex_bytes(seed_hex);
-    hex_lower(&Sha256::digest(bytes))
-}
-
-/// Bytes of a hex string (pairs that are not hex are skipped: seeds are always valid).
-pub fn hex_bytes(s: &str) -> Vec<u8> {
-    (0..s.len() / 2)
-        .filter_map(|i| u8::from_str_radix(s.get(2 * i..2 * i + 2)?, 16).ok())
-        .collect()
-}
-
-/// Lowercase hex of bytes.
-pub fn hex_lower(b: &[u8]) -> String {
-    b.iter().map(|x| format!("{x:02x}")).collect()
+    let bytes = crate::hex::bytes(seed_hex);
+    crate::hex::lower(&Sha256::digest(bytes))
 }
 
 /// Whether the seed may be shown now: after the shuffle (the pre-queue's order is

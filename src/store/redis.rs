@@ -149,10 +149,7 @@ impl RoomLibrary {
                 f.name, f.body
             ));
         }
-        let hash: String = Sha256::digest(body.as_bytes())[..6]
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect();
+        let hash = crate::hex::lower(&Sha256::digest(body.as_bytes())[..6]);
         let name = format!("anteroom_{hash}");
         let source = format!("#!lua name={name}\n{}", body.replace("@LIB@", &name));
         Self { name, source }

@@ -73,7 +73,7 @@ fn etags() -> &'static [String] {
             .iter()
             .map(|(_, _, body)| {
                 let h = Sha256::digest(body.as_bytes());
-                let hex: String = h[..8].iter().map(|b| format!("{b:02x}")).collect();
+                let hex = crate::hex::lower(&h[..8]);
                 format!("\"{hex}\"")
             })
             .collect()

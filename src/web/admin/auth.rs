@@ -111,7 +111,7 @@ pub struct Session {
 pub fn new_session_cookie(engine: &Engine, auth: &AdminAuth, how: &str) -> Cookie<'static> {
     let mut n = [0u8; 16];
     rand::thread_rng().fill_bytes(&mut n);
-    let nonce: String = n.iter().map(|b| format!("{b:02x}")).collect();
+    let nonce = crate::hex::lower(&n);
     let expires = jsonwebtoken::get_current_timestamp() + auth.session_ttl_secs;
     let body = format!("{expires}.{nonce}.{how}");
     let value = format!("{body}.{}", engine.visitors.tag(SESSION_DOMAIN, &body));

@@ -57,7 +57,7 @@ fn page(status: StatusCode, body: String) -> HttpResponse {
 fn login_page(engine: &Engine, status: StatusCode, error: &str) -> HttpResponse {
     let mut b = [0u8; 16];
     rand::thread_rng().fill_bytes(&mut b);
-    let csrf: String = b.iter().map(|x| format!("{x:02x}")).collect();
+    let csrf = crate::hex::lower(&b);
     let mut res = page(
         status,
         render(LoginPage {
