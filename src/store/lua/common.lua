@@ -37,7 +37,10 @@ local K_LOG, K_HOLDERS
 -- source for both: WINDOW_MS (rate-cap window), ENDS_KEEP and BASIS_SESSIONS (ETA basis),
 -- PROMOTE_LIMIT (most admissions per call), LANE_STRIDE (ticket spacing: enqueue), MINUTE_TTL_MS (how long a minute's figures
 -- live), GONE_KEEP_MS (how long a release is remembered), PLACE_GROUP_TTL_MS (how long a group's places are remembered: join), WAIT_BOUNDS (upper bounds in ms of the wait histogram buckets h0..h13; h14 is
--- everything longer).
+-- everything longer). The library is built with each reply field's place written in: an
+-- index SNAP.<field> or VIEW.<field> becomes the number, and the list's `_NEW` token a
+-- list of as many placeholders (`place_fields` in store/redis.rs), so building a reply by
+-- name costs nothing at run time.
 
 local function now_ms()
   local t = redis.call('TIME')
@@ -555,9 +558,9 @@ local function lane_counts(cfg)
   return out
 end
 
--- The reply shared by join and status:
--- {state, position, queue_length, active, capacity, ttl_ms, stock, serial, issued_ms,
---  expires_ms, now, promoted, rate_cap, target, away, admits, ticket, joined_ms}
+-- The reply shared by join and status: a list whose fields' places are SNAP.<field>
+-- (SNAPSHOT_FIELDS in store/redis.rs, which reads them by the same names; written in
+-- when the library is built).
 -- `pos`: the caller's ZRANK + 1 when it has one (0: not queued), else read here.
 -- `place`: {ticket, joined_ms} of a queued visitor when the caller has them (join and
 -- restore_place; status leaves them 0, to stay cheap).
@@ -583,9 +586,26 @@ local function reply(state, v, cfg, now, promoted, away, pos, place)
   if place and pos > 0 then ticket, joined = place[1], place[2] end
   local ahead = unplaced(cfg, now)
   if pos > 0 then pos = pos + ahead end
-  return {state, pos, (KNOWN_QLEN or redis.call('ZCARD', K_Q)) + ahead, active_count(now), cfg.capacity, cfg.ttl_ms,
-    cfg.stock, serial, issued, expires, now, promoted, cfg.rate_cap, cfg.target,
-    away and 1 or 0, tonumber(redis.call('HGET', K_ST, 'admits')) or 0, ticket, joined}
+  local out = SNAP_NEW
+  out[SNAP.state] = state
+  out[SNAP.position] = pos
+  out[SNAP.queue_length] = (KNOWN_QLEN or redis.call('ZCARD', K_Q)) + ahead
+  out[SNAP.active] = active_count(now)
+  out[SNAP.capacity] = cfg.capacity
+  out[SNAP.ttl_ms] = cfg.ttl_ms
+  out[SNAP.stock] = cfg.stock
+  out[SNAP.serial] = serial
+  out[SNAP.issued_ms] = issued
+  out[SNAP.expires_ms] = expires
+  out[SNAP.now_ms] = now
+  out[SNAP.promoted] = promoted
+  out[SNAP.rate_cap] = cfg.rate_cap
+  out[SNAP.target] = cfg.target
+  out[SNAP.away] = away and 1 or 0
+  out[SNAP.admits] = tonumber(redis.call('HGET', K_ST, 'admits')) or 0
+  out[SNAP.ticket] = ticket
+  out[SNAP.joined_ms] = joined
+  return out
 end
 
 -- {ticket, joined_ms} of a queued visitor.
@@ -605,13 +625,25 @@ local function waiting_state(cfg, queued)
   return 'queued'
 end
 
--- Room-wide figures: {queue_length, active, capacity, ttl_ms, stock, now, rate_cap,
--- target, paused, closed, admits, mode, queue_all}
+-- Room-wide figures: a list whose fields' places are VIEW.<field> (ROOM_VIEW_FIELDS in
+-- store/redis.rs).
 local function room_view(cfg, now)
-  return {redis.call('ZCARD', K_Q) + unplaced(cfg, now), active_count(now), cfg.capacity, cfg.ttl_ms, cfg.stock,
-    now, cfg.rate_cap, cfg.target, cfg.paused and 1 or 0, cfg.closed and 1 or 0,
-    tonumber(redis.call('HGET', K_ST, 'admits')) or 0, cfg.mode, cfg.queue_all and 1 or 0,
-    cfg.phase or 'open'}
+  local out = VIEW_NEW
+  out[VIEW.queue_length] = redis.call('ZCARD', K_Q) + unplaced(cfg, now)
+  out[VIEW.active] = active_count(now)
+  out[VIEW.capacity] = cfg.capacity
+  out[VIEW.ttl_ms] = cfg.ttl_ms
+  out[VIEW.stock] = cfg.stock
+  out[VIEW.now_ms] = now
+  out[VIEW.rate_cap] = cfg.rate_cap
+  out[VIEW.target] = cfg.target
+  out[VIEW.paused] = cfg.paused and 1 or 0
+  out[VIEW.closed] = cfg.closed and 1 or 0
+  out[VIEW.admits] = tonumber(redis.call('HGET', K_ST, 'admits')) or 0
+  out[VIEW.mode] = cfg.mode
+  out[VIEW.queue_all] = cfg.queue_all and 1 or 0
+  out[VIEW.phase] = cfg.phase or 'open'
+  return out
 end
 
 -- When v's session was issued (ms) and whether it is unclaimed, or nil without one.
