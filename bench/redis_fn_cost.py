@@ -11,8 +11,9 @@ For each build: a fresh Redis and one Anteroom instance (it declares the `bench`
 capacity 1,000, and loads its function library); 500,000 joins over 50,000 visitor ids
 (so all of them hold a place, 1,000 of them a session); then `--n` statuses of those ids
 (98 % queued), then `--n` joins of new ids (each a newcomer, queued behind ~50,000).
-`INFO commandstats` is reset before each measured phase; a figure is FCALL's usec per
-call, which includes the commands the function runs (their count per call beside it).
+`INFO commandstats` is reset before each measured phase; a figure is the scripts' usec per
+call (`harness.redis_cost`: FCALL, and the instance's few background scripts of the same
+seconds), which includes the commands they run (their count per call beside it).
 The join+status benchmark makes one of each per visitor, so their mean is its "Redis µs
 per decision" without the preemption a loaded 2-core machine adds.
 """
@@ -26,7 +27,7 @@ import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness  # noqa: E402
-from harness import COMMANDS, Stack, commandstats, resp  # noqa: E402
+from harness import COMMANDS, Stack, redis_cost, resp  # noqa: E402
 
 KEYS10 = ["cfg", "q", "hb", "act", "sess", "st", "win", "units", "events", "jt"]
 
@@ -37,14 +38,6 @@ def pin(cpu, pid):
         subprocess.run(["taskset", "-apc", str(cpu), str(pid)], capture_output=True)
 
 
-def fcall_cost(port):
-    st = commandstats(port)
-    calls, usec = st.get("fcall", (0, 0))
-    inner = sum(c for k, (c, _) in st.items()
-                if k not in ("fcall", "info", "config|resetstat", "function|list", "evalsha"))
-    return usec / calls if calls else 0.0, inner / calls if calls else 0.0
-
-
 def bench(port, lib, keys, fn, args, n, r):
     resp(port, "CONFIG", "RESETSTAT")
     cmd = ["redis-benchmark", "-p", str(port), "-n", str(n), "-c", "20", "-r", str(r), "-q",
@@ -53,7 +46,8 @@ def bench(port, lib, keys, fn, args, n, r):
         cmd = ["taskset", "-c", "1"] + cmd
     COMMANDS.append(" ".join(cmd))
     subprocess.run(cmd, capture_output=True, check=True)
-    return fcall_cost(port)
+    cost = redis_cost(port, n)
+    return cost["usec_per_script"], cost["calls_per_script"]
 
 
 def one(bin_dir, n):
