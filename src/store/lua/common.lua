@@ -103,7 +103,8 @@ local function read_cfg()
 end
 
 -- Parsed configs kept between calls in this node's Lua VM (a library's locals live as
--- long as the library): room cfg key -> {version, rev, raw}. Reading 19 fields costs a
+-- long as the library): room cfg key -> {version, rev, meta (whose __index is the parsed
+-- config), stocked, event}. Reading 19 fields costs a
 -- call ~4 µs (the fields are found one by one in the hash, and the reply is converted
 -- to a Lua table); checking that a kept one is current costs ~1 µs. A kept config is
 -- current while the cfg hash's `version` and `rev` are those it was read at: every
@@ -114,7 +115,9 @@ end
 -- changed without `version` are read every time: `stock` while the room has one
 -- (admissions take units) and `ev_mark` while it has a scheduled event.
 local CFG_CACHE, CFG_CACHED = {}, 0
-local CFG_CACHE_MAX = 1000
+-- The most rooms a node keeps anything for between calls (configs here, keys in bind()):
+-- past it, what was kept is dropped and kept again as rooms are called.
+local KEEP_ROOMS = 1000
 
 -- A new `rev` for the config hash: the Redis time in µs, which no earlier write of this
 -- room (even one deleted since) had.
@@ -134,16 +137,17 @@ local function load_cfg_raw()
   local c = CFG_CACHE[K_CFG]
   local fields = {'version', 'rev'}
   if c then
-    if c.raw.stock >= 0 then fields[#fields + 1] = 'stock' end
-    if c.raw.pq_at or c.raw.open_at or c.raw.close_at then fields[#fields + 1] = 'ev_mark' end
+    if c.stocked then fields[#fields + 1] = 'stock' end
+    if c.event then fields[#fields + 1] = 'ev_mark' end
   end
   local h = redis.call('HMGET', K_CFG, unpack(fields))
   if not (c and h[2] and h[1] == c.version and h[2] == c.rev) then
     local raw = read_cfg()
     if not raw then return nil end
-    c = {version = h[1], rev = h[2], raw = raw, meta = {__index = raw}}
+    c = {version = h[1], rev = h[2], meta = {__index = raw}, stocked = raw.stock >= 0,
+      event = (raw.pq_at or raw.open_at or raw.close_at) ~= nil}
     if h[2] then
-      if CFG_CACHED >= CFG_CACHE_MAX then CFG_CACHE, CFG_CACHED = {}, 0 end
+      if CFG_CACHED >= KEEP_ROOMS then CFG_CACHE, CFG_CACHED = {}, 0 end
       if CFG_CACHE[K_CFG] == nil then CFG_CACHED = CFG_CACHED + 1 end
       CFG_CACHE[K_CFG] = c
     end
@@ -151,14 +155,15 @@ local function load_cfg_raw()
     return setmetatable({}, c.meta)
   end
   -- A call's own view: what the script changes on it (apply_event's overrides, a stock
-  -- taken) stays in this table, never in the kept one.
+  -- taken) stays in this table, never in the kept one. The fresh fields follow version
+  -- and rev in the order asked for above.
   local cfg = setmetatable({}, c.meta)
   local i = 3
-  if c.raw.stock >= 0 then
+  if c.stocked then
     cfg.stock = tonumber(h[i]) or -1
     i = i + 1
   end
-  if c.raw.pq_at or c.raw.open_at or c.raw.close_at then cfg.ev_mark = h[i] or '' end
+  if c.event then cfg.ev_mark = h[i] or '' end
   return cfg
 end
 
@@ -250,7 +255,7 @@ local function bind(keys)
     k = {p .. 'cfg', p .. 'q', p .. 'hb', p .. 'act', p .. 'sess', st, p .. 'win', p .. 'units',
       p .. 'events', p .. 'jt', st .. ':away', st .. ':gone', st .. ':stream', st .. ':ends',
       st .. ':lane', st .. ':lanes', st .. ':pq', st .. ':log', st .. ':holders'}
-    if ROOM_KEYS_N >= CFG_CACHE_MAX then ROOM_KEYS, ROOM_KEYS_N = {}, 0 end
+    if ROOM_KEYS_N >= KEEP_ROOMS then ROOM_KEYS, ROOM_KEYS_N = {}, 0 end
     ROOM_KEYS[keys[1]] = k
     ROOM_KEYS_N = ROOM_KEYS_N + 1
   end
