@@ -35,6 +35,24 @@ async fn js(c: &Client, script: &str) -> serde_json::Value {
     c.execute(script, vec![]).await.unwrap()
 }
 
+/// Waits for the page's "How was my place decided?" section to show, then opens it.
+async fn open_fairness(c: &Client) {
+    wait_until(DEADLINE, "the fairness section", || async {
+        (!js(c, "return document.getElementById('fairness').hidden")
+            .await
+            .as_bool()
+            .unwrap())
+        .then_some(())
+    })
+    .await;
+    c.find(Locator::Css("#fairness summary"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_prequeued_visitor_counts_down_moves_into_the_line_checks_the_draw_and_is_admitted() {
     let redis = RedisServer::start();
@@ -171,20 +189,7 @@ async fn a_prequeued_visitor_counts_down_moves_into_the_line_checks_the_draw_and
     );
 
     // "How was my place decided?": the seed is revealed; the browser checks the draw.
-    wait_until(DEADLINE, "the fairness section", || async {
-        (!js(&c, "return document.getElementById('fairness').hidden")
-            .await
-            .as_bool()
-            .unwrap())
-        .then_some(())
-    })
-    .await;
-    c.find(Locator::Css("#fairness summary"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    open_fairness(&c).await;
     let want = format!(
         "Your draw: {}…; rank {rank} of {}; commitment matches: yes",
         &mine[..8],
@@ -352,20 +357,7 @@ async fn a_prequeued_page_without_websockets_polls_into_the_line_at_the_opening(
         "the page was reloaded"
     );
     // The check, in Chinese: drawn second of four.
-    wait_until(DEADLINE, "the fairness section", || async {
-        (!js(&c, "return document.getElementById('fairness').hidden")
-            .await
-            .as_bool()
-            .unwrap())
-        .then_some(())
-    })
-    .await;
-    c.find(Locator::Css("#fairness summary"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    open_fairness(&c).await;
     let me = browser_token.split_once('.').unwrap().0;
     let want = format!(
         "您的抽签值：{}…；排名第 2 位，共 4 人；承诺值一致：是",
