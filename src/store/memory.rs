@@ -468,6 +468,16 @@ impl Room {
         self.sessions.get(v).is_some_and(|a| a.expires_at_ms > now)
     }
 
+    /// A sign of life from a queued visitor at `now`: a heartbeat before `now` moves a
+    /// step ahead of it ([`super::HB_STEPS`], `beat` in Lua); one at or after `now` stays.
+    fn beat(&mut self, v: &str, now: u64) {
+        if self.heartbeats.get(v).is_some_and(|&at| at >= now) {
+            return;
+        }
+        let step = super::heartbeat_step(self.cfg.heartbeat_timeout_secs * 1000);
+        self.set_heartbeat(v, now + step);
+    }
+
     /// Moves the visitor's heartbeat to `at`, never back (`ZADD GT` in Lua: a page that
     /// went to the background may have moved it ahead, `hold_away`).
     fn set_heartbeat(&mut self, v: &str, at: u64) {
@@ -794,7 +804,7 @@ impl Room {
         }
         let queued = self.queue.contains(v);
         if queued {
-            self.set_heartbeat(v, now);
+            self.beat(v, now);
         }
         let state = self.waiting_state(queued);
         if placed {
@@ -976,7 +986,7 @@ impl Store for MemoryStore {
             if r.rejecting() {
                 let queued = r.queue.contains(v);
                 if queued {
-                    r.set_heartbeat(v, now);
+                    r.beat(v, now);
                 }
                 return Ok(r.snapshot(r.waiting_state(queued), v, now, Vec::new()));
             }
@@ -985,7 +995,7 @@ impl Store for MemoryStore {
                 return Ok(r.snapshot(VisitorState::Admitted, v, now, promoted));
             }
             if r.queue.contains(v) {
-                r.set_heartbeat(v, now);
+                r.beat(v, now);
                 return Ok(r.snapshot_placed(r.waiting_state(true), v, now, promoted));
             }
             // A re-created room gives no new place while lost places are put back.
@@ -1016,7 +1026,7 @@ impl Store for MemoryStore {
                 None => r.enqueue(v, opts.lane.as_deref()),
             }
             r.join_times.insert(v.to_string(), now);
-            r.set_heartbeat(v, now);
+            r.beat(v, now);
             let mut s = r.snapshot_placed(r.waiting_state(true), v, now, promoted);
             s.rejoined_after_absence = away;
             Ok(s)
@@ -1043,14 +1053,14 @@ impl Store for MemoryStore {
                 return r.snapshot(VisitorState::Admitted, v, now, Vec::new());
             }
             if r.queue.contains(v) {
-                r.set_heartbeat(v, now);
+                r.beat(v, now);
                 return r.snapshot_placed(r.waiting_state(true), v, now, Vec::new());
             }
             if r.closed() {
                 return r.snapshot(VisitorState::Closed, v, now, Vec::new());
             }
             r.queue.insert(v, ticket, "");
-            r.set_heartbeat(v, now);
+            r.beat(v, now);
             r.log_line(true, [(ticket, v.to_string())]);
             r.join_times.insert(v.to_string(), joined_at_ms);
             r.seq = r.seq.max(ticket);
@@ -1381,7 +1391,7 @@ impl Store for MemoryStore {
                         // unwrap: is_admitted checked the session exists.
                         WatchEntry::Admitted(r.sessions.get(v).unwrap().clone())
                     } else if r.queue.contains(v) {
-                        r.set_heartbeat(v, now);
+                        r.beat(v, now);
                         WatchEntry::Queued {
                             position: r.queue.position(v) + r.unplaced(now),
                         }
@@ -1722,7 +1732,7 @@ impl Store for MemoryStore {
                     let rank = first_rank + i as u64;
                     r.queue
                         .insert(v, base + (rank + 1) * super::LANE_STRIDE, "");
-                    r.set_heartbeat(v, now);
+                    r.beat(v, now);
                     r.join_times.insert(v.clone(), joined);
                 }
                 placed += 1;

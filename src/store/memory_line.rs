@@ -88,7 +88,7 @@ impl Room {
         hold.1.extend(req.hold.iter().cloned());
         for v in req.unhold {
             if self.queue.contains(v) {
-                self.set_heartbeat(v, now);
+                self.beat(v, now);
             }
         }
         let placed = req

@@ -144,6 +144,22 @@ pub const BASIS_SESSIONS: usize = 1000;
 /// The rate-cap window, in ms (`WINDOW_MS` in Lua).
 pub const WINDOW_MS: u64 = 60_000;
 
+/// A queued visitor's heartbeat is refreshed at most once per step of this many steps
+/// per heartbeat timeout (`HB_STEPS` in Lua): a sign of life at `now` from a visitor whose
+/// heartbeat is before `now` moves it to `now + step` ([`heartbeat_step`]); one whose
+/// heartbeat is still at or after `now` changes nothing in the store (no write, nothing
+/// replicated). A visitor polling every few seconds thus costs Redis one heartbeat write
+/// per step, not one per poll. The reaper's bound moves by at most one step: a silent
+/// visitor is dropped between the timeout and the timeout plus a step after their last
+/// sign of life, never sooner.
+pub const HB_STEPS: u64 = 16;
+
+/// The step of the heartbeat (see [`HB_STEPS`]) of a room whose heartbeat timeout is
+/// `hb_ms`: `hb_ms / HB_STEPS`, at least 1 ms.
+pub fn heartbeat_step(hb_ms: u64) -> u64 {
+    (hb_ms / HB_STEPS).max(1)
+}
+
 /// What the ETA model ([`crate::domain::eta`]) is computed from: the room's settings and
 /// what it really did lately. Read once a second per room per instance.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -1167,7 +1183,14 @@ pub fn sort_found(found: &mut [FoundVisitor]) {
 
 #[cfg(test)]
 mod tests {
-    use super::wait_bucket;
+    use super::{heartbeat_step, wait_bucket};
+
+    #[test]
+    fn a_heartbeat_step_is_a_sixteenth_of_the_timeout_at_least_a_ms() {
+        assert_eq!(heartbeat_step(120_000), 7_500);
+        assert_eq!(heartbeat_step(1_000), 62);
+        assert_eq!(heartbeat_step(10), 1);
+    }
 
     #[test]
     fn waits_fall_in_the_right_bucket() {

@@ -129,7 +129,7 @@ fn lua_prelude() -> String {
         "local WINDOW_MS = {}\nlocal ENDS_KEEP = {}\nlocal BASIS_SESSIONS = {}\n\
          local PROMOTE_LIMIT = {}\nlocal MINUTE_TTL_MS = {}\nlocal WAIT_BOUNDS = {{{}}}\n\
          local PLACE_GROUP_TTL_MS = {}\nlocal LANE_STRIDE = {}\nlocal GONE_KEEP_MS = {}\nlocal STREAM_KEEP = {}\n\
-         local CHANGES_KEEP = {}\nlocal HOLD_LEASE_MS = {}\n",
+         local CHANGES_KEEP = {}\nlocal HOLD_LEASE_MS = {}\nlocal HB_STEPS = {}\n",
         super::WINDOW_MS,
         super::ENDS_KEEP,
         super::BASIS_SESSIONS,
@@ -141,7 +141,8 @@ fn lua_prelude() -> String {
         super::GONE_KEEP_MS,
         super::STREAM_KEEP,
         super::line::CHANGES_KEEP,
-        super::line::HOLD_LEASE_MS
+        super::line::HOLD_LEASE_MS,
+        super::HB_STEPS
     )
 }
 

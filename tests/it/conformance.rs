@@ -7,7 +7,8 @@ use std::time::Duration;
 use crate::helpers::{redis_store, room, wait_until, RedisCluster, RedisServer};
 use anteroom::config::RoomConfig;
 use anteroom::store::{
-    PatchOutcome, RoomPatch, StockChange, Store, StoreError, VisitorState, WatchEntry,
+    heartbeat_step, PatchOutcome, RoomPatch, StockChange, Store, StoreError, VisitorState,
+    WatchEntry,
 };
 use futures_util::future::join_all;
 use futures_util::StreamExt;
@@ -324,6 +325,43 @@ async fn silent_visitors_are_reaped(b: Backend) {
     assert!(back.rejoined_after_absence);
     assert_eq!(back.position, 3);
     assert!(!s.join("r", &v(1)).await.unwrap().rejoined_after_absence);
+}
+
+/// A sign of life moves the heartbeat at most a step ahead (`heartbeat_step`, and none
+/// while it is still ahead): the reaper never drops a visitor sooner than the timeout after
+/// it, and always once the timeout and one step have passed.
+async fn a_heartbeat_holds_for_the_timeout_and_at_most_a_step_more(b: Backend) {
+    let b = b
+        .with_room(RoomConfig {
+            heartbeat_timeout_secs: 1,
+            ..room("r", 1)
+        })
+        .await;
+    let s = &b.store;
+    let step = heartbeat_step(1000);
+    s.join("r", &v(0)).await.unwrap(); // holds the slot
+    s.join("r", &v(1)).await.unwrap();
+    // The status's own time lies between these two readings of the store's clock.
+    let before = store_now(s.as_ref(), "r").await;
+    assert_eq!(
+        s.status("r", &v(1)).await.unwrap().state,
+        VisitorState::Queued
+    );
+    let after = store_now(s.as_ref(), "r").await;
+    // A step short of the timeout: a heartbeat set behind the sign of life could be due. Whatever
+    // the reap says is checked only if it ran before the timeout was up.
+    until_store_time(s.as_ref(), "r", before + 1000 - step).await;
+    let early = s.reap("r", 1000).await.unwrap().dropped;
+    if store_now(s.as_ref(), "r").await < before + 1000 {
+        assert_eq!(early, 0, "dropped before its timeout was up");
+    }
+    // A step past the timeout: due, whatever the grid.
+    until_store_time(s.as_ref(), "r", after + 1000 + step + 1).await;
+    assert_eq!(s.reap("r", 1000).await.unwrap().dropped, 1);
+    assert_eq!(
+        s.status("r", &v(1)).await.unwrap().state,
+        VisitorState::NotQueued
+    );
 }
 
 async fn expired_sessions_are_pruned_in_batches(b: Backend) {
@@ -1899,6 +1937,7 @@ conformance!(
     stock_unit_is_taken_once_per_visitor,
     rate_cap_is_honoured,
     silent_visitors_are_reaped,
+    a_heartbeat_holds_for_the_timeout_and_at_most_a_step_more,
     expired_sessions_are_pruned_in_batches,
     pause_stops_admissions_but_not_the_queue,
     a_newcomer_never_walks_in_past_a_waiting_visitor,

@@ -17,7 +17,7 @@ use proptest::test_runner::{Config, TestRunner};
 
 use anteroom::config::RoomConfig;
 use anteroom::store::memory::{ManualClock, MemoryStore};
-use anteroom::store::{RoomPatch, Snapshot, StockChange, Store, VisitorState};
+use anteroom::store::{RoomPatch, Snapshot, StockChange, Store, VisitorState, HB_STEPS};
 
 use crate::helpers::{redis_store, room, RedisServer};
 
@@ -168,10 +168,15 @@ impl Model {
         (stale.len() as u64, (before - self.admitted.len()) as u64)
     }
 
+    /// A sign of life moves a heartbeat that is behind `now` to a step ahead of it (a step:
+    /// the timeout / `HB_STEPS`); one at or after `now` stays.
     fn heartbeat(&mut self, v: usize) {
         if self.queue.contains(&v) {
-            let at = self.heartbeats.entry(v).or_insert(self.now);
-            *at = (*at).max(self.now);
+            let ahead = self.now + (self.hb_timeout / HB_STEPS).max(1);
+            let at = self.heartbeats.entry(v).or_insert(ahead);
+            if *at < self.now {
+                *at = ahead;
+            }
         }
     }
 
@@ -212,7 +217,7 @@ impl Model {
                     self.admit(v);
                 } else {
                     self.queue.push_back(v);
-                    self.heartbeats.insert(v, self.now);
+                    self.heartbeat(v);
                 }
             }
         } else if self.queue.contains(&v) {

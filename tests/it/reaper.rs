@@ -197,3 +197,72 @@ async fn a_room_that_fails_does_not_stop_the_others_being_reaped() {
         assert_eq!(st.state, VisitorState::NotQueued, "room {id}");
     }
 }
+
+/// A queued visitor who polls again within a step of the heartbeat costs Redis no write:
+/// the join puts the heartbeat a step ahead, the polls before that time leave it there,
+/// and the server's count of changes since the last save does not move. Repeated if the
+/// step ran out meanwhile (a step here is 200 s).
+#[tokio::test]
+async fn a_poll_within_a_heartbeat_step_writes_nothing() {
+    let r = RedisServer::start();
+    let prefix = crate::helpers::prefix();
+    let s = redis_store(&r.url(), &prefix).await;
+    let hb_secs = 3_200;
+    let step = anteroom::store::heartbeat_step(hb_secs * 1000);
+    s.put_room(
+        &RoomConfig {
+            heartbeat_timeout_secs: hb_secs,
+            ..room("r", 1)
+        },
+        true,
+    )
+    .await
+    .unwrap();
+    s.join("r", &format!("{:032x}", 0)).await.unwrap(); // holds the slot
+    let mut c = r.conn();
+    let redis_ms = |c: &mut redis::Connection| -> u64 {
+        let (s, us): (u64, u64) = redis::cmd("TIME").query(c).unwrap();
+        s * 1000 + us / 1000
+    };
+    let changes = |c: &mut redis::Connection| -> u64 {
+        let info: String = redis::cmd("INFO").arg("persistence").query(c).unwrap();
+        info.lines()
+            .find_map(|l| l.strip_prefix("rdb_changes_since_last_save:"))
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap()
+    };
+    let hb_key = format!("{prefix}:room:{{r}}:hb");
+    for i in 1.. {
+        assert!(i < 5, "a 200 s step ran out four times in a row");
+        let v = format!("{i:032x}");
+        let before = redis_ms(&mut c);
+        assert_eq!(s.join("r", &v).await.unwrap().state, VisitorState::Queued);
+        let after = redis_ms(&mut c);
+        let ahead: u64 = redis::cmd("ZSCORE")
+            .arg(&hb_key)
+            .arg(&v)
+            .query(&mut c)
+            .unwrap();
+        assert!(
+            (before + step..=after + step).contains(&ahead),
+            "joined between {before} and {after}, heartbeat {ahead}"
+        );
+        let written = changes(&mut c);
+        for _ in 0..3 {
+            assert_eq!(s.status("r", &v).await.unwrap().state, VisitorState::Queued);
+        }
+        if redis_ms(&mut c) >= ahead {
+            continue; // the step ran out: a poll may rightly have moved it
+        }
+        assert_eq!(changes(&mut c), written, "a poll within the step wrote");
+        let again: u64 = redis::cmd("ZSCORE")
+            .arg(&hb_key)
+            .arg(&v)
+            .query(&mut c)
+            .unwrap();
+        assert_eq!(again, ahead);
+        break;
+    }
+}

@@ -35,7 +35,7 @@ local K_LANEV, K_LANES
 local K_LOG, K_HOLDERS
 -- Defined before this file from the Rust constants (`lua_prelude` in store/redis.rs), one
 -- source for both: WINDOW_MS (rate-cap window), ENDS_KEEP and BASIS_SESSIONS (ETA basis),
--- PROMOTE_LIMIT (most admissions per call), LANE_STRIDE (ticket spacing: enqueue), MINUTE_TTL_MS (how long a minute's figures
+-- PROMOTE_LIMIT (most admissions per call), HB_STEPS (heartbeat steps: beat), LANE_STRIDE (ticket spacing: enqueue), MINUTE_TTL_MS (how long a minute's figures
 -- live), GONE_KEEP_MS (how long a release is remembered), PLACE_GROUP_TTL_MS (how long a group's places are remembered: join), WAIT_BOUNDS (upper bounds in ms of the wait histogram buckets h0..h13; h14 is
 -- everything longer). The library is built with each reply field's place written in: an
 -- index SNAP.<field> or VIEW.<field> becomes the number, and the list's `_NEW` token a
@@ -684,6 +684,18 @@ local function session_ended(v, end_ms)
   if dur < 0 then dur = 0 end
   redis.call('LPUSH', K_ENDS, end_ms .. ':' .. dur)
   redis.call('LTRIM', K_ENDS, 0, ENDS_KEEP - 1)
+end
+
+-- A sign of life from queued visitor v at `now`: a heartbeat before `now` moves a step
+-- ahead of it (a step: hb_ms / HB_STEPS, heartbeat_step in store/mod.rs); one at or after
+-- `now` stays, and nothing is written. `fresh`: v has no heartbeat (a new place), so it
+-- is not read first.
+local function beat(cfg, now, v, fresh)
+  if not fresh then
+    local at = redis.call('ZSCORE', K_HB, v)
+    if at and tonumber(at) >= now then return end
+  end
+  redis.call('ZADD', K_HB, 'GT', now + math.max(math.floor(cfg.hb_ms / HB_STEPS), 1), v)
 end
 
 local function is_admitted(v, now)

@@ -53,7 +53,7 @@ end
 -- heartbeat refreshed), shown with the `rejected` state.
 if rejecting(cfg) then
   local r = redis.call('ZRANK', K_Q, v)
-  if r then redis.call('ZADD', K_HB, 'GT', now, v) end
+  if r then beat(cfg, now, v) end
   return reply(waiting_state(cfg, r ~= false), v, cfg, now, {}, false, r and r + 1 or 0)
 end
 -- Fill freed slots from the head first, so a newcomer never overtakes the queue.
@@ -63,7 +63,7 @@ for i = 1, #promoted do
 end
 local r = redis.call('ZRANK', K_Q, v)
 if r then
-  redis.call('ZADD', K_HB, 'GT', now, v)
+  beat(cfg, now, v)
   return reply(waiting_state(cfg, true), v, cfg, now, promoted, false, r + 1, place_of(v))
 end
 -- A room re-created after the store lost its data gives no new place while the places
@@ -93,7 +93,7 @@ if cfg.mode == 'random' and ARGV[6] and ARGV[6] ~= '' then
 else
   ticket = enqueue(cfg, v, ARGV[4] or '')
 end
-redis.call('ZADD', K_HB, 'GT', now, v)
+beat(cfg, now, v, true)
 redis.call('HSET', K_JT, v, now)
 -- Without lanes or draws the new ticket is the line's highest (`seq` is past every
 -- ticket: settle_tickets, settle_after_random, restore_place), so the newcomer is last.

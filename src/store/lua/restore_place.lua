@@ -11,12 +11,12 @@ local now = now_ms()
 if is_admitted(v, now) then return reply('admitted', v, cfg, now, {}) end
 local r = redis.call('ZRANK', K_Q, v)
 if r then
-  redis.call('ZADD', K_HB, 'GT', now, v)
+  beat(cfg, now, v)
   return reply(waiting_state(cfg, true), v, cfg, now, {}, false, r + 1, place_of(v))
 end
 if cfg.closed then return reply('closed', v, cfg, now, {}) end
 redis.call('ZADD', K_Q, string.format('%d', ticket), v)
-redis.call('ZADD', K_HB, 'GT', now, v)
+beat(cfg, now, v, true)
 -- A place put back may be ahead of others: the hubs' local counts must hear of it.
 log_line('b', {{string.format('%d', ticket), v}})
 redis.call('HSET', K_JT, v, string.format('%d', joined))

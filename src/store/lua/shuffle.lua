@@ -28,7 +28,7 @@ for i = 4, #ARGV do
     redis.call('ZADD', placed_key, rank, v)
     if not is_admitted(v, now) then
       redis.call('ZADD', K_Q, string.format('%d', base + (rank + 1) * LANE_STRIDE), v)
-      redis.call('ZADD', K_HB, 'GT', now, v)
+      beat(cfg, now, v, true)
       redis.call('HSET', K_JT, v, joined)
     end
     placed = placed + 1

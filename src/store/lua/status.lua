@@ -14,7 +14,7 @@ if not r and is_admitted(v, now) then
   claim(v)
   return reply('admitted', v, cfg, now, {})
 end
-if r then redis.call('ZADD', K_HB, 'GT', now, v) end
+if r then beat(cfg, now, v) end
 local place = nil
 if r and ARGV[2] == '1' then place = place_of(v) end
 return reply(waiting_state(cfg, r ~= false), v, cfg, now, {}, false, r and r + 1 or 0, place)

@@ -24,7 +24,7 @@ local n = tonumber(ARGV[4])
 for i = 5 + n, #ARGV do
   local v = ARGV[i]
   redis.call('SREM', k_hold, v)
-  if redis.call('ZSCORE', K_Q, v) then redis.call('ZADD', K_HB, 'GT', now, v) end
+  if redis.call('ZSCORE', K_Q, v) then beat(cfg, now, v) end
 end
 local places = {}
 if n > 0 then

@@ -15,7 +15,7 @@ local ahead = unplaced(cfg, now)
 for i = 1, #ARGV do
   local kind, a, b, c = place(ARGV[i], now)
   if enrol and kind == -1 then redis.call('ZADD', K_PQ, 'NX', now, ARGV[i]) end
-  if kind == 0 then redis.call('ZADD', K_HB, 'GT', now, ARGV[i]) end
+  if kind == 0 then beat(cfg, now, ARGV[i]) end
   if kind == 1 then claim(ARGV[i]) end
   if kind == 0 then a = a + ahead end
   push_place(entries, kind, a, b, c)
