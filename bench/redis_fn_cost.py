@@ -13,7 +13,8 @@ capacity 1,000, and loads its function library); 500,000 joins over 50,000 visit
 (98 % queued), then `--n` joins of new ids (each a newcomer, queued behind ~50,000).
 `INFO commandstats` is reset before each measured phase; a figure is the scripts' usec per
 call (`harness.redis_cost`: FCALL, and the instance's few background scripts of the same
-seconds), which includes the commands they run (their count per call beside it).
+seconds), which includes the commands they run (their count per call beside it), and the status's
+`ZADD`s per call (its heartbeat writes: at most one per visitor per heartbeat step).
 The join+status benchmark makes one of each per visitor, so their mean is its "Redis µs
 per decision" without the preemption a loaded 2-core machine adds.
 """
@@ -47,7 +48,10 @@ def bench(port, lib, keys, fn, args, n, r):
     COMMANDS.append(" ".join(cmd))
     subprocess.run(cmd, capture_output=True, check=True)
     cost = redis_cost(port, n)
-    return cost["usec_per_script"], cost["calls_per_script"]
+    # Writes to the heartbeat (and the line) per call: ZADD is the only ZSET write a
+    # status or a newcomer's join makes.
+    zadds = harness.commandstats(port).get("zadd", (0, 0))[0] / n
+    return cost["usec_per_script"], cost["calls_per_script"], zadds
 
 
 def one(bin_dir, n):
@@ -80,13 +84,13 @@ def main():
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--n", type=int, default=200_000)
     a = ap.parse_args()
-    print("| build | queued | status µs (calls) | join µs (calls) | µs per decision (mean) |")
-    print("|---|---|---|---|---|")
+    print("| build | queued | status µs (calls) | status ZADDs per call | join µs (calls) | µs per decision (mean) |")
+    print("|---|---|---|---|---|---|")
     for _ in range(a.rounds):
         for b in a.builds:
-            q, (su, sc), (ju, jc) = one(b, a.n)
+            q, (su, sc, sz), (ju, jc, _) = one(b, a.n)
             name = os.path.basename(b.rstrip("/"))
-            print(f"| {name} | {q:,} | {su:.2f} ({sc:.1f}) | {ju:.2f} ({jc:.1f}) | {(su + ju) / 2:.2f} |",
+            print(f"| {name} | {q:,} | {su:.2f} ({sc:.1f}) | {sz:.2f} | {ju:.2f} ({jc:.1f}) | {(su + ju) / 2:.2f} |",
                   flush=True)
 
 

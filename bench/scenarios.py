@@ -19,12 +19,16 @@ from harness import (COMMANDS, SIGNING_KEY, Stack, children, cpu_over, free_port
                      stop, used_memory, wait_http)
 
 
-def redis_ceiling(lt, n):
-    """Ceiling: redis-benchmark, 50 clients, `n` EVALSHA calls of `return 1` on a fresh Redis."""
+def redis_ceiling(lt, n, clients=50, threads=0):
+    """Ceiling: redis-benchmark, `clients` clients (on `threads` threads when > 0), `n`
+    EVALSHA calls of `return 1` on a fresh Redis."""
     r = start_redis(lt)
     port = r.ports[0]
     sha = resp(port, "SCRIPT", "LOAD", "return 1")
-    cmd = ["redis-benchmark", "-p", str(port), "-n", str(n), "-c", "50", "-q", "EVALSHA", sha, "0"]
+    cmd = ["redis-benchmark", "-p", str(port), "-n", str(n), "-c", str(clients), "-q"]
+    if threads > 0:
+        cmd += ["--threads", str(threads)]
+    cmd += ["EVALSHA", sha, "0"]
     COMMANDS.append(" ".join(cmd))
     out = subprocess.run(cmd, capture_output=True, text=True).stdout
     r.close()
@@ -32,13 +36,13 @@ def redis_ceiling(lt, n):
     return float(m[-1]) if m else 0.0
 
 
-def http_ceiling(lt, dur):
+def http_ceiling(lt, dur, concurrency=64, threads=1):
     """Ceiling: `anteroom-loadtest get` against the load generator's trivial HTTP server."""
     hport = free_port()
     srv = start([lt, "trivial-server", "--listen", f"127.0.0.1:{hport}"])
     wait_http(f"http://127.0.0.1:{hport}/")
     out = loadtest(lt, "get", "--target", f"http://127.0.0.1:{hport}", "--path", "/",
-                   "--concurrency", 64, "--duration", dur, "--threads", 1)
+                   "--concurrency", concurrency, "--duration", dur, "--threads", threads)
     srv.send_signal(signal.SIGTERM)
     return out
 
@@ -136,17 +140,23 @@ ip_per_second = 0
     return {"one_room": one, "rooms_on_shards": {rid: m for rid, m in zip(spread, many)}}
 
 
-def sockets(bin_dir, lt, tmp, total):
-    """`total` queue sockets over three instances (≤ 20,000 descriptors per process),
-    the load spread over several processes and loopback source addresses."""
-    s = Stack(bin_dir, tmp, instances=3, capacity=1, ttl=3600, hb=300)
+def sockets(bin_dir, lt, tmp, total, instances=3):
+    """`total` queue sockets over `instances` instances (≤ 20,000 descriptors per
+    process), the load spread over two load generators per instance and loopback source
+    addresses."""
+    s = Stack(bin_dir, tmp, instances=instances, capacity=1, ttl=3600, hb=300)
     # Hold the one slot so everybody queues.
     urllib.request.urlopen(urllib.request.Request(f"{s.url(0)}/api/rooms/bench/join", method="POST")).read()
-    # One process may hold 20,000 descriptors: the first instance takes 19,500 sockets
-    # (≥ 19,000 as the target asks), the other two share the rest.
-    first = min(19_500, total * 4 // 10)
-    shares = [first, (total - first) // 2]
-    shares.append(total - sum(shares))
+    if instances == 3:
+        # One process may hold 20,000 descriptors: the first instance takes 19,500
+        # sockets (≥ 19,000 as the target asks), the other two share the rest.
+        first = min(19_500, total * 4 // 10)
+        shares = [first, (total - first) // 2]
+        shares.append(total - sum(shares))
+    else:
+        shares = [total // instances] * instances
+        shares[-1] += total - sum(shares)
+    assert max(shares) <= 19_500, f"{max(shares)} sockets on one instance: over its descriptors"
     rss_before = [rss(pid) for pid in s.pids]
     procs = []
     for i, n in enumerate(shares):
