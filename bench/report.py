@@ -294,6 +294,9 @@ def kept_sections(path):
     out, keep = [], False
     for line in old:
         if line.startswith("## "):
+            # One blank line between sections, however many the old report had.
+            while out and out[-1] == "":
+                out.pop()
             keep = line.startswith(KEPT)
             if keep:
                 out.append("")
