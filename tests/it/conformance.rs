@@ -61,6 +61,14 @@ fn v(i: usize) -> String {
 
 const DEADLINE: Duration = Duration::from_secs(10);
 
+/// `cfg` with a 1 s heartbeat timeout: its queued visitors are dropped after 1 s of silence.
+fn quiet_after_1s(cfg: RoomConfig) -> RoomConfig {
+    RoomConfig {
+        heartbeat_timeout_secs: 1,
+        ..cfg
+    }
+}
+
 /// The store's clock now (ms): Redis `TIME`, or the memory store's clock.
 async fn store_now(s: &dyn Store, room: &str) -> u64 {
     s.fairness(room).await.unwrap().now_ms
@@ -288,12 +296,7 @@ async fn rate_cap_is_honoured(b: Backend) {
 }
 
 async fn silent_visitors_are_reaped(b: Backend) {
-    let b = b
-        .with_room(RoomConfig {
-            heartbeat_timeout_secs: 1,
-            ..room("r", 1)
-        })
-        .await;
+    let b = b.with_room(quiet_after_1s(room("r", 1))).await;
     let s = &b.store;
     s.join("r", &v(0)).await.unwrap(); // holds the slot
     s.join("r", &v(1)).await.unwrap(); // goes silent
@@ -331,12 +334,7 @@ async fn silent_visitors_are_reaped(b: Backend) {
 /// while it is still ahead): the reaper never drops a visitor sooner than the timeout after
 /// it, and always once the timeout and one step have passed.
 async fn a_heartbeat_holds_for_the_timeout_and_at_most_a_step_more(b: Backend) {
-    let b = b
-        .with_room(RoomConfig {
-            heartbeat_timeout_secs: 1,
-            ..room("r", 1)
-        })
-        .await;
+    let b = b.with_room(quiet_after_1s(room("r", 1))).await;
     let s = &b.store;
     let step = heartbeat_step(1000);
     s.join("r", &v(0)).await.unwrap(); // holds the slot
@@ -836,12 +834,7 @@ async fn places_per_group_are_capped_and_free_up(b: Backend) {
 }
 
 async fn watch_reports_each_visitor_in_one_call(b: Backend) {
-    let b = b
-        .with_room(RoomConfig {
-            heartbeat_timeout_secs: 1,
-            ..room("r", 1)
-        })
-        .await;
+    let b = b.with_room(quiet_after_1s(room("r", 1))).await;
     let s = &b.store;
     for i in 0..3 {
         s.join("r", &v(i)).await.unwrap();
@@ -990,12 +983,7 @@ async fn flush_empties_the_queue_but_keeps_sessions(b: Backend) {
 }
 
 async fn reports_keep_a_per_minute_history(b: Backend) {
-    let b = b
-        .with_room(RoomConfig {
-            heartbeat_timeout_secs: 1,
-            ..room("r", 1)
-        })
-        .await;
+    let b = b.with_room(quiet_after_1s(room("r", 1))).await;
     let s = &b.store;
     s.join("r", &v(0)).await.unwrap(); // walk-in, waited 0
     s.join("r", &v(1)).await.unwrap();
