@@ -22,6 +22,7 @@ per decision" without the preemption a loaded 2-core machine adds.
 import argparse
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -33,9 +34,13 @@ from harness import COMMANDS, Stack, redis_cost, resp  # noqa: E402
 KEYS10 = ["cfg", "q", "hb", "act", "sess", "st", "win", "units", "events", "jt"]
 
 
+# Pinning needs two CPUs and taskset (util-linux); without either, nothing is pinned.
+PIN = (os.cpu_count() or 1) >= 2 and shutil.which("taskset") is not None
+
+
 def pin(cpu, pid):
-    """Pins every thread of `pid` to `cpu` (best effort: a 1-CPU machine skips it)."""
-    if (os.cpu_count() or 1) >= 2:
+    """Pins every thread of `pid` to `cpu` (best effort: see PIN)."""
+    if PIN:
         subprocess.run(["taskset", "-apc", str(cpu), str(pid)], capture_output=True)
 
 
@@ -43,7 +48,7 @@ def bench(port, lib, keys, fn, args, n, r):
     resp(port, "CONFIG", "RESETSTAT")
     cmd = ["redis-benchmark", "-p", str(port), "-n", str(n), "-c", "20", "-r", str(r), "-q",
            "FCALL", f"{lib}_{fn}", str(len(keys)), *keys, *args]
-    if (os.cpu_count() or 1) >= 2:
+    if PIN:
         cmd = ["taskset", "-c", "1"] + cmd
     COMMANDS.append(" ".join(cmd))
     subprocess.run(cmd, capture_output=True, check=True)
