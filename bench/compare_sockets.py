@@ -6,7 +6,8 @@ holding an `anteroom` and an `anteroom-loadtest` binary:
     python3 bench/compare_sockets.py /tmp/before /tmp/after [--sockets 50000]
 
 Prints one Markdown row per build: sockets opened, errors, the longest silence any socket
-saw (p99 and max over the load generators), RSS growth per socket of each instance and
+saw (p99 and max over the load generators; over the whole run, and once the crowd is in:
+from 5 s after each load generator's last arrival), RSS growth per socket of each instance and
 Redis's CPU at the plateau.
 """
 
@@ -25,9 +26,9 @@ def main():
     ap.add_argument("builds", nargs="+")
     ap.add_argument("--sockets", type=int, default=50000)
     a = ap.parse_args()
-    print("| build | sockets opened | errors | longest silence p99 s | max s | "
+    print("| build | sockets opened | errors | longest silence p99 s | max s | once the crowd is in: p99 s | max s | "
           "RSS growth per socket KiB (three instances) | Redis CPU % |")
-    print("|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|")
     for b in a.builds:
         tmp = tempfile.mkdtemp(prefix="anteroom-sockets-")
         try:
@@ -37,11 +38,13 @@ def main():
         lg = r["loadgen"]
         p99 = max(x["longest_silence_p99_ms"] for x in lg) / 1000
         mx = max(x["longest_silence_max_ms"] for x in lg) / 1000
+        st = max(x["steady_silence_p99_ms"] for x in lg) / 1000
+        stmx = max(x["steady_silence_max_ms"] for x in lg) / 1000
         opened = sum(x["sockets_opened"] for x in lg)
         errors = sum(sum(x["errors"].values()) for x in lg)
         per = [(peak - before) * 1024 / n
                for peak, before, n in zip(r["rss_peak_mb"], r["rss_before_mb"], r["shares"])]
-        print(f"| {os.path.basename(b.rstrip('/'))} | {opened:,} | {errors} | {p99:.1f} | {mx:.1f} | "
+        print(f"| {os.path.basename(b.rstrip('/'))} | {opened:,} | {errors} | {p99:.1f} | {mx:.1f} | {st:.1f} | {stmx:.1f} | "
               f"{', '.join(f'{x:.1f}' for x in per)} | {r['redis_cpu_percent']} |", flush=True)
 
 

@@ -45,6 +45,11 @@ pub struct WsReport {
     /// Per socket, the longest silence while it waited; p99 and max over sockets.
     pub longest_silence_p99_ms: f64,
     pub longest_silence_max_ms: f64,
+    /// The same, counting only the silence after the crowd is in (every arrival made,
+    /// plus [`SETTLE`]): what a waiting socket sees once the joins stop competing for the
+    /// machine. Sockets still waiting then; 0 when none was.
+    pub steady_silence_p99_ms: f64,
+    pub steady_silence_max_ms: f64,
     pub join_latency: LatencySummary,
     pub errors: BTreeMap<String, u64>,
     pub elapsed_s: f64,
@@ -62,7 +67,12 @@ struct Shared {
     push: Mutex<Samples>,
     joins: Mutex<Samples>,
     silences: Mutex<Vec<u64>>,
+    steady_silences: Mutex<Vec<u64>>,
 }
+
+/// How long after the last arrival the steady phase starts (the last sockets' joins and
+/// handshakes finish within it).
+pub const SETTLE: Duration = Duration::from_secs(5);
 
 fn now_ms() -> u64 {
     SystemTime::now()
@@ -85,6 +95,7 @@ pub async fn run(cfg: WsConfig) -> WsReport {
             .collect()
     };
     let gap = Duration::from_secs_f64(1.0 / cfg.arrival_rate.max(0.001));
+    let steady = (start + gap.mul_f64(cfg.visitors as f64) + SETTLE).min(deadline);
     let mut tasks = Vec::new();
     for i in 0..cfg.visitors {
         let at = start + gap.mul_f64(i as f64);
@@ -103,7 +114,7 @@ pub async fn run(cfg: WsConfig) -> WsReport {
             http,
             ip,
             abandon,
-            deadline,
+            (steady, deadline),
             shared.clone(),
         )));
     }
@@ -116,6 +127,8 @@ pub async fn run(cfg: WsConfig) -> WsReport {
     }
     let mut silences = shared.silences.lock().unwrap().clone();
     silences.sort_unstable();
+    let mut steady_silences = shared.steady_silences.lock().unwrap().clone();
+    steady_silences.sort_unstable();
     let push = shared.push.lock().unwrap().clone();
     let joins = shared.joins.lock().unwrap().clone();
     errors.merge(Samples {
@@ -138,6 +151,8 @@ pub async fn run(cfg: WsConfig) -> WsReport {
         push_latency: push.summary(),
         longest_silence_p99_ms: percentile(&silences, 99.0) as f64,
         longest_silence_max_ms: silences.last().copied().unwrap_or(0) as f64,
+        steady_silence_p99_ms: percentile(&steady_silences, 99.0) as f64,
+        steady_silence_max_ms: steady_silences.last().copied().unwrap_or(0) as f64,
         join_latency: joins.summary(),
         errors: errors.errors,
         elapsed_s: start.elapsed().as_secs_f64(),
@@ -160,7 +175,7 @@ async fn visitor(
     http: reqwest::Client,
     ip: Option<IpAddr>,
     abandon: bool,
-    deadline: Instant,
+    (steady, deadline): (Instant, Instant),
     shared: Arc<Shared>,
 ) -> Result<(), String> {
     let t = Instant::now();
@@ -210,7 +225,7 @@ async fn visitor(
     let abandon_at =
         abandon.then(|| Instant::now() + cfg.think.mul_f64(rand::thread_rng().gen_range(0.0..1.0)));
     let mut last = Instant::now();
-    let mut longest = Duration::ZERO;
+    let mut longest = Silence::default();
     let mut waiting = true;
     let result = loop {
         let until = abandon_at.map(|a| a.min(deadline)).unwrap_or(deadline);
@@ -221,11 +236,12 @@ async fn visitor(
                     shared.abandoned.fetch_add(1, Ordering::Relaxed);
                     drop(ws);
                     shared.open.fetch_sub(1, Ordering::Relaxed);
-                    record_silence(&shared, longest.max(last.elapsed()), waiting);
+                    longest.heard(last, steady, Instant::now());
+                    record_silence(&shared, &longest, waiting);
                     return Ok(());
                 }
                 // The run is over: the silence up to now counts too.
-                longest = longest.max(last.elapsed());
+                longest.heard(last, steady, Instant::now());
                 break Ok(());
             }
             Ok(None) => break Err("ws_closed_by_server".to_string()),
@@ -234,7 +250,7 @@ async fn visitor(
         };
         let Message::Text(text) = msg else { continue };
         shared.messages.fetch_add(1, Ordering::Relaxed);
-        longest = longest.max(last.elapsed());
+        longest.heard(last, steady, Instant::now());
         last = Instant::now();
         // Statuses are only counted; the load generator parses just the admissions, so
         // its own CPU does not blur the silences it measures.
@@ -271,23 +287,75 @@ async fn visitor(
             break Ok(());
         }
     };
-    record_silence(&shared, longest, waiting);
+    record_silence(&shared, &longest, waiting);
     let _ = ws.close(None).await;
     let _ = ws.flush().await;
     shared.open.fetch_sub(1, Ordering::Relaxed);
     result
 }
 
-fn record_silence(shared: &Shared, longest: Duration, waited: bool) {
+/// A socket's longest silences: over its life, and after `steady` only.
+#[derive(Default)]
+struct Silence {
+    all: Duration,
+    steady: Duration,
+}
+
+impl Silence {
+    /// Something was heard at `now` (or the socket ends then); the last thing before was
+    /// at `last`.
+    fn heard(&mut self, last: Instant, steady: Instant, now: Instant) {
+        self.all = self.all.max(now - last);
+        if now > steady {
+            self.steady = self.steady.max(now - last.max(steady));
+        }
+    }
+}
+
+fn record_silence(shared: &Shared, longest: &Silence, waited: bool) {
     if waited {
         shared
             .silences
             .lock()
             .unwrap()
-            .push(longest.as_millis() as u64);
+            .push(longest.all.as_millis() as u64);
+        if !longest.steady.is_zero() {
+            shared
+                .steady_silences
+                .lock()
+                .unwrap()
+                .push(longest.steady.as_millis() as u64);
+        }
     }
 }
 
 fn short(s: &str) -> String {
     s.chars().take(60).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Silence;
+    use std::time::{Duration, Instant};
+
+    #[test]
+    fn a_silence_counts_after_the_crowd_is_in_only_from_then() {
+        let t0 = Instant::now();
+        let s = |x: u64| t0 + Duration::from_millis(x);
+        let steady = s(10_000);
+        let mut l = Silence::default();
+        // 8 s of silence wholly in the ramp: counted over the run, not once the crowd is in.
+        l.heard(s(0), steady, s(8_000));
+        assert_eq!((l.all, l.steady), (Duration::from_secs(8), Duration::ZERO));
+        // 6 s straddling the start of the steady phase: 6 s over the run, 3 s after it.
+        l.heard(s(7_000), steady, s(13_000));
+        assert_eq!(l.all, Duration::from_secs(8));
+        assert_eq!(l.steady, Duration::from_secs(3));
+        // 4 s wholly after it.
+        l.heard(s(13_000), steady, s(17_000));
+        assert_eq!(
+            (l.all, l.steady),
+            (Duration::from_secs(8), Duration::from_secs(4))
+        );
+    }
 }
