@@ -36,15 +36,13 @@ def main():
         finally:
             harness.stop_all()
         lg = r["loadgen"]
-        p99 = max(x["longest_silence_p99_ms"] for x in lg) / 1000
-        mx = max(x["longest_silence_max_ms"] for x in lg) / 1000
-        st = max(x["steady_silence_p99_ms"] for x in lg) / 1000
-        stmx = max(x["steady_silence_max_ms"] for x in lg) / 1000
+        sil = harness.silences(lg)
         opened = sum(x["sockets_opened"] for x in lg)
         errors = sum(sum(x["errors"].values()) for x in lg)
         per = [(peak - before) * 1024 / n
                for peak, before, n in zip(r["rss_peak_mb"], r["rss_before_mb"], r["shares"])]
-        print(f"| {os.path.basename(b.rstrip('/'))} | {opened:,} | {errors} | {p99:.1f} | {mx:.1f} | {st:.1f} | {stmx:.1f} | "
+        print(f"| {os.path.basename(b.rstrip('/'))} | {opened:,} | {errors} | {sil['p99'] / 1000:.1f} | {sil['max'] / 1000:.1f} | "
+              f"{sil['steady_p99'] / 1000:.1f} | {sil['steady_max'] / 1000:.1f} | "
               f"{', '.join(f'{x:.1f}' for x in per)} | {r['redis_cpu_percent']} |", flush=True)
 
 

@@ -101,12 +101,12 @@ def tables(r):
                 "|---|---|---|---|---|---|---|---|"]
         for k, s in r["sockets"].items():
             lg = s["loadgen"]
+            sil = harness.silences(lg)
             out.append(f"| {k} | {sum(x['sockets_opened'] for x in lg):,} | "
                        f"{sum(sum(x['errors'].values()) for x in lg)} | "
-                       f"{max(x['longest_silence_p99_ms'] for x in lg) / 1000:.1f} | "
-                       f"{max(x['longest_silence_max_ms'] for x in lg) / 1000:.1f} | "
-                       f"{max(x['steady_silence_p99_ms'] for x in lg) / 1000:.1f} | "
-                       f"{max(x['steady_silence_max_ms'] for x in lg) / 1000:.1f} | {s['redis_cpu_percent']:.1f} |")
+                       f"{sil['p99'] / 1000:.1f} | {sil['max'] / 1000:.1f} | "
+                       f"{sil['steady_p99'] / 1000:.1f} | {sil['steady_max'] / 1000:.1f} | "
+                       f"{s['redis_cpu_percent']:.1f} |")
     return "\n".join(out) + "\n"
 
 

@@ -185,6 +185,15 @@ def commandstats(port):
     return out
 
 
+def silences(loadgen):
+    """The longest silences of a socket scenario's load generators (`ws` results), in ms,
+    worst over the processes: `p99` and `max` over the run, `steady_p99` and `steady_max`
+    once the crowd is in (0 where a result predates them)."""
+    worst = lambda k: max(o.get(k, 0) for o in loadgen)  # noqa: E731
+    return {"p99": worst("longest_silence_p99_ms"), "max": worst("longest_silence_max_ms"),
+            "steady_p99": worst("steady_silence_p99_ms"), "steady_max": worst("steady_silence_max_ms")}
+
+
 def redis_cost(port, decisions):
     """Redis time per decision from `INFO commandstats` (reset before the run): the
     scripts' own time (FCALL and EVALSHA usec, which include the commands they call) per decision,

@@ -6,7 +6,7 @@ Targets table and the commands the run started.
 import json
 import time
 
-from harness import COMMANDS
+from harness import COMMANDS, silences
 
 # Where the Redis keys of a room are described (linked from the report, not repeated).
 KEY_LAYOUT = "docs/design.md#redis-key-layout"
@@ -48,7 +48,7 @@ def targets_section(r):
         per_inst = [peak[0] + peak[1], peak[2] + peak[3], peak[4] + peak[5]]
         total = sum(o["sockets_opened"] for o in s["loadgen"])
         mem = max(((s["rss_peak_mb"][i] or 0) - (s["rss_before_mb"][i] or 0)) * 1024 / max(per_inst[i], 1) for i in range(3))
-        sil = max(o["longest_silence_p99_ms"] for o in s["loadgen"])
+        sil = silences(s["loadgen"])["p99"]
         rows += [
             ("50,000 concurrent sockets, ≥ 19,000 on one instance", f"{total:,} opened, {max(per_inst):,} on one",
              total >= 50000 and max(per_inst) >= 19000,
@@ -399,10 +399,7 @@ def write_report(r, path):
         peak = [o["peak_open_sockets"] for o in s["loadgen"]]
         per_inst = [peak[0] + peak[1], peak[2] + peak[3], peak[4] + peak[5]]
         mem = [((s["rss_peak_mb"][i] or 0) - (s["rss_before_mb"][i] or 0)) * 1024 / max(per_inst[i], 1) for i in range(3)]
-        sil = max(o["longest_silence_p99_ms"] for o in s["loadgen"])
-        silmax = max(o["longest_silence_max_ms"] for o in s["loadgen"])
-        steady = max(o.get("steady_silence_p99_ms", 0) for o in s["loadgen"])
-        steadymax = max(o.get("steady_silence_max_ms", 0) for o in s["loadgen"])
+        sil = silences(s["loadgen"])
         errs = {}
         for o in s["loadgen"]:
             for k, v in o["errors"].items():
@@ -416,8 +413,8 @@ def write_report(r, path):
             "",
             f"- sockets opened: **{sum(opened):,}**, open at once per instance: {', '.join(f'{p:,}' for p in per_inst)}",
             f"- memory per socket (RSS growth / sockets): {', '.join(f'{x:.1f} KiB' for x in mem)}",
-            f"- longest silence any waiting socket saw: p99 {fmt(sil)} ms, max {fmt(silmax)} ms (target: updated at least every 5 s); "
-            f"once the crowd was in (5 s after each load generator's last arrival): p99 {fmt(steady)} ms, max {fmt(steadymax)} ms",
+            f"- longest silence any waiting socket saw: p99 {fmt(sil['p99'])} ms, max {fmt(sil['max'])} ms (target: updated at least every 5 s); "
+            f"once the crowd was in (5 s after each load generator's last arrival): p99 {fmt(sil['steady_p99'])} ms, max {fmt(sil['steady_max'])} ms",
             f"- Redis CPU at the plateau: **{s['redis_cpu_percent']:.1f} %** of one core",
             f"- errors: {json.dumps(errs) if errs else 'none'}",
         ]
