@@ -792,6 +792,15 @@ impl Room {
             target_url: self.cfg.target_url.clone(),
             ticket: 0,
             joined_at_ms: 0,
+            heartbeat_ms: if position > 0 {
+                self.heartbeats.get(v).copied().unwrap_or(0)
+            } else {
+                0
+            },
+            line: LineCursor {
+                epoch: self.line_epoch.clone(),
+                seq: self.line_seq,
+            },
         }
     }
 

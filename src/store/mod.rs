@@ -305,6 +305,13 @@ pub struct Snapshot {
     /// `restore_place` (0 otherwise, and from `status`, which stays cheap).
     pub ticket: u64,
     pub joined_at_ms: u64,
+    /// A queued visitor's heartbeat after this call (ms, the store's clock; 0 otherwise):
+    /// a sign of life before it writes nothing ([`heartbeat_step`]), so an instance may
+    /// answer such a status itself ([`crate::domain::line_view`]).
+    pub heartbeat_ms: u64,
+    /// Where the room's line log stood when the snapshot was taken (epoch `""`: no log
+    /// yet): `position` is exact at this cursor.
+    pub line: LineCursor,
 }
 
 /// Room-wide figures shared by every visitor of a room at one instant.
@@ -433,6 +440,8 @@ impl RoomView {
             target_url: self.target_url.clone(),
             ticket: 0,
             joined_at_ms: 0,
+            heartbeat_ms: 0,
+            line: LineCursor::default(),
         }
     }
 }

@@ -58,6 +58,9 @@ const SNAPSHOT_FIELDS: &[&str] = &[
     "admits",
     "ticket",
     "joined_ms",
+    "heartbeat_ms",
+    "line_epoch",
+    "line_seq",
 ];
 
 /// The fields of a room's figures (`room_view()` in `common.lua`; `VIEW.<field>` there),
@@ -566,6 +569,11 @@ fn parse_snapshot(v: Value) -> StoreResult<Snapshot> {
         admits: u(f.get("admits"))?,
         ticket: u(f.get("ticket"))?,
         joined_at_ms: u(f.get("joined_ms"))?,
+        heartbeat_ms: u(f.get("heartbeat_ms"))?,
+        line: LineCursor {
+            epoch: as_string(f.get("line_epoch"))?,
+            seq: u(f.get("line_seq"))?,
+        },
     })
 }
 

@@ -1926,6 +1926,7 @@ conformance!(
     rate_cap_is_honoured,
     silent_visitors_are_reaped,
     a_heartbeat_holds_for_the_timeout_and_at_most_a_step_more,
+    a_queued_reply_carries_its_heartbeat_and_the_line_cursor,
     expired_sessions_are_pruned_in_batches,
     pause_stops_admissions_but_not_the_queue,
     a_newcomer_never_walks_in_past_a_waiting_visitor,

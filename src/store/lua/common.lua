@@ -243,6 +243,10 @@ local ACTIVE = nil
 -- then queued one more), so reply() need not count again; nil: reply() counts.
 local KNOWN_QLEN = nil
 
+-- The visitor the running script last gave a sign of life (beat) and the heartbeat it
+-- has since, so reply() need not read it again.
+local BEAT_V, BEAT = nil, nil
+
 -- Each room's keys, derived once per node from its cfg key (room cfg key -> list).
 local ROOM_KEYS, ROOM_KEYS_N = {}, 0
 
@@ -263,6 +267,7 @@ local function bind(keys)
     K_AWAY, K_GONE, K_STREAM, K_ENDS, K_LANEV, K_LANES, K_PQ, K_LOG, K_HOLDERS = unpack(k)
   ACTIVE = nil
   KNOWN_QLEN = nil
+  BEAT_V, BEAT = nil, nil
 end
 
 local function active_count(now)
@@ -607,9 +612,14 @@ local function reply(state, v, cfg, now, promoted, away, pos, place)
   out[SNAP.rate_cap] = cfg.rate_cap
   out[SNAP.target] = cfg.target
   out[SNAP.away] = away and 1 or 0
-  out[SNAP.admits] = tonumber(redis.call('HGET', K_ST, 'admits')) or 0
+  -- The serial, and the line log's cursor the position is exact at, in one read.
+  local st = redis.call('HMGET', K_ST, 'admits', 'lepoch', 'lseq')
+  out[SNAP.admits] = tonumber(st[1]) or 0
   out[SNAP.ticket] = ticket
   out[SNAP.joined_ms] = joined
+  out[SNAP.heartbeat_ms] = pos > 0 and ((BEAT_V == v and BEAT) or tonumber(redis.call('ZSCORE', K_HB, v)) or 0) or 0
+  out[SNAP.line_epoch] = st[2] or ''
+  out[SNAP.line_seq] = tonumber(st[3]) or 0
   return out
 end
 
@@ -692,10 +702,14 @@ end
 -- is not read first.
 local function beat(cfg, now, v, fresh)
   if not fresh then
-    local at = redis.call('ZSCORE', K_HB, v)
-    if at and tonumber(at) >= now then return end
+    local at = tonumber(redis.call('ZSCORE', K_HB, v))
+    if at and at >= now then
+      BEAT_V, BEAT = v, at
+      return
+    end
   end
-  redis.call('ZADD', K_HB, 'GT', now + math.max(math.floor(cfg.hb_ms / HB_STEPS), 1), v)
+  BEAT_V, BEAT = v, now + math.max(math.floor(cfg.hb_ms / HB_STEPS), 1)
+  redis.call('ZADD', K_HB, 'GT', BEAT, v)
 end
 
 local function is_admitted(v, now)

@@ -304,3 +304,56 @@ pub(super) async fn a_flush_starts_a_new_line_log_epoch(b: Backend) {
     assert_ne!(after.cursor.epoch, t.cursor.epoch);
     assert_eq!(after.changes, None);
 }
+
+/// A queued visitor's reply says how long its heartbeat holds (a sign of life before then
+/// writes nothing) and the line log's cursor its position is exact at: what an instance
+/// needs to answer that visitor's next statuses itself (`domain::line_view`).
+pub(super) async fn a_queued_reply_carries_its_heartbeat_and_the_line_cursor(b: Backend) {
+    let cfg = room("r", 1);
+    let step = anteroom::store::heartbeat_step(cfg.heartbeat_timeout_secs * 1000);
+    let b = b.with_room(cfg).await;
+    let s = b.store.as_ref();
+    let admitted = s.join("r", &v(0)).await.unwrap();
+    assert_eq!(
+        (admitted.state, admitted.heartbeat_ms),
+        (VisitorState::Admitted, 0)
+    );
+    s.join("r", &v(1)).await.unwrap();
+    let joined = s.join("r", &v(2)).await.unwrap();
+    assert_eq!(joined.position, 2);
+    assert_eq!(joined.heartbeat_ms, joined.now_ms + step, "a new place");
+    // Before any hub asked, the log has no epoch: nothing to count from yet.
+    assert_eq!(joined.line.epoch, "");
+    let t = s
+        .tick(
+            "r",
+            &TickRequest {
+                instance: "hub-a",
+                since: None,
+                hold: &[],
+                unhold: &[],
+            },
+        )
+        .await
+        .unwrap();
+    let st = s.status_placed("r", &v(2)).await.unwrap();
+    assert_eq!(st.line, t.cursor, "the cursor the tick saw");
+    assert_eq!(
+        st.heartbeat_ms, joined.heartbeat_ms,
+        "still ahead of the clock: not moved"
+    );
+    assert_eq!(
+        (st.ticket, st.joined_at_ms),
+        (joined.ticket, joined.joined_at_ms)
+    );
+    s.release("r", &v(1)).await.unwrap();
+    let st = s.status("r", &v(2)).await.unwrap();
+    assert_eq!(st.position, 1);
+    assert_eq!(st.line.seq, t.cursor.seq + 1, "one place left the line");
+    assert_eq!(st.line.epoch, t.cursor.epoch);
+    let none = s.status("r", &v(9)).await.unwrap();
+    assert_eq!(
+        (none.state, none.heartbeat_ms),
+        (VisitorState::NotQueued, 0)
+    );
+}
