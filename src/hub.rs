@@ -76,6 +76,10 @@ const GONE_RECHECK_TICKS: u64 = 5;
 /// Socket counts are reported to the store every this many ticks.
 const REPORT_EVERY_TICKS: u64 = 3;
 
+/// Every this many ticks, the visitors learned for statuses whose heartbeat is due are
+/// forgotten (`LineViews::sweep`).
+const SWEEP_EVERY_TICKS: u64 = 10;
+
 /// A message for one socket.
 #[derive(Debug, Clone)]
 pub enum Push {
@@ -470,6 +474,8 @@ impl Hub {
 
     /// An admission published by the store (from any instance).
     async fn admitted(&mut self, ev: AdmittedEvent) {
+        // Its status is the store's to answer from now (not the line's view, a tick behind).
+        self.engine.line_views.forget(&ev.room, &ev.visitor);
         let Some(r) = self.rooms.get(&ev.room) else {
             return;
         };
@@ -545,8 +551,40 @@ impl Hub {
                 .filter(|r| !self.rooms.contains_key(*r))
                 .cloned(),
         );
-        for room in rooms {
-            self.tick_room(&room, started, n).await;
+        for room in &rooms {
+            self.tick_room(room, started, n).await;
+        }
+        // Rooms this instance answered statuses in lately and holds no socket in: their
+        // line is followed all the same (domain::line_view).
+        for room in self.engine.line_views.followed(started) {
+            if !rooms.contains(&room) {
+                self.follow_room(&room).await;
+            }
+        }
+        if n.is_multiple_of(SWEEP_EVERY_TICKS) {
+            self.engine.line_views.sweep(crate::clock::wall_ms());
+        }
+    }
+
+    /// One tick of a room followed only for its statuses (no socket here): the room's
+    /// figures and its line log since the last one, for `domain::line_view`.
+    async fn follow_room(&mut self, room: &str) {
+        let since = self.engine.line_views.cursor(room);
+        let instance = self.engine.instance.clone();
+        let req = TickRequest {
+            instance: &instance,
+            since: since.as_ref(),
+            hold: &[],
+            unhold: &[],
+        };
+        self.stats.store_calls.fetch_add(1, Ordering::Relaxed);
+        match self.engine.store.tick(room, &req).await {
+            Ok(t) => self
+                .engine
+                .line_views
+                .publish(room, since.as_ref(), &t, Instant::now()),
+            // The view goes stale: statuses ask the store (and see its error) again.
+            Err(e) => tracing::debug!(room, error = %e, "line follow failed"),
         }
     }
 
@@ -580,6 +618,9 @@ impl Hub {
             Ok(t) => t,
             Err(e) => return self.tick_failed(room, e, "tick"),
         };
+        self.engine
+            .line_views
+            .publish(room, since.as_ref(), &t, Instant::now());
         self.unhold.remove(room);
         let Some(r) = self.rooms.get_mut(room) else {
             return;

@@ -47,6 +47,9 @@ pub struct Metrics {
     pub hidden_holds: IntCounterVec,
     /// Admissions put back from passes after the store lost its data.
     pub sessions_restored: IntCounterVec,
+    /// Statuses answered, by `source`: `store`, or `line` (this instance's view of the
+    /// line, `store.local_status`).
+    pub status_answers: IntCounterVec,
     ws_sockets: IntGauge,
     ws_pushes: IntCounter,
     hub_store_calls: IntCounter,
@@ -166,6 +169,12 @@ impl Metrics {
                 "anteroom_bypass_total",
                 "Requests passed without a pass by a [[bypass]] rule",
                 &["rule"],
+            ),
+            status_answers: counter(
+                &r,
+                "anteroom_status_answers_total",
+                "Statuses answered, by source: the store, or this instance's view of the line (store.local_status)",
+                &["source"],
             ),
             sessions_restored: counter(
                 &r,

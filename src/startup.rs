@@ -155,6 +155,7 @@ impl Application {
             forecasts: Default::default(),
             room_cache: Default::default(),
             pow,
+            line_views: crate::domain::line_view::LineViews::new(settings.store.local_status),
         });
 
         let mut background = vec![

@@ -171,6 +171,11 @@ pub struct StoreSettings {
     /// sockets', receipts') and sessions (the passes it issued) it knows. Longer than
     /// the keeper's interval plus a hub tick, so every instance has looked.
     pub restore_hold_ms: u64,
+    /// Answer a queued visitor's status from this instance's view of the line (its hub
+    /// follows the line log) while the store would only have read: a room open and first
+    /// come first served, the visitor's heartbeat not due. Off: every status asks the
+    /// store (docs/design.md#status-from-the-line-view).
+    pub local_status: bool,
 }
 
 /// Limits on the hot endpoints.

@@ -225,6 +225,8 @@ async fn apply(
             return Ok(PutOutcome::Stale { config, version });
         }
     };
+    // Statuses here ask the store until the hub's next tick sees the change.
+    engine.line_views.drop_room(room);
     let (o, n) = (json!(old), json!(new));
     // The webhook fields are left out of the JSON when unset (so a removal would not
     // show below) and the secret serialises as "[set]": both are audited here.
@@ -347,6 +349,7 @@ pub async fn delete_room(engine: &Engine, who: &str, room: &str) -> Result<(), D
         .delete_room(room)
         .await
         .map_err(|e| engine.store_failed("admin", room, e))?;
+    engine.line_views.drop_room(room);
     engine.metrics.forget_room(room);
     engine.forecasts.forget(room);
     audit(engine, who, room, "delete room", json!(old), Value::Null).await;
@@ -380,6 +383,7 @@ pub async fn change_stock(
         .change_stock(room, change)
         .await
         .map_err(|e| engine.store_failed("admin", room, e))?;
+    engine.line_views.drop_room(room);
     audit(engine, who, room, "set stock", json!(old), json!(new)).await;
     Ok((old, new))
 }
@@ -391,6 +395,7 @@ pub async fn flush(engine: &Engine, who: &str, room: &str) -> Result<u64, Domain
         .flush(room)
         .await
         .map_err(|e| engine.store_failed("admin", room, e))?;
+    engine.line_views.drop_room(room);
     audit(engine, who, room, "flush queue", json!(n), json!(0)).await;
     Ok(n)
 }

@@ -6,6 +6,8 @@
 //!   the limits.
 //! - [`admin`]: the admin service — room changes, stock, flush, and the audit log.
 //! - [`fifo_audit`]: how far admission order strayed from ticket order (Kendall tau).
+//! - [`line_view`]: a queued visitor's status answered from this instance's view of the
+//!   line, when the store would only have read.
 //! - [`live`]: the dashboard's figures, computed from the store's per-room report.
 //! - [`eta`]: the estimated wait.
 //! - [`pass`]: Ed25519 passes and the JWK set.
@@ -29,6 +31,7 @@ pub mod forecast;
 pub mod i18n;
 pub mod identity;
 pub mod known_sessions;
+pub mod line_view;
 pub mod live;
 pub mod pass;
 pub mod pow;

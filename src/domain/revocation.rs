@@ -50,6 +50,7 @@ impl Engine {
         visitor: &str,
         logged: Option<u64>,
     ) -> Result<Released, DomainError> {
+        self.line_views.forget(room, visitor);
         let released = self
             .store
             .release_ended(room, visitor)

@@ -25,6 +25,7 @@ mod history;
 mod hostile;
 mod hostile_table;
 mod lanes;
+mod line_view;
 mod model;
 mod modes;
 mod nginx;

@@ -1,0 +1,257 @@
+//! A queued visitor's status answered from the instance's view of the line
+//! (`store.local_status`, docs/design.md#status-from-the-line-view), on a real Redis: it
+//! says what the store says (the position `ZRANK` gives), and the store answers whatever
+//! the view cannot.
+
+use std::time::{Duration, Instant};
+
+use anteroom::config::RoomConfig;
+use anteroom::store::RoomPatch;
+use serde_json::Value;
+
+use crate::helpers::{prefix, room, spawn_app, test_settings, wait_until, RedisServer, TestApp};
+
+const DEADLINE: Duration = Duration::from_secs(15);
+
+/// One slot and a 10-minute heartbeat timeout (a heartbeat step of 37.5 s: no status in
+/// these tests is due to write one).
+fn slow_heartbeat(id: &str) -> RoomConfig {
+    RoomConfig {
+        heartbeat_timeout_secs: 600,
+        ..room(id, 1)
+    }
+}
+
+async fn app(local_status: bool) -> (TestApp, RedisServer) {
+    let r = RedisServer::start();
+    let mut s = test_settings(Some(r.url()), &prefix(), vec![slow_heartbeat("r")]);
+    s.store.local_status = local_status;
+    (spawn_app(s).await, r)
+}
+
+fn answers(app: &TestApp, source: &str) -> u64 {
+    app.engine
+        .metrics
+        .status_answers
+        .with_label_values(&[source])
+        .get()
+}
+
+/// The visitor's status over HTTP, and whether this instance answered it from the line.
+async fn status(app: &TestApp, token: &str) -> (Value, bool) {
+    let before = answers(app, "line");
+    let r = app.status("r", token).await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    (r.body, answers(app, "line") > before)
+}
+
+fn visitor_of(app: &TestApp, token: &str) -> String {
+    app.engine
+        .visitors
+        .verify(token)
+        .expect("a token this app signed")
+        .as_str()
+        .to_string()
+}
+
+/// What the store itself says of the visitor's place: the position `ZRANK` gives.
+async fn store_position(app: &TestApp, token: &str) -> u64 {
+    let v = visitor_of(app, token);
+    app.engine.store.status("r", &v).await.unwrap().position
+}
+
+#[tokio::test]
+async fn a_queued_status_is_answered_from_the_line_and_moves_as_places_ahead_leave() {
+    let (app, _r) = app(true).await;
+    let first = app.join("r").await; // holds the slot
+    assert_eq!(first.state(), "admitted");
+    let mut queued = Vec::new();
+    for _ in 0..3 {
+        queued.push(app.join("r").await.token());
+    }
+    let last = &queued[2];
+    // Once the hub follows the room, the status of the last is answered here.
+    let body = wait_until(DEADLINE, "a status answered from the line", || async {
+        let (b, local) = status(&app, last).await;
+        local.then_some(b)
+    })
+    .await;
+    assert_eq!(
+        (body["state"].as_str(), body["position"].as_u64()),
+        (Some("queued"), Some(3))
+    );
+    assert_eq!(body["queue_length"].as_u64(), Some(3));
+    let store_calls = answers(&app, "store");
+    // The one ahead releases: the line's view moves the last up within a tick.
+    app.release("r", &queued[0]).await;
+    wait_until(
+        DEADLINE,
+        "the position counted from the line log",
+        || async {
+            let (b, local) = status(&app, last).await;
+            (local && b["position"].as_u64() == Some(2)).then_some(())
+        },
+    )
+    .await;
+    assert_eq!(store_position(&app, last).await, 2, "what ZRANK says");
+    // The admitted one leaves: the head is promoted (its place leaves the line), the last
+    // moves up again; the promoted visitor's own status is the store's (admitted).
+    app.release("r", &first.token()).await;
+    wait_until(
+        DEADLINE,
+        "the promotion counted from the line log",
+        || async {
+            let (b, local) = status(&app, last).await;
+            (local && b["position"].as_u64() == Some(1)).then_some(())
+        },
+    )
+    .await;
+    assert_eq!(store_position(&app, last).await, 1);
+    assert_eq!(
+        answers(&app, "store"),
+        store_calls,
+        "none of those asked the store"
+    );
+    let (b, local) = status(&app, &queued[1]).await;
+    assert_eq!(b["state"], "admitted");
+    assert!(!local, "an admission is the store's to tell");
+}
+
+#[tokio::test]
+async fn a_paused_room_and_a_flushed_line_are_the_stores_to_tell() {
+    let (app, _r) = app(true).await;
+    app.join("r").await;
+    let t = app.join("r").await.token();
+    wait_until(DEADLINE, "a status answered from the line", || async {
+        status(&app, &t).await.1.then_some(())
+    })
+    .await;
+    // Paused behind this instance's back (another instance's admin): within a tick the
+    // view says so, and the store answers.
+    app.engine
+        .store
+        .patch_room(
+            "r",
+            &RoomPatch {
+                paused: Some(true),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    let b = wait_until(DEADLINE, "the pause seen", || async {
+        let (b, local) = status(&app, &t).await;
+        (b["state"] == "paused").then_some((b, local))
+    })
+    .await;
+    assert!(!b.1, "a paused room's status comes from the store");
+    app.engine
+        .store
+        .patch_room(
+            "r",
+            &RoomPatch {
+                paused: Some(false),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    wait_until(DEADLINE, "answered from the line again", || async {
+        status(&app, &t).await.1.then_some(())
+    })
+    .await;
+    // Emptied behind its back: the log's new epoch ends the view's answers.
+    app.engine.store.flush("r").await.unwrap();
+    let b = wait_until(DEADLINE, "the flush seen", || async {
+        let (b, local) = status(&app, &t).await;
+        (b["state"] == "not_queued").then_some(local)
+    })
+    .await;
+    assert!(!b);
+}
+
+#[tokio::test]
+async fn with_local_status_off_every_status_asks_the_store() {
+    let (app, _r) = app(false).await;
+    app.join("r").await;
+    let t = app.join("r").await.token();
+    // Past two hub ticks: a room it followed would have a view by now.
+    let until = Instant::now() + Duration::from_millis(2_500);
+    let mut n = 0;
+    while Instant::now() < until || n < 5 {
+        let (b, local) = status(&app, &t).await;
+        assert_eq!(b["position"].as_u64(), Some(1));
+        assert!(!local);
+        n += 1;
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(answers(&app, "store"), n);
+}
+
+/// A small linear congruential generator: the same run every time.
+struct Lcg(u64);
+
+impl Lcg {
+    fn below(&mut self, n: usize) -> usize {
+        self.0 = self
+            .0
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        ((self.0 >> 33) % n as u64) as usize
+    }
+}
+
+/// Joins, releases of queued and admitted visitors (each admission from the head is a
+/// place leaving the line) in a random order; whenever the hub's view has caught up with
+/// the store, every status the view answers is the position `ZRANK` gives.
+#[tokio::test]
+async fn every_answer_from_the_line_is_the_position_zrank_gives() {
+    let (app, _r) = app(true).await;
+    let mut rng = Lcg(15);
+    let mut tokens: Vec<String> = Vec::new();
+    for _ in 0..12 {
+        tokens.push(app.join("r").await.token());
+    }
+    let mut local = 0;
+    for round in 0..8 {
+        // Every visitor's place as the store gives it now, learned here.
+        for t in &tokens {
+            let v = visitor_of(&app, t);
+            let s = app.engine.store.status_placed("r", &v).await.unwrap();
+            app.engine.line_views.learn("r", &v, &s, Instant::now());
+        }
+        // Then the line changes: newcomers at the back, places and sessions released
+        // (each session released admits the head).
+        for _ in 0..4 {
+            match rng.below(3) {
+                0 => tokens.push(app.join("r").await.token()),
+                _ if tokens.len() > 3 => {
+                    let t = tokens.remove(rng.below(tokens.len()));
+                    app.release("r", &t).await;
+                }
+                _ => {}
+            }
+        }
+        // Once the hub's view is at the store's cursor, every answer it gives is exact.
+        let v0 = visitor_of(&app, &tokens[0]);
+        wait_until(DEADLINE, "the view at the store's cursor", || async {
+            let now = app.engine.store.status("r", &v0).await.unwrap().line;
+            (app.engine.line_views.cursor("r") == Some(now)).then_some(())
+        })
+        .await;
+        for t in &tokens {
+            let v = visitor_of(&app, t);
+            let Some(s) = app.engine.line_views.answer("r", &v, Instant::now()) else {
+                continue;
+            };
+            local += 1;
+            let want = app.engine.store.status("r", &v).await.unwrap();
+            assert_eq!(
+                (s.position, s.state),
+                (want.position, want.state),
+                "round {round}: {v}"
+            );
+        }
+    }
+    assert!(local >= 30, "only {local} answers came from the line");
+}
