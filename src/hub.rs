@@ -387,12 +387,23 @@ impl Hub {
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         let mut opening = tokio::time::interval(OPENING_TICK);
         opening.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        // A room just learned in (domain::line_view) is looked at within this, not at
+        // the next whole tick.
+        let mut first_look = tokio::time::interval(OPENING_TICK);
+        first_look.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
             tokio::select! {
                 _ = cancel.cancelled() => break,
                 Some(c) = commands.recv() => self.command(c),
                 Some(ev) = admissions.recv() => self.admitted(ev).await,
                 _ = tick.tick() => self.tick().await,
+                _ = first_look.tick() => {
+                    for room in self.engine.line_views.unviewed(Instant::now()) {
+                        if !self.rooms.contains_key(&room) {
+                            self.follow_room(&room).await;
+                        }
+                    }
+                }
                 _ = opening.tick(), if !self.opening.is_empty() => {
                     let started = Instant::now();
                     let rooms: Vec<String> = self.opening.iter().cloned().collect();

@@ -168,6 +168,20 @@ impl LineViews {
         rooms
     }
 
+    /// The rooms learned in lately that have no view yet (the hub looks at them at once).
+    pub fn unviewed(&self, now: Instant) -> Vec<String> {
+        if !self.enabled {
+            return Vec::new();
+        }
+        let follow = self.follow.lock().unwrap();
+        let rooms = self.rooms.read().unwrap();
+        follow
+            .iter()
+            .filter(|(r, until)| **until > now && !rooms.contains_key(*r))
+            .map(|(r, _)| r.clone())
+            .collect()
+    }
+
     /// Where the hub's view of `room`'s log stands (to ask the store from).
     pub fn cursor(&self, room: &str) -> Option<LineCursor> {
         let rooms = self.rooms.read().unwrap();
@@ -506,6 +520,9 @@ mod tests {
             "admitted, as the hub heard"
         );
         assert_eq!(lv.followed(t0), vec!["r".to_string()]);
+        assert!(lv.unviewed(t0).is_empty(), "r has a view");
+        lv.drop_room("r");
+        assert_eq!(lv.unviewed(t0), vec!["r".to_string()]);
         assert!(lv.followed(t0 + FOLLOW_FOR).is_empty());
         assert!(lv.cursor("r").is_none(), "its view forgotten with it");
         let off = LineViews::new(false);

@@ -2133,7 +2133,7 @@ mod tests {
         assert!(lib.source.contains("out[14] = cfg.phase or 'open'\n"));
         assert!(lib
             .source
-            .contains(&format!("local out = {{{}}}\n", ["false"; 18].join(", "))));
+            .contains(&format!("local out = {{{}}}\n", ["false"; 21].join(", "))));
         // Every place was written in: a misspelt field would be left as it was.
         for token in ["[SNAP.", "[VIEW.", "= SNAP_NEW", "= VIEW_NEW"] {
             assert!(!lib.source.contains(token), "{token} left in the library");
@@ -2178,6 +2178,9 @@ mod tests {
                 ("admits", Value::Int(42)),
                 ("ticket", Value::Int(7_000)),
                 ("joined_ms", Value::Int(1_699_999_999_000)),
+                ("heartbeat_ms", Value::Int(1_700_000_007_500)),
+                ("line_epoch", b("e1")),
+                ("line_seq", Value::Int(12)),
             ]
         };
         let s = parse_snapshot(by_name(SNAPSHOT_FIELDS, queued("queued", -1))).unwrap();
@@ -2196,6 +2199,8 @@ mod tests {
         assert_eq!(s.target_url, "https://shop.example/");
         assert!(s.rejoined_after_absence);
         assert_eq!((s.ticket, s.joined_at_ms), (7_000, 1_699_999_999_000));
+        assert_eq!(s.heartbeat_ms, 1_700_000_007_500);
+        assert_eq!((s.line.epoch.as_str(), s.line.seq), ("e1", 12));
 
         let a = parse_snapshot(by_name(SNAPSHOT_FIELDS, queued("admitted", 7))).unwrap();
         assert_eq!(a.stock, Some(7));
