@@ -54,6 +54,28 @@ fn visitor_of(app: &TestApp, token: &str) -> String {
         .to_string()
 }
 
+/// Waits until the visitor's status is answered from the line at `position`.
+async fn answered_from_the_line_at(app: &TestApp, token: &str, position: u64) {
+    wait_until(
+        DEADLINE,
+        "the position counted from the line log",
+        || async {
+            let (b, local) = status(app, token).await;
+            (local && b["position"].as_u64() == Some(position)).then_some(())
+        },
+    )
+    .await;
+}
+
+/// Pauses or resumes room `r` straight in the store (as another instance's admin would).
+async fn pause(app: &TestApp, paused: bool) {
+    let patch = RoomPatch {
+        paused: Some(paused),
+        ..Default::default()
+    };
+    app.engine.store.patch_room("r", &patch).await.unwrap();
+}
+
 /// What the store itself says of the visitor's place: the position `ZRANK` gives.
 async fn store_position(app: &TestApp, token: &str) -> u64 {
     let v = visitor_of(app, token);
@@ -84,28 +106,12 @@ async fn a_queued_status_is_answered_from_the_line_and_moves_as_places_ahead_lea
     let store_calls = answers(&app, "store");
     // The one ahead releases: the line's view moves the last up within a tick.
     app.release("r", &queued[0]).await;
-    wait_until(
-        DEADLINE,
-        "the position counted from the line log",
-        || async {
-            let (b, local) = status(&app, last).await;
-            (local && b["position"].as_u64() == Some(2)).then_some(())
-        },
-    )
-    .await;
+    answered_from_the_line_at(&app, last, 2).await;
     assert_eq!(store_position(&app, last).await, 2, "what ZRANK says");
     // The admitted one leaves: the head is promoted (its place leaves the line), the last
     // moves up again; the promoted visitor's own status is the store's (admitted).
     app.release("r", &first.token()).await;
-    wait_until(
-        DEADLINE,
-        "the promotion counted from the line log",
-        || async {
-            let (b, local) = status(&app, last).await;
-            (local && b["position"].as_u64() == Some(1)).then_some(())
-        },
-    )
-    .await;
+    answered_from_the_line_at(&app, last, 1).await;
     assert_eq!(store_position(&app, last).await, 1);
     assert_eq!(
         answers(&app, "store"),
@@ -128,34 +134,14 @@ async fn a_paused_room_and_a_flushed_line_are_the_stores_to_tell() {
     .await;
     // Paused behind this instance's back (another instance's admin): within a tick the
     // view says so, and the store answers.
-    app.engine
-        .store
-        .patch_room(
-            "r",
-            &RoomPatch {
-                paused: Some(true),
-                ..Default::default()
-            },
-        )
-        .await
-        .unwrap();
+    pause(&app, true).await;
     let b = wait_until(DEADLINE, "the pause seen", || async {
         let (b, local) = status(&app, &t).await;
         (b["state"] == "paused").then_some((b, local))
     })
     .await;
     assert!(!b.1, "a paused room's status comes from the store");
-    app.engine
-        .store
-        .patch_room(
-            "r",
-            &RoomPatch {
-                paused: Some(false),
-                ..Default::default()
-            },
-        )
-        .await
-        .unwrap();
+    pause(&app, false).await;
     wait_until(DEADLINE, "answered from the line again", || async {
         status(&app, &t).await.1.then_some(())
     })
