@@ -594,8 +594,11 @@ impl Hub {
                 .engine
                 .line_views
                 .publish(room, since.as_ref(), &t, Instant::now()),
-            // The view goes stale: statuses ask the store (and see its error) again.
-            Err(e) => tracing::debug!(room, error = %e, "line follow failed"),
+            // Statuses ask the store (and see its error) until a tick succeeds again.
+            Err(e) => {
+                self.engine.line_views.drop_room(room);
+                tracing::debug!(room, error = %e, "line follow failed");
+            }
         }
     }
 
@@ -741,6 +744,8 @@ impl Hub {
     /// A failed room call: a deleted room closes its sockets, a declared room that the
     /// store lost waits for the keeper, anything else waits for the next tick.
     fn tick_failed(&mut self, room: &str, e: StoreError, what: &'static str) {
+        // Statuses ask the store (and see its error) until a tick succeeds again.
+        self.engine.line_views.drop_room(room);
         match e {
             StoreError::NoSuchRoom if self.engine.is_declared(room) => {}
             StoreError::NoSuchRoom => {

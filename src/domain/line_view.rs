@@ -154,6 +154,12 @@ impl LineViews {
         self.rooms.write().unwrap().remove(room);
     }
 
+    /// Forgets every room's view (the store lost its data): statuses ask the store until
+    /// the hub's next tick, whose new epoch no visitor learned before matches.
+    pub fn clear(&self) {
+        self.rooms.write().unwrap().clear();
+    }
+
     /// The rooms the hub should follow at `now` (those learned in lately); forgets the
     /// rest, with their views.
     pub fn followed(&self, now: Instant) -> Vec<String> {
@@ -523,6 +529,9 @@ mod tests {
         assert!(lv.unviewed(t0).is_empty(), "r has a view");
         lv.drop_room("r");
         assert_eq!(lv.unviewed(t0), vec!["r".to_string()]);
+        lv.publish("r", None, &tick(10_000, 2, 0, vec![]), t0);
+        lv.clear();
+        assert_eq!(lv.unviewed(t0), vec!["r".to_string()], "cleared");
         assert!(lv.followed(t0 + FOLLOW_FOR).is_empty());
         assert!(lv.cursor("r").is_none(), "its view forgotten with it");
         let off = LineViews::new(false);

@@ -241,3 +241,53 @@ async fn every_answer_from_the_line_is_the_position_zrank_gives() {
     }
     assert!(local >= 30, "only {local} answers came from the line");
 }
+
+/// The store loses its data while a visitor's statuses are answered from the line: the
+/// answers stop once the loss is noted, so the last place receipt the visitor got was
+/// issued before it, and a join with that receipt puts the place back (fails when views
+/// outlive the loss: a receipt dated after it restores nothing, and the join waits out
+/// the restore hold with `503 store_restoring`).
+#[tokio::test]
+async fn a_data_loss_ends_the_answers_and_the_last_receipt_puts_the_place_back() {
+    let (app, r) = app(true).await;
+    app.join("r").await; // holds the slot
+    let t = app.join("r").await.token();
+    wait_until(DEADLINE, "a status answered from the line", || async {
+        status(&app, &t).await.1.then_some(())
+    })
+    .await;
+    let _: () = redis::cmd("FLUSHALL").query(&mut r.conn()).unwrap();
+    // Poll as the page would (faster), keeping the latest receipt, until the store's own
+    // answer says the place is gone.
+    let deadline = Instant::now() + DEADLINE;
+    let mut receipt = None;
+    loop {
+        let r = app.status("r", &t).await;
+        if let Some(p) = r.body["place_receipt"].as_str() {
+            receipt = Some(p.to_string());
+        }
+        if r.status == 503 || r.body["state"] == "not_queued" {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the loss never showed in the status"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let receipt = receipt.expect("a receipt from before the loss");
+    // Until the keeper has the room back the join may find no room; once it has, the
+    // receipt puts the place back at once, never `store_restoring` (a newcomer's answer).
+    let back = wait_until(DEADLINE, "the place put back", || async {
+        let j = app.join_with_receipt("r", &t, &receipt).await;
+        assert_ne!(
+            j.error_code(),
+            "store_restoring",
+            "the receipt restored nothing"
+        );
+        (j.status == 200).then_some(j)
+    })
+    .await;
+    assert_eq!(back.state(), "queued", "{}", back.body);
+    assert_eq!(back.body["position"].as_u64(), Some(1));
+}
