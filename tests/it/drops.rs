@@ -18,7 +18,9 @@ use sha2::{Digest, Sha256};
 use crate::helpers::admin::{admin, admin_app};
 use crate::helpers::fairness::{digest, hex, unhex};
 use crate::helpers::ws::{connect, next_json};
-use crate::helpers::{prefix, room, spawn_app, test_settings, wait_until, RedisServer};
+use crate::helpers::{
+    command_calls, prefix, room, spawn_app, test_settings, wait_until, RedisServer,
+};
 
 const DEADLINE: Duration = Duration::from_secs(15);
 
@@ -401,27 +403,6 @@ async fn a_page_left_open_goes_from_scheduled_to_the_prequeue_to_the_line_withou
         "moved {} ms after the opening",
         at - open
     );
-}
-
-/// `calls` of each command in `INFO commandstats` (commands run inside scripts count too).
-fn command_calls(r: &RedisServer) -> std::collections::BTreeMap<String, u64> {
-    let info: String = redis::cmd("INFO")
-        .arg("commandstats")
-        .query(&mut r.conn())
-        .unwrap();
-    info.lines()
-        .filter_map(|l| {
-            let (name, rest) = l.strip_prefix("cmdstat_")?.split_once(':')?;
-            let calls = rest
-                .split("calls=")
-                .nth(1)?
-                .split(',')
-                .next()?
-                .parse()
-                .ok()?;
-            Some((name.to_string(), calls))
-        })
-        .collect()
 }
 
 /// The shuffle of a 10,000-visitor pre-queue, counted in Redis commands (deterministic;

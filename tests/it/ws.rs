@@ -5,7 +5,9 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use crate::helpers::ws::{close_code, connect, next_json, wait_for};
-use crate::helpers::{redis_app, room, spawn_app, test_settings, wait_until, RedisServer};
+use crate::helpers::{
+    command_calls, redis_app, room, spawn_app, test_settings, wait_until, RedisServer,
+};
 use anteroom::config::RoomConfig;
 use futures_util::{SinkExt, StreamExt};
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
@@ -256,45 +258,22 @@ async fn an_open_socket_keeps_its_visitor_from_being_reaped() {
     }
 }
 
+/// Script and function calls Redis ran.
 fn script_calls(r: &RedisServer) -> u64 {
-    let info: String = redis::cmd("INFO")
-        .arg("commandstats")
-        .query(&mut r.conn())
-        .unwrap();
-    info.lines()
-        .filter(|l| {
-            ["cmdstat_evalsha:", "cmdstat_eval:", "cmdstat_fcall:"]
-                .iter()
-                .any(|p| l.starts_with(p))
-        })
-        .filter_map(|l| {
-            l.split("calls=")
-                .nth(1)?
-                .split(',')
-                .next()?
-                .parse::<u64>()
-                .ok()
-        })
+    let calls = command_calls(r);
+    ["evalsha", "eval", "fcall"]
+        .iter()
+        .filter_map(|c| calls.get(*c))
         .sum()
 }
 
 /// Every command Redis ran, those inside scripts and functions included (`INFO` itself
 /// left out).
 fn redis_commands(r: &RedisServer) -> u64 {
-    let info: String = redis::cmd("INFO")
-        .arg("commandstats")
-        .query(&mut r.conn())
-        .unwrap();
-    info.lines()
-        .filter(|l| l.starts_with("cmdstat_") && !l.starts_with("cmdstat_info:"))
-        .filter_map(|l| {
-            l.split("calls=")
-                .nth(1)?
-                .split(',')
-                .next()?
-                .parse::<u64>()
-                .ok()
-        })
+    command_calls(r)
+        .iter()
+        .filter(|(c, _)| c.as_str() != "info")
+        .map(|(_, n)| n)
         .sum()
 }
 

@@ -522,3 +522,24 @@ pub fn client_frame_header(opcode: u8, len: u64) -> Vec<u8> {
     h.extend_from_slice(&[0, 0, 0, 0]); // a zero mask leaves the payload as sent
     h
 }
+
+/// `calls` of each command in `INFO commandstats` (commands run inside scripts count too).
+pub fn command_calls(r: &RedisServer) -> std::collections::BTreeMap<String, u64> {
+    let info: String = redis::cmd("INFO")
+        .arg("commandstats")
+        .query(&mut r.conn())
+        .unwrap();
+    info.lines()
+        .filter_map(|l| {
+            let (name, rest) = l.strip_prefix("cmdstat_")?.split_once(':')?;
+            let calls = rest
+                .split("calls=")
+                .nth(1)?
+                .split(',')
+                .next()?
+                .parse()
+                .ok()?;
+            Some((name.to_string(), calls))
+        })
+        .collect()
+}
