@@ -596,7 +596,9 @@ async fn a_drops_card_shows_the_commitment_then_the_seed_and_the_fifo_audit() {
         vec![RoomConfig {
             name: "Sneaker drop".into(),
             prequeue_opens_at: Some(now - 60_000),
-            opens_at: Some(now + 4_000),
+            // Time for the joins and the card's first look before the opening, on a CI
+            // machine running the whole suite (4 s was too short once there).
+            opens_at: Some(now + 10_000),
             ..room("d", 1)
         }],
         1200,
