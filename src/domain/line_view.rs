@@ -79,12 +79,6 @@ pub struct LineViews {
     follow: Mutex<HashMap<String, Instant>>,
 }
 
-impl Default for LineViews {
-    fn default() -> Self {
-        Self::new(true)
-    }
-}
-
 impl LineViews {
     /// `enabled`: `store.local_status`; off, nothing is learned and every status asks
     /// the store.
@@ -134,10 +128,15 @@ impl LineViews {
         }
         drop(shard);
         // Follow the room even before its log has an epoch: the hub's tick starts one.
-        self.follow
-            .lock()
-            .unwrap()
-            .insert(room.to_string(), now + FOLLOW_FOR);
+        // (Every join and store status passes here: the room's name is copied only the
+        // first time.)
+        let mut follow = self.follow.lock().unwrap();
+        match follow.get_mut(room) {
+            Some(until) => *until = now + FOLLOW_FOR,
+            None => {
+                follow.insert(room.to_string(), now + FOLLOW_FOR);
+            }
+        }
     }
 
     /// Forgets `visitor` in `room` (admitted, released): its next status asks the store.
