@@ -33,6 +33,7 @@
 //!   patch may name the version it was based on ([`Store::patch_room_if`]): if the room
 //!   has moved on, nothing is written (optimistic concurrency for the admin API).
 
+pub mod join_batch;
 pub mod line;
 pub mod memory;
 pub mod redis;
@@ -763,7 +764,7 @@ pub struct WindowDecision {
     pub reset_ms: u64,
 }
 
-#[derive(Debug, thiserror::Error)]
+#[derive(Clone, Debug, thiserror::Error)]
 pub enum StoreError {
     #[error("no such room")]
     NoSuchRoom,

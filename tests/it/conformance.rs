@@ -134,6 +134,49 @@ async fn join_is_idempotent(b: Backend) {
     );
 }
 
+/// Joins sent together (on Redis they go to the store in one call: `store.batch_joins`)
+/// each take one place, in the order they were sent, and a visitor sent twice gets the
+/// same place twice.
+async fn joins_sent_together_take_one_place_each_in_the_order_sent(b: Backend) {
+    let b = b.with_room(room("r", 2)).await;
+    let s = b.store.clone();
+    const N: usize = 60;
+    // Polled in turn by one task: they reach the store in this order, every visitor twice.
+    let snaps = join_all((0..2 * N).map(|k| {
+        let s = s.clone();
+        async move { s.join("r", &v(k % N)).await.unwrap() }
+    }))
+    .await;
+    let (first, again) = snaps.split_at(N);
+    for i in 0..N {
+        let (a, b) = (&first[i], &again[i]);
+        if i < 2 {
+            assert_eq!(a.state, VisitorState::Admitted, "visitor {i} walks in");
+            assert_eq!(a.admission, b.admission, "visitor {i}: one admission");
+        } else {
+            assert_eq!(
+                (a.state, a.position),
+                (VisitorState::Queued, (i - 1) as u64),
+                "visitor {i} is queued in the order sent"
+            );
+            assert_eq!(
+                (b.state, b.position, b.ticket, b.joined_at_ms),
+                (a.state, a.position, a.ticket, a.joined_at_ms),
+                "visitor {i} sent again keeps its place"
+            );
+            if i > 2 {
+                assert!(a.ticket > first[i - 1].ticket, "tickets follow the order");
+            }
+        }
+    }
+    assert_eq!(again[N - 1].queue_length, (N - 2) as u64);
+    let stats = s.stats("r").await.unwrap();
+    assert_eq!((stats.active, stats.queue_length), (2, (N - 2) as u64));
+    for i in 2..N {
+        assert_eq!(s.status("r", &v(i)).await.unwrap().position, (i - 1) as u64);
+    }
+}
+
 async fn capacity_is_never_exceeded(b: Backend) {
     let b = b.with_room(room("r", 3)).await;
     let s = b.store.clone();
@@ -1919,6 +1962,7 @@ conformance!(
     a_flush_starts_a_new_line_log_epoch,
     fifo_order,
     join_is_idempotent,
+    joins_sent_together_take_one_place_each_in_the_order_sent,
     capacity_is_never_exceeded,
     release_and_expiry_admit_the_next,
     stock_is_never_oversold,

@@ -24,6 +24,7 @@ mod gateway;
 mod history;
 mod hostile;
 mod hostile_table;
+mod join_batch;
 mod lanes;
 mod line_view;
 mod model;

@@ -247,6 +247,11 @@ local KNOWN_QLEN = nil
 -- has since, so reply() need not read it again.
 local BEAT_V, BEAT = nil, nil
 
+-- The room's admission serial and line-log cursor (`admits`, `lepoch`, `lseq` of st) as
+-- reply() last read them, while nothing since has moved them (admit, log_line and
+-- log_epoch forget it), so a batch of joins reads them once.
+local ST_READ = nil
+
 -- Each room's keys, derived once per node from its cfg key (room cfg key -> list).
 local ROOM_KEYS, ROOM_KEYS_N = {}, 0
 
@@ -268,6 +273,7 @@ local function bind(keys)
   ACTIVE = nil
   KNOWN_QLEN = nil
   BEAT_V, BEAT = nil, nil
+  ST_READ = nil
 end
 
 local function active_count(now)
@@ -384,6 +390,7 @@ end
 -- FIFO audit can compare admission order with ticket order); nil for a walk-in.
 local function admit(cfg, v, now, unclaimed, ticket)
   local serial = redis.call('HINCRBY', K_ST, 'admits', 1)
+  ST_READ = nil
   local joined = redis.call('HGET', K_JT, v)
   local wait = 0
   if joined then
@@ -489,6 +496,7 @@ local function log_line(kind, places)
   local n = #places
   if n == 0 then return end
   local last = redis.call('HINCRBY', K_ST, 'lseq', n)
+  ST_READ = nil
   local first = last - n + 1
   local args = {}
   for i = 1, n do
@@ -513,6 +521,7 @@ local function log_epoch()
     local t = redis.call('TIME')
     e = t[1] .. string.format('%06d', tonumber(t[2]))
     redis.call('HSET', K_ST, 'lepoch', e)
+    ST_READ = nil
   end
   return e
 end
@@ -537,6 +546,8 @@ local function promote(cfg, now, limit)
     left[#left + 1] = {heads[i + 1], v}
   end
   log_line('l', left)
+  -- The line is shorter by those let in (a join of the same batch counted it).
+  if KNOWN_QLEN then KNOWN_QLEN = KNOWN_QLEN - #out end
   -- The last ticket let in: where a lane that was idle starts again (enqueue).
   redis.call('HSET', K_ST, 'vt', heads[#heads])
   left_line(cfg, out, true)
@@ -613,7 +624,8 @@ local function reply(state, v, cfg, now, promoted, away, pos, place)
   out[SNAP.target] = cfg.target
   out[SNAP.away] = away and 1 or 0
   -- The serial, and the line log's cursor the position is exact at, in one read.
-  local st = redis.call('HMGET', K_ST, 'admits', 'lepoch', 'lseq')
+  local st = ST_READ or redis.call('HMGET', K_ST, 'admits', 'lepoch', 'lseq')
+  ST_READ = st
   out[SNAP.admits] = tonumber(st[1]) or 0
   out[SNAP.ticket] = ticket
   out[SNAP.joined_ms] = joined
