@@ -7,10 +7,12 @@ machine hurts every build alike. Each argument is a folder holding an `anteroom`
 
 A build named with `+lanes` runs the same scenario in a room with a priority lane
 (`lanes = [{ name = "members", share = 0.3 }]`; the load generator's joins carry no token,
-so they queue in the general line through the lanes' code path).
+so they queue in the general line through the lanes' code path). A build named with
+`+nobatch` runs with one store call per join (`store.batch_joins = false`).
 
 Prints one Markdown row per run: the same-run EVALSHA ceiling, join+status requests/s and
-p99 at full speed, and Redis script time and `redis.call`s per decision from
+p99 at full speed, and Redis script time per decision, `redis.call`s per script and per
+decision, and scripts per decision (joins taken together carry several per script) from
 `INFO commandstats` (see harness.redis_cost).
 """
 
@@ -25,6 +27,8 @@ import scenarios  # noqa: E402
 
 
 LANES = 'lanes = [{ name = "members", share = 0.3 }]'
+# `+nobatch`: the same build with one call per join (store.batch_joins = false).
+NOBATCH = {"ANTEROOM_STORE__BATCH_JOINS": "false"}
 
 
 def one(spec):
@@ -34,13 +38,15 @@ def one(spec):
     try:
         ceiling = scenarios.redis_ceiling(lt, 300000)
         out = scenarios.join_status(bin_dir, lt, tmp, 10, False,
-                                    room_extra=LANES if variant == "lanes" else "")
+                                    room_extra=LANES if variant == "lanes" else "",
+                                    extra_env=NOBATCH if variant == "nobatch" else None)
     finally:
         harness.stop_all()
     js, rc = out["join_status_max"], out["join_status_redis"]
     name = os.path.basename(bin_dir.rstrip('/')) + (f" ({variant})" if variant else "")
     return (f"| {name} | {ceiling:,.0f} | {js['requests_per_s']:,.0f} | "
-            f"{js['latency']['p99_ms']:.1f} | {rc['usec_per_decision']:.1f} | {rc['calls_per_script']:.1f} |")
+            f"{js['latency']['p99_ms']:.1f} | {rc['usec_per_decision']:.1f} | {rc['calls_per_script']:.1f} | "
+            f"{rc['scripts_per_decision']:.3f} | {rc['calls_per_decision']:.2f} |")
 
 
 def main():
@@ -48,8 +54,9 @@ def main():
     ap.add_argument("builds", nargs="+")
     ap.add_argument("--rounds", type=int, default=3)
     a = ap.parse_args()
-    print("| build | EVALSHA ceiling /s | join+status /s | p99 ms | Redis µs per decision | redis.calls per script |")
-    print("|---|---|---|---|---|---|")
+    print("| build | EVALSHA ceiling /s | join+status /s | p99 ms | Redis µs per decision "
+          "| redis.calls per script | scripts per decision | redis.calls per decision |")
+    print("|---|---|---|---|---|---|---|---|")
     for _ in range(a.rounds):
         for b in a.builds:
             print(one(b), flush=True)

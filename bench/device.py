@@ -15,6 +15,8 @@ What it measures, each figure beside a ceiling of the same run:
   trivial HTTP ceiling (256 connections), join+status on one Redis with 1, 4 and 8 HTTP
   workers (256 connections; Redis's CPU and its time per decision from `INFO
   commandstats`), and the room functions' cost with Redis alone (`redis_fn_cost.one`);
+- batch (`--only batch`, not in the default run; ~90 s): joins taken together against one
+  call per join, the same build alternated (`store.batch_joins`), 4 and 8 HTTP workers;
 - sockets: 50,000 queue sockets over 3 instances, 50,000 and 150,000 over 9 (each instance under
   20,000 descriptors), every socket's longest silence and Redis's CPU at the plateau.
 
@@ -35,11 +37,11 @@ import scenarios  # noqa: E402
 from harness import COMMANDS, Stack, loadtest, redis_cost, resp  # noqa: E402
 
 
-def join_status(bin_dir, lt, workers, dur, conns, threads):
+def join_status(bin_dir, lt, workers, dur, conns, threads, extra_env=None):
     """join+status as fast as it goes on one instance with `workers` HTTP workers."""
     tmp = tempfile.mkdtemp(prefix="anteroom-device-")
     try:
-        s = Stack(bin_dir, tmp, capacity=1000, workers=workers)
+        s = Stack(bin_dir, tmp, capacity=1000, workers=workers, extra_env=extra_env)
         resp(s.redis_port, "CONFIG", "RESETSTAT")
         out = loadtest(lt, "http", "--target", s.url(), "--room", "bench", "--concurrency", conns,
                        "--duration", dur, "--threads", threads, "--pids", f"{s.pids[0]},{s.redis_pid}")
@@ -60,6 +62,20 @@ def decisions(bin_dir, lt, smoke):
     q, (su, sc, sz), (ju, jc, _) = redis_fn_cost.one(bin_dir, 20_000 if smoke else 200_000)
     r["fn_cost"] = {"queued": q, "status_usec": su, "status_calls": sc, "status_zadds": sz,
                     "join_usec": ju, "join_calls": jc}
+    return r
+
+
+def batch(bin_dir, lt, smoke):
+    """Joins taken together against one call per join (`store.batch_joins`), the same
+    build, alternated, with 4 and 8 HTTP workers, between two EVALSHA ceilings."""
+    n = 20_000 if smoke else 1_000_000
+    r = {"evalsha_ceiling": scenarios.redis_ceiling(lt, n, clients=200, threads=4), "runs": []}
+    for w in (4, 8):
+        for on in (True, False):
+            env = None if on else {"ANTEROOM_STORE__BATCH_JOINS": "false"}
+            x = join_status(bin_dir, lt, w, 2 if smoke else 10, 256, 4, extra_env=env)
+            r["runs"].append({"workers": w, "batch_joins": on, **x})
+    r["evalsha_ceiling_after"] = scenarios.redis_ceiling(lt, n, clients=200, threads=4)
     return r
 
 
@@ -96,6 +112,24 @@ def tables(r):
                 f"({f['status_calls']:.1f} calls, {f['status_zadds']:.2f} ZADD), newcomer join "
                 f"{f['join_usec']:.2f} µs ({f['join_calls']:.1f} calls), mean "
                 f"{(f['status_usec'] + f['join_usec']) / 2:.2f} µs per decision.", ""]
+    if "batch" in r:
+        b = r["batch"]
+        ev = min(b["evalsha_ceiling"], b["evalsha_ceiling_after"])
+        out += [f"EVALSHA `return 1` ceiling before and after: {b['evalsha_ceiling']:,.0f} and "
+                f"{b['evalsha_ceiling_after']:,.0f}/s (200 clients, 4 threads); × below is of the "
+                "lower.", "",
+                "| HTTP workers | batch_joins | join+status /s | × EVALSHA ceiling | p99 ms "
+                "| Anteroom CPU % | Redis CPU % | Redis µs per decision | FCALLs per decision |",
+                "|---|---|---|---|---|---|---|---|---|"]
+        for x in b["runs"]:
+            srv = x.get("servers") or [{}, {}]
+            rc = x["redis"]
+            out.append(f"| {x['workers']} | {'on' if x['batch_joins'] else 'off'} | "
+                       f"{x['requests_per_s']:,.0f} | {x['requests_per_s'] / ev:.2f} | "
+                       f"{x['latency']['p99_ms']:.1f} | {srv[0].get('cpu_percent') or 0:.0f} | "
+                       f"{srv[1].get('cpu_percent') or 0:.0f} | {rc['usec_per_decision']:.1f} | "
+                       f"{rc.get('scripts_per_decision', 0):.3f} |")
+        out.append("")
     if "sockets" in r:
         out += ["| sockets / instances | opened | errors | longest silence p99 s | max s "
                 "| once the crowd is in: p99 s | max s | Redis CPU % |",
@@ -115,7 +149,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin", required=True, help="folder with anteroom and anteroom-loadtest")
     ap.add_argument("--out", required=True)
-    ap.add_argument("--only", choices=["decisions", "sockets"])
+    ap.add_argument("--only", choices=["decisions", "sockets", "batch"])
     ap.add_argument("--smoke", action="store_true")
     a = ap.parse_args()
     bin_dir = os.path.abspath(a.bin)
@@ -124,6 +158,8 @@ def main():
     r = {"machine": harness.machine()}
     if a.only in (None, "decisions"):
         r["decisions"] = decisions(bin_dir, lt, a.smoke)
+    if a.only == "batch":
+        r["batch"] = batch(bin_dir, lt, a.smoke)
     if a.only in (None, "sockets"):
         r["sockets"] = sockets(bin_dir, lt, a.smoke)
     r["commands"] = COMMANDS

@@ -197,7 +197,7 @@ def silences(loadgen):
 def redis_cost(port, decisions):
     """Redis time per decision from `INFO commandstats` (reset before the run): the
     scripts' own time (FCALL and EVALSHA usec, which include the commands they call) per decision,
-    and the commands the scripts called per script run."""
+    and the commands the scripts called per script run and per decision."""
     st = commandstats(port)
     scripts = ("evalsha", "fcall")
     ev_calls = sum(st.get(k, (0, 0))[0] for k in scripts)
@@ -210,6 +210,9 @@ def redis_cost(port, decisions):
         "usec_per_decision": ev_usec / decisions if decisions else 0.0,
         "usec_per_script": ev_usec / ev_calls if ev_calls else 0.0,
         "calls_per_script": inner / ev_calls if ev_calls else 0.0,
+        # Joins taken together make one script carry many decisions: per decision too.
+        "scripts_per_decision": ev_calls / decisions if decisions else 0.0,
+        "calls_per_decision": inner / decisions if decisions else 0.0,
     }
 
 

@@ -47,11 +47,11 @@ def http_ceiling(lt, dur, concurrency=64, threads=1):
     return out
 
 
-def join_status(bin_dir, lt, tmp, dur, smoke, room_extra=""):
+def join_status(bin_dir, lt, tmp, dur, smoke, room_extra="", extra_env=None):
     """join + status on Redis, as fast as it goes, then at 5,000 requests/s (500 in smoke);
     returns both figures under their results keys. `room_extra`: more keys for the room
-    (e.g. its priority lanes)."""
-    s = Stack(bin_dir, tmp, capacity=1000, room_extra=room_extra)
+    (e.g. its priority lanes); `extra_env`: more settings for the instance (ANTEROOM_*)."""
+    s = Stack(bin_dir, tmp, capacity=1000, room_extra=room_extra, extra_env=extra_env)
     pids = f"{s.pids[0]},{s.redis_pid}"
     out = {}
     resp(s.redis_port, "CONFIG", "RESETSTAT")
