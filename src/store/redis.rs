@@ -337,6 +337,10 @@ pub struct RedisStore {
 /// under a millisecond: ~64 × 10 µs).
 const JOIN_BATCH_MAX: usize = 64;
 
+/// Calls for one room in flight at once from one instance (store/join_batch.rs): two, so
+/// Redis has the next batch in hand when it finishes one.
+const JOIN_CALLS: usize = 2;
+
 impl RedisStore {
     /// A single node is connected lazily: the process starts even while Redis is down
     /// (readiness says so). A cluster is connected at start (its slot map is needed), and
@@ -384,10 +388,14 @@ impl RedisStore {
         };
         if t.batch_joins {
             let core = store.clone();
-            store.joins = Some(Batcher::new(JOIN_BATCH_MAX, move |room, items| {
-                let core = core.clone();
-                Box::pin(async move { core.join_batch(&room, items).await })
-            }));
+            store.joins = Some(Batcher::new(
+                JOIN_BATCH_MAX,
+                JOIN_CALLS,
+                move |room, items| {
+                    let core = core.clone();
+                    Box::pin(async move { core.join_batch(&room, items).await })
+                },
+            ));
         }
         Ok(store)
     }
