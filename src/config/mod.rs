@@ -176,9 +176,9 @@ pub struct StoreSettings {
     /// come first served, the visitor's heartbeat not due. Off: every status asks the
     /// store (docs/design.md#status-from-the-line-view).
     pub local_status: bool,
-    /// Take the joins to one room that arrive while this instance's previous call for it
-    /// is in flight together, in one call (`join_many`), in arrival order; a join that
-    /// finds no call in flight goes at once. Off: one call per join
+    /// Take the joins to one room that arrive while this instance has two calls for it in
+    /// flight together, in one call (`join_many`), in arrival order; a join that finds a
+    /// call free goes at once. Off: one call per join
     /// (docs/design.md#joins-taken-together).
     pub batch_joins: bool,
 }

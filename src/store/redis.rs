@@ -329,7 +329,7 @@ pub struct RedisStore {
     cluster_nodes: Option<Vec<String>>,
     connect_timeout: Duration,
     /// Joins taken together (`store.batch_joins`); None: one call per join. The batcher's
-    /// calls go through a clone of this store without one.
+    /// calls go through a clone of this store without one (no reference cycle).
     joins: Option<Batcher<[String; 6], Snapshot>>,
 }
 
