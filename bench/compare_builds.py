@@ -8,12 +8,15 @@ machine hurts every build alike. Each argument is a folder holding an `anteroom`
 A build named with `+lanes` runs the same scenario in a room with a priority lane
 (`lanes = [{ name = "members", share = 0.3 }]`; the load generator's joins carry no token,
 so they queue in the general line through the lanes' code path). A build named with
-`+nobatch` runs with one store call per join (`store.batch_joins = false`).
+`+nobatch` runs with one store call per join (`store.batch_joins = false`), and one named
+with `+limiter` with the per-visitor limiter on at its default of 30 requests a minute
+(the scenario turns it off; each visitor here makes 2 requests, so it only costs).
 
 Prints one Markdown row per run: the same-run EVALSHA ceiling, join+status requests/s and
 p99 at full speed, and Redis script time per decision, `redis.call`s per script and per
 decision, and scripts per decision (joins taken together carry several per script) from
-`INFO commandstats` (see harness.redis_cost).
+`INFO commandstats`, and Redis's whole CPU time per decision from `INFO cpu` (commands
+outside scripts and the connections' reads and writes too; see harness.redis_cost).
 """
 
 import argparse
@@ -28,7 +31,11 @@ import scenarios  # noqa: E402
 
 LANES = 'lanes = [{ name = "members", share = 0.3 }]'
 # `+nobatch`: the same build with one call per join (store.batch_joins = false).
-NOBATCH = {"ANTEROOM_STORE__BATCH_JOINS": "false"}
+# `+limiter`: with the per-visitor limiter on at its default (the scenario turns it off).
+VARIANT_ENV = {
+    "nobatch": {"ANTEROOM_STORE__BATCH_JOINS": "false"},
+    "limiter": {"ANTEROOM_RATE_LIMIT__VISITOR_REQUESTS": "30"},
+}
 
 
 def one(spec):
@@ -39,14 +46,15 @@ def one(spec):
         ceiling = scenarios.redis_ceiling(lt, 300000)
         out = scenarios.join_status(bin_dir, lt, tmp, 10, False,
                                     room_extra=LANES if variant == "lanes" else "",
-                                    extra_env=NOBATCH if variant == "nobatch" else None)
+                                    extra_env=VARIANT_ENV.get(variant))
     finally:
         harness.stop_all()
     js, rc = out["join_status_max"], out["join_status_redis"]
     name = os.path.basename(bin_dir.rstrip('/')) + (f" ({variant})" if variant else "")
     return (f"| {name} | {ceiling:,.0f} | {js['requests_per_s']:,.0f} | "
             f"{js['latency']['p99_ms']:.1f} | {rc['usec_per_decision']:.1f} | {rc['calls_per_script']:.1f} | "
-            f"{rc['scripts_per_decision']:.3f} | {rc['calls_per_decision']:.2f} |")
+            f"{rc['scripts_per_decision']:.3f} | {rc['calls_per_decision']:.2f} | "
+            f"{rc['cpu_usec_per_decision']:.1f} |")
 
 
 def main():
@@ -55,8 +63,9 @@ def main():
     ap.add_argument("--rounds", type=int, default=3)
     a = ap.parse_args()
     print("| build | EVALSHA ceiling /s | join+status /s | p99 ms | Redis µs per decision "
-          "| redis.calls per script | scripts per decision | redis.calls per decision |")
-    print("|---|---|---|---|---|---|---|---|")
+          "| redis.calls per script | scripts per decision | redis.calls per decision "
+          "| Redis CPU µs per decision |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for _ in range(a.rounds):
         for b in a.builds:
             print(one(b), flush=True)

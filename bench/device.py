@@ -34,7 +34,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness  # noqa: E402
 import redis_fn_cost  # noqa: E402
 import scenarios  # noqa: E402
-from harness import COMMANDS, Stack, loadtest, redis_cost, resp  # noqa: E402
+from harness import COMMANDS, Stack, loadtest, redis_cost, reset_stats  # noqa: E402
 
 
 def join_status(bin_dir, lt, workers, dur, conns, threads, extra_env=None):
@@ -42,7 +42,7 @@ def join_status(bin_dir, lt, workers, dur, conns, threads, extra_env=None):
     tmp = tempfile.mkdtemp(prefix="anteroom-device-")
     try:
         s = Stack(bin_dir, tmp, capacity=1000, workers=workers, extra_env=extra_env)
-        resp(s.redis_port, "CONFIG", "RESETSTAT")
+        reset_stats(s.redis_port)
         out = loadtest(lt, "http", "--target", s.url(), "--room", "bench", "--concurrency", conns,
                        "--duration", dur, "--threads", threads, "--pids", f"{s.pids[0]},{s.redis_pid}")
         out["redis"] = redis_cost(s.redis_port, out["requests"])

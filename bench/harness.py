@@ -194,10 +194,28 @@ def silences(loadgen):
             "steady_p99": worst("steady_silence_p99_ms"), "steady_max": worst("steady_silence_max_ms")}
 
 
+# Redis's CPU seconds (INFO cpu) when its statistics were last reset (reset_stats).
+_CPU_AT_RESET = {}
+
+
+def redis_cpu_s(port):
+    """Redis's CPU time so far, user + system, in seconds (`INFO cpu`)."""
+    info = resp(port, "INFO", "cpu")
+    return sum(float(re.search(rf"{k}:([\d.]+)", info).group(1))
+               for k in ("used_cpu_sys", "used_cpu_user"))
+
+
+def reset_stats(port):
+    """`CONFIG RESETSTAT`, noting Redis's CPU time then for redis_cost."""
+    resp(port, "CONFIG", "RESETSTAT")
+    _CPU_AT_RESET[port] = redis_cpu_s(port)
+
+
 def redis_cost(port, decisions):
     """Redis time per decision from `INFO commandstats` (reset before the run): the
     scripts' own time (FCALL and EVALSHA usec, which include the commands they call) per decision,
-    and the commands the scripts called per script run and per decision."""
+    and the commands the scripts called per script run and per decision; and Redis's whole
+    CPU time per decision (`INFO cpu`) when the run began with reset_stats."""
     st = commandstats(port)
     scripts = ("evalsha", "fcall")
     ev_calls = sum(st.get(k, (0, 0))[0] for k in scripts)
@@ -213,6 +231,10 @@ def redis_cost(port, decisions):
         # Joins taken together make one script carry many decisions: per decision too.
         "scripts_per_decision": ev_calls / decisions if decisions else 0.0,
         "calls_per_decision": inner / decisions if decisions else 0.0,
+        # Everything Redis spent (commands outside scripts, reading and writing the
+        # connections) since reset_stats, per decision; None without reset_stats.
+        "cpu_usec_per_decision": ((redis_cpu_s(port) - _CPU_AT_RESET[port]) * 1e6 / decisions
+                                  if decisions and port in _CPU_AT_RESET else None),
     }
 
 

@@ -15,7 +15,7 @@ import time
 import urllib.request
 
 from harness import (COMMANDS, SIGNING_KEY, Stack, children, cpu_over, free_port, loadtest,
-                     loadtest_result, redis_cost, resp, rss, spawn_loadtest, start, start_redis,
+                     loadtest_result, redis_cost, reset_stats, resp, rss, spawn_loadtest, start, start_redis,
                      stop, used_memory, wait_http)
 
 
@@ -54,7 +54,7 @@ def join_status(bin_dir, lt, tmp, dur, smoke, room_extra="", extra_env=None):
     s = Stack(bin_dir, tmp, capacity=1000, room_extra=room_extra, extra_env=extra_env)
     pids = f"{s.pids[0]},{s.redis_pid}"
     out = {}
-    resp(s.redis_port, "CONFIG", "RESETSTAT")
+    reset_stats(s.redis_port)
     out["join_status_max"] = loadtest(lt, "http", "--target", s.url(), "--room", "bench", "--concurrency", 64,
                                       "--duration", dur, "--threads", 1, "--pids", pids)
     # What each decision cost Redis (the promoter, reaper and ETA reads of the same

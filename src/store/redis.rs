@@ -271,7 +271,6 @@ static SOCKETS_REPORT: LazyLock<Script> =
     LazyLock::new(|| Script::new(include_str!("lua/sockets_report.lua")));
 static SOCKETS_READ: LazyLock<Script> =
     LazyLock::new(|| Script::new(include_str!("lua/sockets_read.lua")));
-static WINDOW: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("lua/window.lua")));
 static LEASE_ACQUIRE: LazyLock<Script> =
     LazyLock::new(|| Script::new(include_str!("lua/lease_acquire.lua")));
 static LEASE_RELEASE: LazyLock<Script> =
@@ -1621,16 +1620,34 @@ impl Store for RedisStore {
         limit: u64,
         window_ms: u64,
     ) -> StoreResult<WindowDecision> {
+        // Three plain commands in one round trip, no script: the count, the window's
+        // expiry set only if the counter has none (`NX`, Redis >= 7: so a counter left
+        // without one, however it came about, gets it on its next hit), and the time left.
+        // Measured against the script this replaces (window.lua: the same three and a
+        // branch): Redis CPU 12.2-12.4 against 13.7-14.0 µs per join+status decision with
+        // the limiter on; a lone `INCR` a hit (the expiry set by a second round trip, the
+        // time left read only for a refusal) measured no better, 13.0-13.2: what the
+        // limiter costs Redis is its round trip, not its commands
+        // (docs/design.md#the-per-visitor-limiter).
+        let k = self.window_key(key);
         let mut conn = self.conn.clone();
-        let (count, ttl): (u64, i64) = WINDOW
-            .key(self.window_key(key))
+        let (count, ttl): (u64, i64) = redis::pipe()
+            .cmd("INCR")
+            .arg(&k)
+            .cmd("PEXPIRE")
+            .arg(&k)
             .arg(window_ms)
-            .invoke_async(&mut conn)
+            .arg("NX")
+            .ignore()
+            .cmd("PTTL")
+            .arg(&k)
+            .query_async(&mut conn)
             .await?;
         Ok(WindowDecision {
             allowed: count <= limit,
             count,
-            reset_ms: ttl.max(0) as u64,
+            // -2: the window ended between the commands; a new one starts with the next hit.
+            reset_ms: if ttl < 0 { window_ms } else { ttl as u64 },
         })
     }
 

@@ -136,7 +136,7 @@ async fn scripts_and_the_room_library_are_reloaded_after_a_flush() {
     assert_eq!(app.join("r").await.status, 200);
     assert!(listed(&redis), "{lib} is loaded again");
     assert_eq!(app.engine.store.stats("r").await.unwrap().active, 2);
-    // The per-visitor limiter is a plain script: reloaded on NOSCRIPT.
+    // The per-visitor limiter runs no script: a flush leaves it answering.
     let v = anteroom::domain::identity::VisitorId::random();
     let _: () = redis::cmd("SCRIPT")
         .arg("FLUSH")
@@ -223,6 +223,52 @@ async fn a_kept_room_config_never_hides_a_write() {
     ));
     assert!(s.put_room(&room("r", 9), true).await.unwrap());
     assert_eq!(s.status("r", &visitor(2)).await.unwrap().capacity, 9);
+}
+
+/// The limiter's counter gets its window's expiry from a second command. A counter left
+/// without one (a crash between the two, a hand-made key) must not refuse its visitor for
+/// good: its next hit gives it the window.
+#[tokio::test]
+async fn a_limiter_counter_left_without_an_expiry_gets_its_window_on_the_next_hit() {
+    use anteroom::store::Store;
+    let redis = RedisServer::start();
+    let prefix = crate::helpers::prefix();
+    let s = crate::helpers::redis_store(&redis.url(), &prefix).await;
+    let key = format!("{prefix}:rl:{{v}}");
+    let _: () = redis::cmd("SET")
+        .arg(&key)
+        .arg(5)
+        .query(&mut redis.conn())
+        .unwrap();
+    let refused = s.hit_window("v", 5, 1000).await.unwrap();
+    assert_eq!((refused.allowed, refused.count), (false, 6));
+    assert!(
+        (1..=1000).contains(&refused.reset_ms),
+        "{}",
+        refused.reset_ms
+    );
+    let ttl: i64 = redis::cmd("PTTL")
+        .arg(&key)
+        .query(&mut redis.conn())
+        .unwrap();
+    assert!(
+        (1..=1000).contains(&ttl),
+        "the counter has its window now: {ttl}"
+    );
+    wait_until(Duration::from_secs(10), "the window to reset", || async {
+        s.hit_window("v", 5, 1000)
+            .await
+            .unwrap()
+            .allowed
+            .then_some(())
+    })
+    .await;
+    // And the hit that opened the new window gave it its expiry.
+    let ttl: i64 = redis::cmd("PTTL")
+        .arg(&key)
+        .query(&mut redis.conn())
+        .unwrap();
+    assert!((1..=1000).contains(&ttl), "{ttl}");
 }
 
 #[tokio::test]
