@@ -1626,8 +1626,9 @@ impl Store for RedisStore {
         // Measured against the script this replaces (window.lua: the same three and a
         // branch): Redis CPU 12.2-12.4 against 13.7-14.0 µs per join+status decision with
         // the limiter on; a lone `INCR` a hit (the expiry set by a second round trip, the
-        // time left read only for a refusal) measured no better, 13.0-13.2: what the
-        // limiter costs Redis is its round trip, not its commands
+        // time left read only for a refusal) measured no better, 13.0-13.2, nor did hits
+        // taken together in one script (12.6): in that benchmark the cost is the counters
+        // themselves, one new key with an expiry per visitor
         // (docs/design.md#the-per-visitor-limiter).
         let k = self.window_key(key);
         let mut conn = self.conn.clone();
