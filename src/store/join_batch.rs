@@ -313,6 +313,23 @@ mod tests {
             }
         }
 
+        /// `first` sent to room "a", then, once its call has started, `rest` one at a
+        /// time, each once the one before waits: the handles of `first` and of `rest`.
+        async fn busy_with(
+            &self,
+            first: u32,
+            rest: &[u32],
+        ) -> (
+            JoinHandle<StoreResult<u32>>,
+            Vec<JoinHandle<StoreResult<u32>>>,
+        ) {
+            let calls = self.calls().len();
+            let h = self.submit("a", first);
+            self.until("the first call", |r| r.calls().len() == calls + 1)
+                .await;
+            (h, self.queue_up("a", rest).await)
+        }
+
         /// Submits `items` to `room` one at a time, each once the one before waits.
         async fn queue_up(
             &self,
@@ -357,9 +374,7 @@ mod tests {
     #[tokio::test]
     async fn items_arriving_during_a_call_go_together_in_the_next_in_arrival_order() {
         let r = rig(64, 1, tens);
-        let first = r.submit("a", 1);
-        r.until("the first call", |r| r.calls().len() == 1).await;
-        let rest = r.queue_up("a", &[2, 3, 4, 5, 6]).await;
+        let (first, rest) = r.busy_with(1, &[2, 3, 4, 5, 6]).await;
         assert_eq!(r.calls(), vec![vec![1]], "nothing else sent meanwhile");
         r.gate.add_permits(2);
         assert_eq!(first.await.unwrap().unwrap(), 10);
@@ -370,9 +385,7 @@ mod tests {
     #[tokio::test]
     async fn a_call_carries_at_most_max_items() {
         let r = rig(2, 1, tens);
-        let first = r.submit("a", 1);
-        r.until("the first call", |r| r.calls().len() == 1).await;
-        let rest = r.queue_up("a", &[2, 3, 4, 5, 6]).await;
+        let (first, rest) = r.busy_with(1, &[2, 3, 4, 5, 6]).await;
         r.gate.add_permits(4);
         first.await.unwrap().unwrap();
         assert_eq!(ok(&results(rest).await), [20, 30, 40, 50, 60]);
@@ -382,9 +395,7 @@ mod tests {
     #[tokio::test]
     async fn an_unreachable_store_fails_the_carried_and_the_waiting_at_once() {
         let r = rig(64, 1, |_| Err(StoreError::Unavailable("gone".into())));
-        let first = r.submit("a", 1);
-        r.until("the first call", |r| r.calls().len() == 1).await;
-        let rest = r.queue_up("a", &[2, 3]).await;
+        let (first, rest) = r.busy_with(1, &[2, 3]).await;
         r.gate.add_permits(1);
         assert!(matches!(
             first.await.unwrap(),
@@ -410,9 +421,7 @@ mod tests {
                 tens(items)
             }
         });
-        let first = r.submit("a", 1);
-        r.until("the first call", |r| r.calls().len() == 1).await;
-        let rest = r.queue_up("a", &[2, 3]).await;
+        let (first, rest) = r.busy_with(1, &[2, 3]).await;
         r.gate.add_permits(2);
         assert!(matches!(first.await.unwrap(), Err(StoreError::NoSuchRoom)));
         assert_eq!(ok(&results(rest).await), [20, 30]);
@@ -422,9 +431,7 @@ mod tests {
     #[tokio::test]
     async fn a_reply_of_the_wrong_length_is_an_error_for_each_item() {
         let r = rig(64, 1, |_| Ok(vec![Ok(1)]));
-        let first = r.submit("a", 1);
-        r.until("the first call", |r| r.calls().len() == 1).await;
-        let rest = r.queue_up("a", &[2, 3]).await;
+        let (first, rest) = r.busy_with(1, &[2, 3]).await;
         r.gate.add_permits(2);
         assert_eq!(first.await.unwrap().unwrap(), 1, "one item, one reply");
         for res in results(rest).await {
@@ -435,9 +442,7 @@ mod tests {
     #[tokio::test]
     async fn a_caller_that_gives_up_strands_nobody() {
         let r = rig(64, 1, tens);
-        let first = r.submit("a", 1);
-        r.until("the first call", |r| r.calls().len() == 1).await;
-        let rest = r.queue_up("a", &[2, 3]).await;
+        let (first, rest) = r.busy_with(1, &[2, 3]).await;
         // The request that started the call is dropped, and so is one that waits.
         first.abort();
         assert!(first.await.unwrap_err().is_cancelled());
@@ -477,12 +482,12 @@ mod tests {
         let r = rig(64, 1, tens);
         let a = r.submit("a", 1);
         r.until("room a's call", |r| r.calls().len() == 1).await;
-        r.gate.add_permits(1);
-        // Room a's call may take this permit first; b is not held behind a either way.
+        // Room a's call is still in flight (no permit yet): b's starts beside it.
         let b = r.submit("b", 2);
-        r.gate.add_permits(1);
+        r.until("room b's call", |r| r.calls().len() == 2).await;
+        assert_eq!(r.calls(), vec![vec![1], vec![2]]);
+        r.gate.add_permits(2);
         assert_eq!(b.await.unwrap().unwrap(), 20);
         assert_eq!(a.await.unwrap().unwrap(), 10);
-        assert_eq!(r.calls().len(), 2);
     }
 }

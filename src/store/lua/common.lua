@@ -248,8 +248,10 @@ local KNOWN_QLEN = nil
 local BEAT_V, BEAT = nil, nil
 
 -- The room's admission serial and line-log cursor (`admits`, `lepoch`, `lseq` of st) as
--- reply() last read them, while nothing since has moved them (admit, log_line and
--- log_epoch forget it), so a batch of joins reads them once.
+-- reply() last read them in this call, while nothing since has moved them (admit,
+-- log_line and log_epoch forget it; bind, at each call's start), so a batch of joins
+-- reads them once. A function that writes them without these and never replies after
+-- (flush, restore_session) need not forget it.
 local ST_READ = nil
 
 -- Each room's keys, derived once per node from its cfg key (room cfg key -> list).

@@ -5,7 +5,6 @@ local n = redis.call('ZCARD', K_Q)
 redis.call('DEL', K_Q, K_HB, K_JT, K_LANEV, K_LOG)
 -- The line starts afresh: hubs see a new epoch and read their sockets' places again.
 redis.call('HDEL', K_ST, 'lepoch')
-ST_READ = nil
 -- No one waits in any lane now (the admitted counts stay).
 for _, f in ipairs(redis.call('HKEYS', K_LANES)) do
   if string.sub(f, 1, 2) == 'w:' then redis.call('HDEL', K_LANES, f) end

@@ -12,7 +12,6 @@ if not cfg then return {'no_room'} end
 local now = now_ms()
 if (tonumber(redis.call('HGET', K_ST, 'admits')) or 0) < serial then
   redis.call('HSET', K_ST, 'admits', string.format('%d', serial))
-  ST_READ = nil
 end
 if expires <= now then return 0 end
 if is_admitted(v, now) then
