@@ -47,13 +47,16 @@ pub struct GatewaySettings {
 #[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
 #[serde(deny_unknown_fields)]
 pub struct GatewayRoute {
-    /// Only requests with this `Host` (any case; a port in `Host` is ignored unless this
-    /// names one too). Unset: any host.
+    /// Only requests with this `Host` (or HTTP/2 `:authority`), both read the same way:
+    /// any case, one trailing dot ignored, a name in Unicode the same as its punycode; a
+    /// port in `Host` is ignored unless this names one too. Unset: any host.
     pub host: Option<String>,
     /// The path prefix guarded, starting with `/` (`"/"` guards the whole site). Compared
-    /// with the request path after percent-decoding, `//` merging and `.`/`..`
-    /// resolution, byte for byte (case-sensitive); the longest matching prefix wins, a
-    /// route with a `host` before one without on a tie.
+    /// with the request path after percent-decoding and `//` merging, in any ASCII case;
+    /// a prefix ending in `/` also guards the path without it (`/shop/` guards `/shop`).
+    /// Paths with `%2F`, `\`, `%3F`, `.`/`..` segments and the like are refused with
+    /// `400` (docs/gateway.md#paths-and-hosts). The longest matching prefix wins, a route
+    /// with a `host` before one without on a tie.
     pub path_prefix: String,
     /// The room whose pass lets a visitor in. One room may guard several routes.
     pub room: String,
@@ -155,10 +158,7 @@ impl GatewaySettings {
                 return Err(invalid(field("room"), "must match [A-Za-z0-9_-]{1,64}"));
             }
             if let Some(h) = &r.host {
-                let ok = !h.is_empty()
-                    && h.bytes()
-                        .all(|b| b.is_ascii_alphanumeric() || b"-.:[]".contains(&b));
-                if !ok {
+                if crate::domain::request_target::read_host(h).is_err() {
                     return Err(invalid(
                         field("host"),
                         "must be a host name like shop.example.com (optionally with :port)",
@@ -166,9 +166,11 @@ impl GatewaySettings {
                 }
             }
             let twice = self.routes[..i].iter().any(|o| {
-                o.path_prefix == r.path_prefix
-                    && o.host.as_deref().map(str::to_ascii_lowercase)
-                        == r.host.as_deref().map(str::to_ascii_lowercase)
+                let host = |h: &Option<String>| {
+                    h.as_deref()
+                        .map(|h| crate::domain::request_target::read_host(h).ok())
+                };
+                o.path_prefix == r.path_prefix && host(&o.host) == host(&r.host)
             });
             if twice {
                 return Err(invalid(

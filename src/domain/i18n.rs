@@ -198,6 +198,9 @@ pub struct Strings {
     pub gw_refused_lead: &'static str,
     pub gw_timeout: &'static str,
     pub gw_timeout_lead: &'static str,
+    /// `400 bad_path`/`bad_host`: a request whose address the gateway will not guess at.
+    pub gw_bad_request: &'static str,
+    pub gw_bad_request_lead: &'static str,
     pub err_not_embeddable_lead: &'static str,
     /// A `challenge = "pow"` room: the newcomer's browser solves a proof of work first.
     pub pow_title: &'static str,
@@ -316,6 +319,8 @@ pub static EN: Strings = Strings {
     gw_refused_lead: "The site behind this address refused the connection. Please try again in a moment.",
     gw_timeout: "The site took too long to answer",
     gw_timeout_lead: "The site behind this address did not answer in time. Please try again in a moment.",
+    gw_bad_request: "This address cannot be read",
+    gw_bad_request_lead: "The address has a form that sites read in different ways (an encoded '/', a '\\', a '.' or '..' part). Please use the site's own links.",
     err_not_embeddable_lead: "This waiting room may not be embedded on this site.",
     pow_title: "Checking your browser",
     pow_lead: "This takes a few seconds and keeps bots from taking places. You join the line as soon as it is done (JavaScript is needed).",
@@ -432,6 +437,8 @@ pub static ZH: Strings = Strings {
     gw_refused_lead: "此地址背后的网站拒绝了连接，请稍后再试。",
     gw_timeout: "网站响应超时",
     gw_timeout_lead: "此地址背后的网站未能及时响应，请稍后再试。",
+    gw_bad_request: "无法读取此地址",
+    gw_bad_request_lead: "此地址的写法会被不同网站读成不同的路径（编码的“/”、“\\”、“.”或“..”）。请使用网站自身的链接。",
     err_not_embeddable_lead: "此等候室不允许嵌入到该网站。",
     pow_title: "正在检查您的浏览器",
     pow_lead: "这需要几秒钟，可防止机器人抢占名额。完成后您将自动排入队列（需要启用 JavaScript）。",

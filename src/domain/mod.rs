@@ -15,6 +15,8 @@
 //! - [`known_sessions`]: the live sessions this instance knows (put back after a data loss).
 //! - [`ratelimit`]: the limited actions and the per-IP limiter.
 //! - [`bypass`]: `[[bypass]]` rules (requests that pass `verify` without a pass).
+//! - [`request_target`]: the one reader of a request's path and host (`verify` and the
+//!   gateway), with what it refuses and why.
 //! - [`revocation`]: ending a session early from its pass, for every gateway.
 //! - [`entry`]: enqueue tokens (one place per person).
 //! - [`pow`]: proof of work at join (ALTCHA's format).
@@ -36,4 +38,5 @@ pub mod live;
 pub mod pass;
 pub mod pow;
 pub mod ratelimit;
+pub mod request_target;
 pub mod revocation;

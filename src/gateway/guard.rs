@@ -9,23 +9,28 @@
 use crate::domain::bypass::{Bypass, RequestFacts};
 use crate::domain::pass::{pass_cookie, Claims, PassError, PassKeys};
 
+use crate::domain::request_target::{same_site_location, Host};
+
 use super::revoked::RevokedSet;
-use super::routes::{normalize_path, Routes};
+use super::routes::Routes;
 
 /// The query parameter the queue hands a pass over in.
 pub const PASS_PARAM: &str = "anteroom_pass";
 
 /// What the guard looks at.
 pub struct RequestInfo<'a> {
-    /// The `Host` header.
-    pub host: Option<&'a str>,
-    /// The raw path and query, as received.
+    /// The `Host` header (or HTTP/2 `:authority`), read by
+    /// [`read_host`](crate::domain::request_target::read_host).
+    pub host: Option<&'a Host>,
+    /// The path as read by [`read_path`](crate::domain::request_target::read_path),
+    /// which routes are matched with; `facts.path` is the same.
     pub path: &'a str,
+    /// The raw path, as received (the redirect after adopting a pass keeps it).
+    pub raw_path: &'a str,
     pub query: Option<&'a str>,
     /// Looks a cookie up by name.
     pub cookie: &'a dyn Fn(&str) -> Option<&'a str>,
-    /// What `[[bypass]]` rules look at; its `path` is the path normalised
-    /// ([`normalize_path`]), which routes are matched with too.
+    /// What `[[bypass]]` rules look at.
     pub facts: RequestFacts<'a>,
 }
 
@@ -61,7 +66,8 @@ pub enum Decision {
     /// A valid pass for the route's room: proxied as this visitor.
     Admitted { room: String, claims: Claims },
     /// A valid pass in `?anteroom_pass=`: set it as the room's cookie for `max_age_secs`
-    /// and redirect to `location`, the same path and query without the parameter.
+    /// and redirect to `location`, the same path and query without the parameter, always
+    /// on this site ([`same_site_location`]: `//evil.example/x` becomes `/evil.example/x`).
     Adopt {
         room: String,
         pass: String,
@@ -87,15 +93,7 @@ pub struct Guard {
 
 impl Guard {
     pub fn decide(&self, req: &RequestInfo<'_>, bypass: &Bypass, keys: &PassKeys) -> Decision {
-        let normalized;
-        let path = match req.facts.path {
-            Some(p) => p,
-            None => {
-                normalized = normalize_path(req.path);
-                &normalized
-            }
-        };
-        let room = self.routes.room_for(req.host, path);
+        let room = self.routes.room_for(req.host, req.path);
         let (param, rest) = split_pass_param(req.query);
         if let Some(pass) = param {
             // On an unguarded URL (a room's target_url may be the site's home page) the
@@ -113,7 +111,7 @@ impl Guard {
                             room: r.to_string(),
                             pass,
                             max_age_secs: claims.exp.saturating_sub(now),
-                            location: with_query(req.path, &rest),
+                            location: same_site_location(req.raw_path, &rest),
                         };
                     }
                     Err(e) => why = e,

@@ -7,6 +7,7 @@ use askama::Template;
 use serde_json::json;
 
 use crate::domain::i18n::Lang;
+use crate::domain::request_target::BadTarget;
 
 /// `Retry-After` of the `503` sent to a request without a pass (a hint: the pass comes
 /// from the queue, not from waiting).
@@ -44,6 +45,9 @@ pub enum Failure {
     UpstreamRefused,
     /// `504`: the upstream did not answer in time.
     UpstreamTimeout,
+    /// `400 bad_path`/`bad_host`: a path or host the shared reader refuses
+    /// ([`crate::domain::request_target`]); nothing is proxied.
+    BadTarget(BadTarget),
 }
 
 impl Failure {
@@ -54,6 +58,7 @@ impl Failure {
             Self::NeedPass => (t.gw_need_pass, t.gw_need_pass_lead),
             Self::UpstreamRefused => (t.gw_refused, t.gw_refused_lead),
             Self::UpstreamTimeout => (t.gw_timeout, t.gw_timeout_lead),
+            Self::BadTarget(_) => (t.gw_bad_request, t.gw_bad_request_lead),
         }
     }
 
@@ -78,6 +83,7 @@ impl Failure {
                 "The site took too long to answer",
                 "The site behind this address did not answer in time. Please try again in a moment.",
             ),
+            Self::BadTarget(why) => (400, why.code(), "This address cannot be read", why.reason()),
         }
     }
 }

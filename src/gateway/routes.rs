@@ -1,16 +1,18 @@
 //! Which room guards a request: the `[[gateway.routes]]` table, matched by host and
 //! path prefix. HTTP-free.
 //!
-//! The path is normalised before matching (percent-decoded, `//` merged, `.` and `..`
-//! resolved), because the upstream will read `/a/../checkout`, `//checkout` and
-//! `/%63heckout` as `/checkout`: matching the raw text would let those past a
-//! `/checkout` route. The request itself is forwarded unchanged.
+//! Paths and hosts are read by [`request_target`](crate::domain::request_target), the
+//! same reader `verify` uses: the path decoded, `//` merged, hostile forms refused before
+//! anything is matched; a prefix compared in any ASCII case, `/shop/` covering `/shop`;
+//! a host lowercased, its trailing dot and port taken off, Unicode in punycode. The
+//! request itself is forwarded unchanged.
 
 use crate::config::GatewayRoute;
+use crate::domain::request_target::{read_host, under_prefix, Host};
 
 struct Route {
-    /// Lowercase; with a port only when the configuration gave one.
-    host: Option<String>,
+    /// Read as a request's host is; with a port only when the configuration gave one.
+    host: Option<Host>,
     prefix: String,
     room: String,
 }
@@ -22,11 +24,18 @@ pub struct Routes {
 }
 
 impl Routes {
+    /// The table; a route whose `host` names no host (configuration validation refuses
+    /// it first) matches nothing.
     pub fn new(config: &[GatewayRoute]) -> Self {
         let mut routes: Vec<Route> = config
             .iter()
             .map(|r| Route {
-                host: r.host.as_deref().map(str::to_ascii_lowercase),
+                host: r.host.as_deref().map(|h| {
+                    read_host(h).unwrap_or(Host {
+                        name: String::new(),
+                        port: None,
+                    })
+                }),
                 prefix: r.path_prefix.clone(),
                 room: r.room.clone(),
             })
@@ -40,21 +49,23 @@ impl Routes {
         Self { routes }
     }
 
-    /// The room guarding `path` (already normalised, see [`normalize_path`]) on `host`
-    /// (the `Host` header, if any).
-    pub fn room_for(&self, host: Option<&str>, path: &str) -> Option<&str> {
-        let host = host.map(str::to_ascii_lowercase);
-        let bare = host.as_deref().map(strip_port);
+    /// The room guarding `path` (read by
+    /// [`read_path`](crate::domain::request_target::read_path)) on `host` (the `Host`
+    /// header or `:authority`, read by [`read_host`]).
+    pub fn room_for(&self, host: Option<&Host>, path: &str) -> Option<&str> {
         self.routes
             .iter()
             .find(|r| {
-                let host_ok = match &r.host {
-                    None => true,
-                    Some(want) => {
-                        host.as_deref() == Some(want.as_str()) || bare == Some(want.as_str())
+                let host_ok = match (&r.host, host) {
+                    (None, _) => true,
+                    (Some(want), Some(got)) => {
+                        !want.name.is_empty()
+                            && want.name == got.name
+                            && (want.port.is_none() || want.port == got.port)
                     }
+                    (Some(_), None) => false,
                 };
-                host_ok && path.starts_with(&r.prefix)
+                host_ok && under_prefix(path, &r.prefix)
             })
             .map(|r| r.room.as_str())
     }
@@ -68,66 +79,13 @@ impl Routes {
     }
 }
 
-/// `shop.example:8443` → `shop.example`; `[::1]:80` → `[::1]`.
-fn strip_port(host: &str) -> &str {
-    match host.rfind(':') {
-        Some(i) if !host[i..].contains(']') => &host[..i],
-        _ => host,
-    }
-}
-
-/// The path as the upstream will understand it: percent-decoded (bytes that do not
-/// form UTF-8 stay as `%XX`), repeated slashes merged, `.` dropped and `..` resolved
-/// (never above the root).
-pub fn normalize_path(raw: &str) -> String {
-    let decoded = percent_decode(raw);
-    let mut out: Vec<&str> = Vec::new();
-    for seg in decoded.split('/') {
-        match seg {
-            "" | "." => {}
-            ".." => {
-                out.pop();
-            }
-            s => out.push(s),
-        }
-    }
-    let mut path = String::with_capacity(decoded.len() + 1);
-    for seg in &out {
-        path.push('/');
-        path.push_str(seg);
-    }
-    // A trailing slash (or a trailing `.`/`..`) means a directory: keep it.
-    let dir = decoded.ends_with('/') || decoded.ends_with("/.") || decoded.ends_with("/..");
-    if path.is_empty() || dir {
-        path.push('/');
-    }
-    path
-}
-
-fn percent_decode(text: &str) -> String {
-    let hex = |b: u8| (b as char).to_digit(16).map(|d| d as u8);
-    let raw = text.as_bytes();
-    let mut out = Vec::with_capacity(raw.len());
-    let mut i = 0;
-    while i < raw.len() {
-        if raw[i] == b'%' && i + 2 < raw.len() {
-            if let (Some(h), Some(l)) = (hex(raw[i + 1]), hex(raw[i + 2])) {
-                out.push(h * 16 + l);
-                i += 3;
-                continue;
-            }
-        }
-        out.push(raw[i]);
-        i += 1;
-    }
-    // Bytes that are not UTF-8 (`%ff`) become U+FFFD: the rest still decodes, so
-    // `/%63heckout%ff` is under `/checkout` as it is for the upstream.
-    String::from_utf8_lossy(&out).into_owned()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn h(raw: &str) -> Option<Host> {
+        Some(read_host(raw).unwrap())
+    }
 
     fn route(host: Option<&str>, prefix: &str, room: &str) -> GatewayRoute {
         GatewayRoute {
@@ -147,22 +105,22 @@ mod tests {
         ]);
         assert_eq!(r.room_for(None, "/about"), Some("site"));
         assert_eq!(
-            r.room_for(Some("shop.example"), "/checkout/1"),
+            r.room_for(h("shop.example").as_ref(), "/checkout/1"),
             Some("sale")
         );
         assert_eq!(r.room_for(None, "/checkout/vip/2"), Some("vip"));
         assert_eq!(
-            r.room_for(Some("tickets.example"), "/checkout/1"),
+            r.room_for(h("tickets.example").as_ref(), "/checkout/1"),
             Some("tickets")
         );
         // A port in Host is ignored for a route without one.
         assert_eq!(
-            r.room_for(Some("TICKETS.example:8443"), "/checkout"),
+            r.room_for(h("TICKETS.example:8443").as_ref(), "/checkout"),
             Some("tickets")
         );
         // The longer host-less prefix still beats the shorter host route.
         assert_eq!(
-            r.room_for(Some("tickets.example"), "/checkout/vip"),
+            r.room_for(h("tickets.example").as_ref(), "/checkout/vip"),
             Some("vip")
         );
         assert_eq!(r.rooms(), vec!["sale", "site", "tickets", "vip"]);
@@ -171,29 +129,51 @@ mod tests {
     #[test]
     fn unmatched_requests_have_no_room() {
         let r = Routes::new(&[route(Some("a.example"), "/checkout", "sale")]);
-        assert_eq!(r.room_for(Some("b.example"), "/checkout"), None);
+        assert_eq!(r.room_for(h("b.example").as_ref(), "/checkout"), None);
         assert_eq!(r.room_for(None, "/checkout"), None);
-        assert_eq!(r.room_for(Some("a.example"), "/"), None);
+        assert_eq!(r.room_for(h("a.example").as_ref(), "/"), None);
     }
 
     #[test]
-    fn paths_are_read_as_the_upstream_reads_them() {
-        for (raw, want) in [
-            ("/checkout", "/checkout"),
-            ("//checkout", "/checkout"),
-            ("/a/../checkout", "/checkout"),
-            ("/./checkout/./x", "/checkout/x"),
-            ("/%63heckout", "/checkout"),
-            ("/static/..%2Fcheckout", "/checkout"),
-            ("/../../checkout", "/checkout"),
-            ("/", "/"),
-            ("", "/"),
-            ("/a/b/", "/a/b/"),
-            ("/a/b/..", "/a/"),
-            ("/%zz/%4", "/%zz/%4"),
-            ("/%63heckout%ff", "/checkout\u{fffd}"),
+    fn a_host_route_guards_every_spelling_of_its_host() {
+        let r = Routes::new(&[
+            route(Some("tickets.example"), "/", "tickets"),
+            route(Some("bücher.example"), "/", "books"),
+            route(Some("shop.example:8443"), "/", "tls"),
+        ]);
+        for host in [
+            "tickets.example.",
+            "TICKETS.example.",
+            "tickets.example.:8080",
+            "Tickets.Example:80",
         ] {
-            assert_eq!(normalize_path(raw), want, "{raw}");
+            assert_eq!(r.room_for(h(host).as_ref(), "/"), Some("tickets"), "{host}");
         }
+        assert_eq!(
+            r.room_for(h("xn--bcher-kva.example").as_ref(), "/x"),
+            Some("books")
+        );
+        assert_eq!(
+            r.room_for(h("BÜCHER.example.").as_ref(), "/x"),
+            Some("books")
+        );
+        assert_eq!(
+            r.room_for(h("shop.example:8443").as_ref(), "/"),
+            Some("tls")
+        );
+        assert_eq!(r.room_for(h("shop.example:80").as_ref(), "/"), None);
+        assert_eq!(r.room_for(h("shop.example").as_ref(), "/"), None);
+    }
+
+    #[test]
+    fn a_prefix_guards_its_path_in_any_case_and_without_its_trailing_slash() {
+        let r = Routes::new(&[
+            route(None, "/shop/", "shop"),
+            route(None, "/checkout", "sale"),
+        ]);
+        assert_eq!(r.room_for(None, "/shop"), Some("shop"));
+        assert_eq!(r.room_for(None, "/SHOP/cart"), Some("shop"));
+        assert_eq!(r.room_for(None, "/Checkout/pay"), Some("sale"));
+        assert_eq!(r.room_for(None, "/shopping"), None);
     }
 }

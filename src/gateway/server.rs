@@ -25,11 +25,11 @@ use super::pages::{answer, Failure};
 use super::respond::{
     answer_response, failure_response, header_text, pass_cookie_header, redirect,
 };
-use super::routes::normalize_path;
 use super::Gateway;
 use crate::domain::bypass::RequestFacts;
 use crate::domain::i18n::Lang;
 use crate::domain::pass::Claims;
+use crate::domain::request_target::{read_host, read_path, BadTarget, Host};
 use crate::store::Revocation;
 
 pub type Body = BoxBody<Bytes, hyper::Error>;
@@ -130,6 +130,19 @@ async fn serve_connection<I>(
     }
 }
 
+/// The host routes are matched on: the `Host` header, else the HTTP/2 `:authority` (the
+/// upstream is sent the same), read by [`read_host`]; `None` when neither is there. Two
+/// `Host` headers, or one that names no host, are refused (nginx answers `400` too).
+fn request_host(req: &Request<Incoming>) -> Result<Option<Host>, BadTarget> {
+    let mut hosts = req.headers().get_all(HOST).iter();
+    let raw = match (hosts.next(), hosts.next()) {
+        (Some(_), Some(_)) => return Err(BadTarget::Host),
+        (Some(h), None) => Some(h.to_str().map_err(|_| BadTarget::Host)?.to_string()),
+        (None, _) => req.uri().authority().map(|a| a.to_string()),
+    };
+    raw.as_deref().map(read_host).transpose()
+}
+
 /// The visitor a proxied request was let in as.
 struct Visitor {
     room: String,
@@ -158,6 +171,16 @@ impl Gateway {
             .and_then(|v| v.to_str().ok())
             .map(str::to_string)
             .or_else(|| req.uri().authority().map(|a| a.to_string()));
+        // The path and host the routes and rules are matched on, read as the shared reader
+        // reads them; a form it refuses is answered `400` and never proxied.
+        let read = read_path(req.uri().path()).and_then(|path| Ok((path, request_host(&req)?)));
+        let (path, route_host) = match read {
+            Ok(read) => read,
+            Err(why) => {
+                tracing::debug!(reason = why.reason(), "gateway: request refused");
+                return failure_response(self, Failure::BadTarget(why), &req, None);
+            }
+        };
         let ip = self.client_ip(&req, peer.ip());
         // In a block: the borrowed lookups must not live across the awaits below (they
         // are not `Send`).
@@ -176,16 +199,16 @@ impl Gateway {
                     .map(|(_, v)| v)
             };
             let header = |name: &str| h.get(name).and_then(|v| v.to_str().ok());
-            let normalized = normalize_path(req.uri().path());
             let info = RequestInfo {
-                host: host.as_deref(),
-                path: req.uri().path(),
+                host: route_host.as_ref(),
+                path: &path,
+                raw_path: req.uri().path(),
                 query: req.uri().query(),
                 cookie: &cookie,
                 facts: RequestFacts {
                     ip,
                     user_agent: header("user-agent"),
-                    path: Some(&normalized),
+                    path: Some(&path),
                     header: &header,
                 },
             };

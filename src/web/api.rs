@@ -426,19 +426,32 @@ async fn revoke(
 }
 
 /// The `[[bypass]]` rule this request matches: the client IP, `User-Agent`, headers and
-/// the original path (`X-Original-URI`, set by the proxy) of the request being checked.
+/// the original path (`X-Original-URI`, set by the proxy) of the request being checked,
+/// read as the gateway reads a path
+/// ([`read_path`](crate::domain::request_target::read_path)). A path the reader refuses
+/// (`..%2f`, `%3F`, `\`…) is matched by no `path` rule: the request needs a pass.
 fn bypass_rule<'a>(req: &HttpRequest, engine: &'a Engine) -> Option<&'a str> {
     if engine.bypass.is_empty() {
         return None;
     }
     let h = req.headers();
     let header = |name: &str| h.get(name).and_then(|v| v.to_str().ok());
+    let path = header("x-original-uri").and_then(|raw| {
+        crate::domain::request_target::read_path(raw)
+            .inspect_err(|why| {
+                tracing::debug!(
+                    reason = why.reason(),
+                    "verify: X-Original-URI refused; no path bypass"
+                )
+            })
+            .ok()
+    });
     engine
         .bypass
         .matching(&crate::domain::bypass::RequestFacts {
             ip: client_ip(req, engine),
             user_agent: header("user-agent"),
-            path: header("x-original-uri"),
+            path: path.as_deref(),
             header: &header,
         })
 }
