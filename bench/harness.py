@@ -379,6 +379,8 @@ capacity = {capacity}
 session_ttl_secs = {ttl}
 heartbeat_timeout_secs = {hb}
 target_url = "http://127.0.0.1:{port}/"
+# The load generator joins every visitor from one address: no cap per address.
+max_places_per_ip = 0
 {room_extra}
 {extra_toml}
 """)

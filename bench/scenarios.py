@@ -98,7 +98,8 @@ def cluster(bin_dir, lt, tmp, dur):
     cfg = os.path.join(tmp, "cluster.toml")
     rooms = ""
     for rid in ("c1", "c2", "c3", "c4", "c5", "c6"):
-        rooms += f'[[rooms]]\nid = "{rid}"\ncapacity = 1000\ntarget_url = "http://127.0.0.1:{port}/"\n'
+        # max_places_per_ip = 0: the load generator joins everyone from one address.
+        rooms += f'[[rooms]]\nid = "{rid}"\ncapacity = 1000\ntarget_url = "http://127.0.0.1:{port}/"\nmax_places_per_ip = 0\n'
     with open(cfg, "w") as f:
         f.write(f"""
 listen = "127.0.0.1:{port}"

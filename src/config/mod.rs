@@ -19,6 +19,7 @@ use figment::Figment;
 use serde::{Deserialize, Serialize};
 
 mod gateway;
+pub mod redact;
 pub mod schedule;
 pub use gateway::{GatewayRoute, GatewaySettings};
 pub mod webhook;
@@ -34,10 +35,19 @@ pub fn valid_room_id(id: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
 }
 
-/// A string that must never appear in logs or `Debug` output.
-#[derive(Clone, Default, Deserialize, Serialize, PartialEq, Eq, utoipa::ToSchema)]
+/// A string that must never appear in logs, responses or `Debug` output: it serialises
+/// as [`redact::SET`] (so a room's `entry_secret` reads `"[set]"` in the admin API, the
+/// audit log and the log line each change writes) and debugs as `Secret([redacted])`.
+/// Read it with [`Secret::expose`], only where it is used.
+#[derive(Clone, Default, Deserialize, PartialEq, Eq, utoipa::ToSchema)]
 #[serde(transparent)]
 pub struct Secret(String);
+
+impl Serialize for Secret {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(redact::SET)
+    }
+}
 
 impl Secret {
     pub fn new(s: impl Into<String>) -> Self {
@@ -244,8 +254,8 @@ pub struct AdminSettings {
     /// before its credential is checked, until the minute ends.
     pub failed_auth_per_minute: u32,
     /// The same, for all clients together (a ceiling on distributed guessing; while it
-    /// is reached, bearer-token requests answer 429 for everyone, dashboard sessions go
-    /// on working).
+    /// is reached, every client that failed in the window answers 429; one that has not
+    /// failed is still checked, so others' guesses never lock out the right token).
     pub failed_auth_global_per_minute: u32,
     /// Audit log entries kept in the store.
     pub audit_keep: u32,
@@ -306,9 +316,10 @@ pub struct RoomConfig {
     #[serde(default = "default_pow_max_number")]
     pub pow_max_number: u64,
     /// The most places (or live sessions) one client address, or one IPv6 /64, may hold
-    /// in the room at once; 0 = no cap (shared networks put many people behind one
-    /// address: see `docs/abuse.md`).
-    #[serde(default)]
+    /// in the room at once; 0 = no cap. Default 300 (`default.toml`): one address cannot
+    /// hold thousands of places, and a shared network (an office, carrier NAT) can still
+    /// queue 300 people at once (the trade-off: `docs/abuse.md#places-per-network`).
+    #[serde(default = "default_max_places_per_ip")]
     pub max_places_per_ip: u64,
     /// Priority lanes: visitors whose enqueue token names a lane queue in it, and each
     /// lane gets its share of the admissions; everyone else shares the rest.
@@ -327,8 +338,13 @@ pub struct RoomConfig {
     #[serde(default)]
     pub max_session_secs: u64,
     /// Where the room's events are POSTed, signed (Standard Webhooks): an http(s) URL.
-    /// Unset: no webhook. `docs/integrations.md#signed-webhooks`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Unset: no webhook. `docs/integrations.md#signed-webhooks`. Shown (admin API,
+    /// audit log) with its credentials as `[set]` ([`redact::url`]).
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "redact::opt_url"
+    )]
     pub webhook_url: Option<String>,
     /// The key deliveries are signed with: `whsec_` + standard base64 (required with
     /// `webhook_url`). Never shown back: responses say `"[set]"`.
@@ -386,6 +402,13 @@ pub const DEFAULT_POW_MAX_NUMBER: u64 = 100_000;
 
 fn default_pow_max_number() -> u64 {
     DEFAULT_POW_MAX_NUMBER
+}
+
+/// The default cap on places per address (`docs/abuse.md#places-per-network`).
+pub const DEFAULT_MAX_PLACES_PER_IP: u64 = 300;
+
+fn default_max_places_per_ip() -> u64 {
+    DEFAULT_MAX_PLACES_PER_IP
 }
 
 /// A room's `challenge`.
@@ -1027,6 +1050,48 @@ mod tests {
     fn secret_does_not_print() {
         let s = Secret::new("hunter2");
         assert!(!format!("{s:?}").contains("hunter2"));
+    }
+
+    /// Issue 28 finding 9: a room's `entry_secret` and the credentials in its
+    /// `webhook_url` were serialised as they are, into the admin API, the audit log and
+    /// its INFO line.
+    #[test]
+    fn a_room_shows_its_secrets_as_set() {
+        let cfg = RoomConfig {
+            entry_secret: Some(Secret::new("site-entry-secret-0123456789abcdef")),
+            webhook_url: Some("https://u:hunter2@hooks.example/in?token=t0k".into()),
+            ..RoomConfig::default()
+        };
+        let shown = serde_json::to_value(&cfg).unwrap();
+        assert_eq!(shown["entry_secret"], "[set]");
+        assert_eq!(
+            shown["webhook_url"],
+            "https://[set]@hooks.example/in?token=[set]"
+        );
+        let text = shown.to_string();
+        for secret in ["site-entry-secret", "hunter2", "t0k"] {
+            assert!(!text.contains(secret), "{text}");
+        }
+    }
+
+    /// Issue 28 finding 11: with the shipped defaults one address held 6,398 places in
+    /// 60 s. A room declared without the key, or created by the admin, is capped.
+    #[test]
+    fn a_room_caps_places_per_address_by_default() {
+        assert_eq!(
+            RoomConfig::default().max_places_per_ip,
+            DEFAULT_MAX_PLACES_PER_IP
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("a.toml");
+        std::fs::write(
+            &path,
+            "[[rooms]]\nid = \"sale\"\ntarget_url = \"https://shop.example/\"\n",
+        )
+        .unwrap();
+        let s = Settings::load(Some(&path)).unwrap();
+        assert_eq!(s.rooms[0].max_places_per_ip, 300);
+        assert_eq!(s.room_defaults.max_places_per_ip, 300);
     }
 
     #[test]

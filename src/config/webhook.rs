@@ -15,7 +15,7 @@ pub const SECRET_PREFIX: &str = "whsec_";
 
 /// What a set secret looks like wherever a room's configuration is shown (admin API,
 /// dashboard, audit log): never the secret itself.
-pub const REDACTED: &str = "[set]";
+pub const REDACTED: &str = super::redact::SET;
 
 /// A room's webhook signing secret, `whsec_<base64 key>`. It never leaves the process
 /// in a response: it serialises as [`REDACTED`] and prints redacted in `Debug`. It

@@ -20,7 +20,7 @@ use serde::Serialize;
 use serde_json::{json, Value};
 
 use self::audit::audit;
-use crate::config::{valid_room_id, RoomConfig};
+use crate::config::{redact, valid_room_id, RoomConfig};
 use crate::domain::admission::Engine;
 use crate::domain::live::{room_live, totals, RoomLive, Totals, SERIES_MINUTES};
 use crate::error::DomainError;
@@ -210,6 +210,19 @@ async fn apply(
             version,
         });
     }
+    // A `webhook_url` sent back as it was shown (its credentials `[set]`) keeps the
+    // stored one, credentials and all.
+    let kept;
+    let patch = match (&patch.webhook_url, &old.webhook_url) {
+        (Some(sent), Some(stored)) if redact::url_hides(stored) && *sent == redact::url(stored) => {
+            kept = RoomPatch {
+                webhook_url: None,
+                ..patch.clone()
+            };
+            &kept
+        }
+        _ => patch,
+    };
     let new = patch.applied_to(&old);
     validate(&new)?;
     let version = match engine
@@ -229,47 +242,49 @@ async fn apply(
     engine.line_views.drop_room(room);
     let (o, n) = (json!(old), json!(new));
     // The webhook fields are left out of the JSON when unset (so a removal would not
-    // show below) and the secret serialises as "[set]": both are audited here.
-    if old.webhook_url != new.webhook_url {
-        audit(
-            engine,
-            who,
-            room,
-            "set webhook_url",
-            json!(old.webhook_url),
-            json!(new.webhook_url),
-        )
-        .await;
-    }
-    if old.webhook_secret != new.webhook_secret {
-        let shown = |x: &Option<crate::config::WebhookSecret>| {
-            x.as_ref().map_or(Value::Null, |_| json!("[redacted]"))
-        };
-        audit(
-            engine,
-            who,
-            room,
-            "set webhook_secret",
-            shown(&old.webhook_secret),
-            shown(&new.webhook_secret),
-        )
-        .await;
+    // show below), and the secrets serialise as "[set]" (so a changed one would not
+    // either): these are compared as stored and audited here, shown as the JSON shows
+    // them — a secret never, a URL with its credentials `[set]` (`config::redact`).
+    let shown = |x: Option<&str>| x.map_or(Value::Null, |_| json!(redact::SET));
+    let secrets = [
+        (
+            "webhook_url",
+            old.webhook_url != new.webhook_url,
+            json!(old.webhook_url.as_deref().map(redact::url)),
+            json!(new.webhook_url.as_deref().map(redact::url)),
+        ),
+        (
+            "webhook_secret",
+            old.webhook_secret != new.webhook_secret,
+            shown(old.webhook_secret.as_ref().map(|_| "")),
+            shown(new.webhook_secret.as_ref().map(|_| "")),
+        ),
+        (
+            "entry_secret",
+            old.entry_secret != new.entry_secret,
+            shown(old.entry_secret.as_ref().map(|_| "")),
+            shown(new.entry_secret.as_ref().map(|_| "")),
+        ),
+    ];
+    for (field, changed, before, after) in secrets {
+        if changed {
+            audit(engine, who, room, &format!("set {field}"), before, after).await;
+        }
     }
     for (k, v) in n.as_object().into_iter().flatten() {
-        if o.get(k) != Some(v) && !matches!(k.as_str(), "stock" | "webhook_url" | "webhook_secret")
+        if o.get(k) != Some(v)
+            && !matches!(
+                k.as_str(),
+                "stock" | "webhook_url" | "webhook_secret" | "entry_secret"
+            )
         {
-            // A secret is never written to the log: only that it changed.
-            let shown = |x: &serde_json::Value| match k.as_str() {
-                "entry_secret" if !x.is_null() => json!("[redacted]"),
-                _ => x.clone(),
-            };
             audit(
                 engine,
                 who,
                 room,
                 &format!("set {k}"),
-                shown(&o[k]),
-                shown(v),
+                o[k].clone(),
+                v.clone(),
             )
             .await;
         }

@@ -700,7 +700,7 @@ impl Engine {
         let now_secs = crate::clock::wall_ms() / 1000;
         let (challenge, expires) = self
             .pow
-            .check(solution, &cfg.id, now_secs)
+            .check(solution, &cfg.id, cfg.pow_max_number, now_secs)
             .map_err(refuse)?;
         let ttl_ms = (expires.saturating_sub(now_secs) + 1) * 1000;
         let once = self

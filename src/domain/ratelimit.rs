@@ -82,10 +82,17 @@ impl IpLimiter {
 }
 
 /// Failed authentications per client and overall, in fixed one-minute windows: once a
-/// client (an IPv4 address, or an IPv6 /64) or everyone together has failed that many
-/// times in the window, further attempts are refused *before* the credential is
-/// checked, so guessing cannot go on at full speed and a right guess made while blocked
-/// tells the guesser nothing. Time is passed in, so tests control it.
+/// client (an IPv4 address, or an IPv6 /64) has failed that many times in the window,
+/// or everyone together has and this client failed at least once, its further attempts
+/// are refused *before* the credential is checked, so guessing cannot go on at full
+/// speed and a right guess made while blocked tells the guesser nothing.
+///
+/// Only clients that failed are ever refused: the global ceiling used to refuse every
+/// client, so ~300 wrong guesses from 35 addresses locked the right token out for the
+/// rest of the minute (issue 28, finding 10). Now a client with no failure in the
+/// window is always checked, and a right token from it always works; past the ceiling,
+/// each further guessing address gets one guess before it is refused. Time is passed
+/// in, so tests control it.
 pub struct FailureLimiter {
     per_client: u32,
     global: u32,
@@ -141,7 +148,7 @@ impl FailureLimiter {
     pub fn blocked(&self, ip: IpAddr, now: std::time::Instant) -> Option<u64> {
         let w = self.window(now);
         let mine = w.by_client.get(&client_key(ip)).copied().unwrap_or(0);
-        (mine >= self.per_client || w.global >= self.global).then(|| {
+        (mine >= self.per_client || (mine > 0 && w.global >= self.global)).then(|| {
             (FAILURE_WINDOW.saturating_sub(now.duration_since(w.started)))
                 .as_secs()
                 .max(1)
@@ -187,7 +194,27 @@ mod failure_tests {
         for i in 0..3 {
             l.failed(IpAddr::from([198, 51, 100, i]), t0);
         }
-        assert!(l.blocked("192.0.2.1".parse().unwrap(), t0).is_some());
+        // Past the ceiling, every client that failed is refused, one below its own limit
+        // included; a client that has not failed is still checked.
+        assert!(l.blocked(IpAddr::from([198, 51, 100, 0]), t0).is_some());
+        assert!(l.blocked("192.0.2.1".parse().unwrap(), t0).is_none());
+    }
+
+    /// Issue 28 finding 10: 35 addresses guessing 9 times each (under the per-client
+    /// limit, over the global one) refused the right token from anywhere.
+    #[test]
+    fn many_addresses_guessing_never_block_a_client_that_has_not_failed() {
+        let t0 = Instant::now();
+        let l = FailureLimiter::new(10, 300, t0);
+        for a in 0..35u8 {
+            for _ in 0..9 {
+                if l.blocked(IpAddr::from([198, 51, 100, a]), t0).is_none() {
+                    l.failed(IpAddr::from([198, 51, 100, a]), t0);
+                }
+            }
+        }
+        assert!(l.blocked(IpAddr::from([198, 51, 100, 34]), t0).is_some());
+        assert_eq!(l.blocked("192.0.2.1".parse().unwrap(), t0), None);
     }
 }
 

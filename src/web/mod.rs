@@ -119,7 +119,7 @@ impl Server {
 
 /// Request logging (`access_log = true`; target `anteroom::http`, hidden by the default
 /// filter — enable with `ANTEROOM_LOG=info`). Credentials in the query string (visitor
-/// tokens, passes) are redacted.
+/// tokens, passes, enqueue tokens) are written `[set]`.
 fn access_logger() -> actix_web::middleware::Logger {
     actix_web::middleware::Logger::new("%a \"%{request}xi\" %s %Dms")
         .custom_request_replace("request", |req| {
@@ -133,22 +133,14 @@ fn access_logger() -> actix_web::middleware::Logger {
         .log_target("anteroom::http")
 }
 
-/// Query parameters whose values are credentials.
-const SECRET_PARAMS: &[&str] = &["token", "anteroom_pass", "visitor_token", "pass", "grant"];
-
-/// `path?query` with the values of [`SECRET_PARAMS`] replaced by `[redacted]`.
+/// `path?query` with the values of credential parameters
+/// ([`is_secret_param`](crate::config::redact::is_secret_param): visitor tokens, passes,
+/// enqueue tokens, however the name is spelled or encoded) replaced by `[set]`.
 pub fn redacted_target(path: &str, query: &str) -> String {
     if query.is_empty() {
         return path.to_string();
     }
-    let query: Vec<String> = query
-        .split('&')
-        .map(|pair| match pair.split_once('=') {
-            Some((k, _)) if SECRET_PARAMS.contains(&k) => format!("{k}=[redacted]"),
-            _ => pair.to_string(),
-        })
-        .collect();
-    format!("{path}?{}", query.join("&"))
+    format!("{path}?{}", crate::config::redact::query(query))
 }
 
 #[cfg(test)]
@@ -159,12 +151,26 @@ mod tests {
     fn credentials_in_the_query_are_redacted_in_the_access_log() {
         assert_eq!(
             redacted_target("/r/sale/ws", "token=abc.def&return=/x"),
-            "/r/sale/ws?token=[redacted]&return=/x"
+            "/r/sale/ws?token=[set]&return=/x"
         );
         assert_eq!(
             redacted_target("/shop", "anteroom_pass=eyJ.a.b&lang=zh"),
-            "/shop?anteroom_pass=[redacted]&lang=zh"
+            "/shop?anteroom_pass=[set]&lang=zh"
         );
         assert_eq!(redacted_target("/r/sale", ""), "/r/sale");
+    }
+
+    /// Issue 28 finding 9: `?enqueue_token=` was written whole in the access log.
+    #[test]
+    fn an_enqueue_token_is_redacted_however_its_name_is_written() {
+        for q in [
+            "enqueue_token=eyJ.s.t",
+            "enqueue%5Ftoken=eyJ.s.t",
+            "Enqueue_Token=eyJ.s.t",
+        ] {
+            let line = redacted_target("/r/sale", &format!("lang=en&{q}"));
+            assert!(!line.contains("eyJ"), "{line}");
+            assert!(line.ends_with("=[set]"), "{line}");
+        }
     }
 }

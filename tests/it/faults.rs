@@ -319,7 +319,8 @@ async fn an_instance_killed_with_1000_sockets_loses_no_place() {
     let redis = RedisServer::start();
     let prefix = crate::helpers::prefix();
     let mut a = crate::helpers::ServerProcess::start(&format!(
-        "redis_url = \"{}\"\nkey_prefix = \"{prefix}\"\n[[rooms]]\nid = \"r\"\ncapacity = 1\nsession_ttl_secs = 600\nheartbeat_timeout_secs = 60\ntarget_url = \"http://example.test/\"\n",
+        // 1,000 places from one address (127.0.0.1): the default cap per address is off.
+        "redis_url = \"{}\"\nkey_prefix = \"{prefix}\"\n[[rooms]]\nid = \"r\"\ncapacity = 1\nsession_ttl_secs = 600\nheartbeat_timeout_secs = 60\ntarget_url = \"http://example.test/\"\nmax_places_per_ip = 0\n",
         redis.url()
     ));
     let b = spawn_app(test_settings(
@@ -328,6 +329,7 @@ async fn an_instance_killed_with_1000_sockets_loses_no_place() {
         vec![anteroom::config::RoomConfig {
             session_ttl_secs: 600,
             heartbeat_timeout_secs: 60,
+            max_places_per_ip: 0,
             ..room("r", 1)
         }],
     ))

@@ -21,6 +21,7 @@ mod examples;
 mod faults;
 mod fuzz;
 mod gateway;
+mod hardening;
 mod history;
 mod hostile;
 mod hostile_table;

@@ -242,10 +242,12 @@ fn put_body(mut body: Map<String, Value>) -> Result<PutRoomBody, ApiError> {
             ));
         }
     }
-    // The secret is shown as "[set]": a configuration sent back as it was read keeps it.
-    if body.get("webhook_secret").and_then(Value::as_str) == Some(crate::config::webhook::REDACTED)
-    {
-        body.remove("webhook_secret");
+    // Secrets are shown as "[set]": a configuration sent back as it was read keeps them
+    // (a `webhook_url` shown with its credentials hidden: `domain::admin`).
+    for field in ["webhook_secret", "entry_secret"] {
+        if body.get(field).and_then(Value::as_str) == Some(crate::config::redact::SET) {
+            body.remove(field);
+        }
     }
     let patch = serde_json::from_value(Value::Object(body))
         .map_err(|e| malformed(format!("the request body is not valid JSON: {e}")))?;

@@ -415,12 +415,30 @@ pub struct ServerProcess {
     pub port: u16,
     child: std::process::Child,
     _dir: tempfile::TempDir,
+    /// Where [`Self::start_logged`] keeps the process's output.
+    log: Option<std::path::PathBuf>,
 }
 
 impl ServerProcess {
     /// Starts the binary with `extra` TOML appended to a test configuration (port, keys,
     /// limits off, admin off, one room `r` of capacity 1 unless `extra` has rooms).
     pub fn start(extra: &str) -> Self {
+        Self::start_with(extra, &[("ANTEROOM_LOG", "warn")], false)
+    }
+
+    /// As [`Self::start`], with the environment `env` (`ANTEROOM_…` overrides the file:
+    /// `ANTEROOM_ADMIN__ENABLED`), and the process's log kept for [`Self::log`].
+    pub fn start_logged(extra: &str, env: &[(&str, &str)]) -> Self {
+        Self::start_with(extra, env, true)
+    }
+
+    /// Everything the process has logged so far ([`Self::start_logged`]).
+    pub fn log(&self) -> String {
+        let path = self.log.as_ref().expect("started with start_logged");
+        String::from_utf8_lossy(&std::fs::read(path).unwrap()).into_owned()
+    }
+
+    fn start_with(extra: &str, env: &[(&str, &str)], logged: bool) -> Self {
         let port = free_port();
         let dir = tempfile::tempdir().unwrap();
         let cfg = dir.path().join("anteroom.toml");
@@ -431,11 +449,22 @@ impl ServerProcess {
             ),
         )
         .unwrap();
+        let log = logged.then(|| dir.path().join("anteroom.log"));
+        let out = || match &log {
+            Some(path) => std::process::Stdio::from(
+                std::fs::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(path)
+                    .unwrap(),
+            ),
+            None => std::process::Stdio::null(),
+        };
         let child = std::process::Command::new(env!("CARGO_BIN_EXE_anteroom"))
             .args(["--config", cfg.to_str().unwrap()])
-            .env("ANTEROOM_LOG", "warn")
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
+            .envs(env.iter().copied())
+            .stdout(out())
+            .stderr(out())
             .spawn()
             .expect("the anteroom binary");
         wait_for_port(port, "the anteroom process to listen");
@@ -443,6 +472,7 @@ impl ServerProcess {
             port,
             child,
             _dir: dir,
+            log,
         }
     }
 
