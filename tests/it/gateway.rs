@@ -13,6 +13,7 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 use tokio_tungstenite::tungstenite::Message;
 
+use crate::helpers::raw;
 use crate::helpers::upstream::Upstream;
 use crate::helpers::{
     client, cookie_pair, free_port, prefix, room, spawn_app, test_settings, wait_until,
@@ -584,11 +585,141 @@ async fn a_bypass_rule_passes_the_gateway_and_a_near_miss_does_not() {
         get("/checkout/static/app.css", "").await.unwrap().status(),
         200
     );
-    // `..%2F` climbs out of /checkout/static/ as the upstream reads it: no bypass.
+    // `..%2F` climbs out of /checkout/static/ as nginx reads it: refused, no bypass.
     assert_eq!(
         get("/checkout/static/..%2Fpay", "").await.unwrap().status(),
-        302
+        400
     );
+}
+
+/// Finding 4 of issue 28: a `host` route guards its host however the request spells it
+/// (case, one trailing dot, a port); a `Host` that names no host is refused.
+#[tokio::test]
+async fn a_host_route_guards_its_host_however_it_is_spelled() {
+    let s = site(|s| {
+        s.gateway.routes.push(GatewayRoute {
+            host: Some("tickets.example".into()),
+            path_prefix: "/".into(),
+            room: "other".into(),
+        })
+    })
+    .await;
+    let port = s.app.gateway_port.unwrap();
+    let get = |host: String| async move { raw::get(port, "/", Some(&host), &[]).await };
+
+    assert_eq!(get("shop.example".into()).await.status, 200, "another host");
+    for host in [
+        "tickets.example".to_string(),
+        "tickets.example.".into(),
+        "TICKETS.example.".into(),
+        format!("tickets.example.:{port}"),
+        format!("Tickets.Example:{port}"),
+    ] {
+        let r = get(host.clone()).await;
+        assert_eq!(r.status, 302, "{host}: {r:?}");
+        assert!(
+            r.header("location").unwrap().contains("/r/other?return="),
+            "{host}: {r:?}"
+        );
+    }
+    for host in ["tickets..example", "tickets.example..", "tickets.example:x"] {
+        let r = get(host.into()).await;
+        assert_eq!(r.status, 400, "{host}: {r:?}");
+        let v: Value = serde_json::from_str(&r.body).unwrap();
+        assert_eq!(v["error"]["code"], "bad_host", "{host}");
+    }
+}
+
+/// Finding 5 of issue 28: each path form that two readers take differently is refused
+/// (`400 bad_path`, never proxied) or guarded as the site routes it (any case, `/shop`
+/// under a `/shop/` route); a plain path under a `path` rule still passes.
+#[tokio::test]
+async fn hostile_paths_are_refused_or_guarded_as_the_site_reads_them() {
+    let s = site(|s| {
+        s.bypass = vec![BypassRule {
+            name: "static".into(),
+            path: Some("/checkout/static/*".into()),
+            ..Default::default()
+        }];
+        s.gateway.routes.push(GatewayRoute {
+            host: None,
+            path_prefix: "/shop/".into(),
+            room: "sale".into(),
+        });
+    })
+    .await;
+    let port = s.app.gateway_port.unwrap();
+    for path in [
+        "/checkout/static/x%3F/deeper/pay",
+        "/checkout/static/x%23/deeper",
+        "/checkout/static/..%2Fpay",
+        "/checkout%2fpay",
+        "/x/..%5ccheckout/pay",
+        "/x/..\\checkout/pay",
+        "/a/%2e%2e/checkout",
+        "/checkout/static/.%2E/pay",
+        "/a/../checkout",
+        "/checkout%00",
+        "/checkout/%zz",
+    ] {
+        let r = raw::get(port, path, Some("shop.example"), &[]).await;
+        assert_eq!(r.status, 400, "{path}: {r:?}");
+        if !path.contains('\\') {
+            let v: Value = serde_json::from_str(&r.body).unwrap();
+            assert_eq!(v["error"]["code"], "bad_path", "{path}");
+        }
+    }
+    for path in [
+        "/CHECKOUT/pay",
+        "/Checkout",
+        "/shop",
+        "/SHOP/cart",
+        "//checkout",
+    ] {
+        let r = raw::get(port, path, Some("shop.example"), &[]).await;
+        assert_eq!(r.status, 302, "{path}: {r:?}");
+    }
+    let r = raw::get(port, "/checkout/static/app.css", Some("shop.example"), &[]).await;
+    assert_eq!(r.status, 200, "{r:?}");
+    let v: Value = serde_json::from_str(&r.body).unwrap();
+    assert_eq!(v["headers"]["x-anteroom-bypass"], "static");
+}
+
+/// Finding 7 of issue 28: the redirect that turns `?anteroom_pass=` into a cookie always
+/// stays on the site, however many slashes the path starts with.
+#[tokio::test]
+async fn the_pass_adoption_redirect_never_leaves_the_site() {
+    let s = site(|_| {}).await;
+    let port = s.app.gateway_port.unwrap();
+    let (pass, _) = pass_of(&s.app, "sale").await;
+    for (path, want) in [
+        ("//evil.example/x", "/evil.example/x"),
+        ("///evil.example", "/evil.example"),
+        ("//evil.example/x?a=1&", "/evil.example/x?a=1"),
+        ("/checkout/cart?item=5&", "/checkout/cart?item=5"),
+    ] {
+        let sep = if path.contains('?') { "" } else { "?" };
+        let target = format!("{path}{sep}anteroom_pass={pass}");
+        let r = raw::get(port, &target, Some("shop.example"), &[]).await;
+        assert_eq!(r.status, 302, "{target}: {r:?}");
+        assert_eq!(r.header("location"), Some(want), "{target}");
+        assert!(
+            r.header("set-cookie")
+                .unwrap()
+                .starts_with("anteroom_pass_sale="),
+            "{r:?}"
+        );
+    }
+    // A backslash is refused before any pass is looked at.
+    let r = raw::get(
+        port,
+        &format!("/\\evil.example?anteroom_pass={pass}"),
+        Some("shop.example"),
+        &[],
+    )
+    .await;
+    assert_eq!(r.status, 400, "{r:?}");
+    assert_eq!(r.header("location"), None);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

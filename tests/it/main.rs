@@ -36,6 +36,7 @@ mod pages;
 mod pow;
 mod reaper;
 mod recovery;
+mod request_target;
 mod sentinel;
 mod tls;
 mod webhooks;

@@ -295,3 +295,75 @@ async fn nginx_auth_request_honours_bypass_rules() {
     assert!(count("monitor") >= 1, "{m}");
     assert_eq!(count("assets"), 1, "{m}");
 }
+
+/// Finding 3 of issue 28: with the documented recipe (`X-Original-URI $request_uri`) a
+/// path nginx resolves out of a bypassed folder (`/assets/..%2fcheckout%2f` is
+/// `/checkout/` to nginx) gets no bypass at `verify`: it needs a pass like the page it
+/// names. `verify` reads the path as the gateway does; what the reader refuses goes to the
+/// pass check, never to a `path` rule.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn nginx_a_path_climbing_out_of_a_bypassed_folder_needs_a_pass() {
+    let redis = RedisServer::start();
+    let nginx_port = free_port();
+    let mut settings = test_settings(
+        Some(redis.url()),
+        &crate::helpers::prefix(),
+        vec![RoomConfig {
+            target_url: format!("http://127.0.0.1:{nginx_port}/checkout/"),
+            ..room("sale", 1)
+        }],
+    );
+    settings.bypass = vec![anteroom::config::BypassRule {
+        name: "assets".into(),
+        path: Some("/assets/*".into()),
+        ..Default::default()
+    }];
+    let app = spawn_app(settings).await;
+    let nginx = Nginx::start(nginx_port, app.port, "sale");
+
+    let r =
+        crate::helpers::raw::get(nginx.port, "/assets/app.css", Some("shop.example"), &[]).await;
+    assert_eq!(
+        (r.status, r.body.as_str()),
+        (200, "body{}"),
+        "the rule still passes its folder"
+    );
+    for path in [
+        "/assets/..%2fcheckout%2f",
+        "/assets/..%2Fcheckout%2Findex.html",
+        "/assets/%2e%2e%2fcheckout%2f",
+    ] {
+        let r = crate::helpers::raw::get(nginx.port, path, Some("shop.example"), &[]).await;
+        assert_eq!(r.status, 302, "{path}: {r:?}");
+        assert!(
+            r.header("location").unwrap().ends_with("/r/sale"),
+            "{path}: {r:?}"
+        );
+    }
+    // Asked directly: 401, never `{"bypass":...}`; a pass still gets in.
+    let verify = |uri: &'static str| {
+        app.client
+            .get(app.url("/api/rooms/sale/verify"))
+            .header("X-Original-URI", uri)
+    };
+    for uri in [
+        "/assets/..%2fcheckout%2findex.html",
+        "/assets/x%3F/..%2f..%2fcheckout",
+        "/assets/..\\checkout",
+    ] {
+        let r = verify(uri).send().await.unwrap();
+        assert_eq!(r.status(), 401, "{uri}");
+        assert!(r.headers().get("x-anteroom-bypass").is_none(), "{uri}");
+    }
+    let pass = app.join("sale").await.body["pass"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let r = verify("/assets/..%2fcheckout%2findex.html")
+        .bearer_auth(&pass)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    assert!(r.headers().get("x-anteroom-bypass").is_none());
+}
