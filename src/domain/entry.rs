@@ -23,6 +23,8 @@ pub enum EntryError {
     Required,
     #[error("the enqueue token has expired; get a new one from the site")]
     Expired,
+    #[error("the enqueue token is not valid yet (its nbf is in the future)")]
+    NotYetValid,
     #[error("the enqueue token is for another room")]
     WrongRoom,
     #[error("the enqueue token is not valid (signature, algorithm or claims)")]
@@ -37,6 +39,7 @@ impl EntryError {
         match self {
             Self::Required => "token_required",
             Self::Expired => "token_expired",
+            Self::NotYetValid => "token_not_yet_valid",
             Self::WrongRoom => "token_wrong_room",
             Self::Invalid => "token_invalid",
             Self::NoKey => "token_not_accepted",
@@ -106,15 +109,19 @@ impl EntryKey {
         Ok(key)
     }
 
-    /// Checks a token for `room`: signature and algorithm, `exp` (with
-    /// [`LEEWAY_SECS`]), `room`, and a non-empty `sub` of at most [`MAX_SUB`] bytes.
+    /// Checks a token for `room`: signature and algorithm, `exp` and, when present, `nbf`
+    /// (each with [`LEEWAY_SECS`]), `room`, and a non-empty `sub` of at most [`MAX_SUB`]
+    /// bytes. A site that signs tokens ahead of a sale with `nbf` at its start gets them
+    /// refused until then (before issue 28, `nbf` was not read at all).
     pub fn check(&self, token: &str, room: &str) -> Result<EntryClaims, EntryError> {
         let mut v = Validation::new(self.alg);
         v.leeway = LEEWAY_SECS;
+        v.validate_nbf = true;
         v.set_required_spec_claims(&["exp", "sub"]);
         let claims = jsonwebtoken::decode::<EntryClaims>(token, &self.key, &v)
             .map_err(|e| match e.kind() {
                 jsonwebtoken::errors::ErrorKind::ExpiredSignature => EntryError::Expired,
+                jsonwebtoken::errors::ErrorKind::ImmatureSignature => EntryError::NotYetValid,
                 _ => EntryError::Invalid,
             })?
             .claims;
@@ -165,6 +172,30 @@ mod tests {
             &EncodingKey::from_secret(secret.as_bytes()),
         )
         .unwrap()
+    }
+
+    /// Issue 28 finding 11: a token whose `nbf` was an hour away was honoured at once.
+    #[test]
+    fn a_token_is_refused_before_its_nbf() {
+        let cfg = room();
+        let token = |nbf: serde_json::Value| {
+            hs(
+                serde_json::json!({"sub": "u", "room": "sale", "exp": now() + 7200, "nbf": nbf}),
+                SECRET,
+            )
+        };
+        assert_eq!(
+            check(&cfg, &token(serde_json::json!(now() + 3600))),
+            Err(EntryError::NotYetValid)
+        );
+        assert_eq!(EntryError::NotYetValid.code(), "token_not_yet_valid");
+        // Within the leeway, or past: good. Not a number: invalid.
+        assert!(check(&cfg, &token(serde_json::json!(now() + LEEWAY_SECS - 5))).is_ok());
+        assert!(check(&cfg, &token(serde_json::json!(now() - 60))).is_ok());
+        assert_eq!(
+            check(&cfg, &token(serde_json::json!("soon"))),
+            Err(EntryError::Invalid)
+        );
     }
 
     #[test]

@@ -173,7 +173,7 @@ async fn read_body(mut payload: web::Payload) -> Result<web::BytesMut, ApiError>
     responses(
         (status = 200, description = "Where the visitor stands; sets `anteroom_vid` (and `anteroom_pass_{room}` when admitted).", body = VisitorView),
         (status = 400, description = "`malformed_json`, `body_too_large`, `bad_request` (an `Authorization` or challenge header that is not text).", body = ErrorBody),
-        (status = 401, description = "`invalid_token`; enqueue tokens: `token_required`, `token_expired`, `token_wrong_room`, `token_invalid`, `token_not_accepted`; place receipts: `receipt_invalid`, `receipt_expired`, `receipt_foreign`.", body = ErrorBody, headers(("WWW-Authenticate" = String, description = "`Bearer`"))),
+        (status = 401, description = "`invalid_token`; enqueue tokens: `token_required`, `token_expired`, `token_not_yet_valid`, `token_wrong_room`, `token_invalid`, `token_not_accepted`; place receipts: `receipt_invalid`, `receipt_expired`, `receipt_foreign`.", body = ErrorBody, headers(("WWW-Authenticate" = String, description = "`Bearer`"))),
         (status = 403, description = "`challenge_required`, `challenge_expired`, `challenge_reused`: with a fresh challenge.", body = ChallengeErrorBody),
         (status = 404, description = "`unknown_room`.", body = ErrorBody),
         (status = 408, description = "`request_timeout`: the body did not arrive within 5 s.", body = ErrorBody),
