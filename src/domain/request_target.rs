@@ -13,9 +13,10 @@
 //! - **refused** (`bad_path`): `%2F` and `%5C` (an encoded separator), `\` (WHATWG URL
 //!   readers take it for `/`), `%3F` and `%23` (a `?` or `#` inside a segment, which
 //!   widens a `*` glob), a `.` or `..` segment written plainly or with `%2E` (browsers and
-//!   curl resolve them before sending; nginx resolves them, Express does not), `%00`-`%1F`
-//!   and `%7F` or raw control characters, a `%` without two hex digits (nginx: `400`), and
-//!   a path that does not start with `/`.
+//!   curl resolve them before sending; nginx resolves them, Express does not), a segment
+//!   that is empty, `.` or `..` before a `;` (`/..;x/`, which a servlet container strips
+//!   to `..` and resolves), `%00`-`%1F` and `%7F` or raw control characters, a `%`
+//!   without two hex digits (nginx: `400`), and a path that does not start with `/`.
 //! - **normalised**: other `%XX` decoded once (bytes that are not UTF-8 become U+FFFD),
 //!   `//` merged, the query (from `?`) and a fragment (from a raw `#`, as both programs
 //!   cut it) left out. A trailing slash and `;` are kept as they are (both programs keep
@@ -45,6 +46,9 @@ pub enum BadTarget {
     EncodedDelimiter,
     /// A `.` or `..` segment, plain or with `%2E`.
     DotSegment,
+    /// A segment whose name before its `;` parameters is empty, `.` or `..` (`/..;x/`):
+    /// a servlet container strips the parameters and then resolves it.
+    ParamSegment,
     /// A control character, raw or `%00`-`%1F`, `%7F`.
     Control,
     /// A `%` not followed by two hex digits.
@@ -78,6 +82,9 @@ impl BadTarget {
             Self::Backslash => "the path has a '\\'",
             Self::EncodedDelimiter => "the path has an encoded '?' or '#' (%3F, %23)",
             Self::DotSegment => "the path has a '.' or '..' segment",
+            Self::ParamSegment => {
+                "the path has a segment that is empty, '.' or '..' before its ';'"
+            }
             Self::Control => "the path has a control character",
             Self::BadEscape => "the path has a '%' not followed by two hex digits",
             Self::Host => "the Host header is not a host name",
@@ -129,6 +136,11 @@ pub fn read_path(raw: &str) -> Result<String, BadTarget> {
     for seg in decoded.split('/').filter(|s| !s.is_empty()) {
         if seg == "." || seg == ".." {
             return Err(BadTarget::DotSegment);
+        }
+        if let Some((name, _)) = seg.split_once(';') {
+            if matches!(name, "" | "." | "..") {
+                return Err(BadTarget::ParamSegment);
+            }
         }
         path.push('/');
         path.push_str(seg);
@@ -243,6 +255,10 @@ mod tests {
             ("/a/../checkout", Err(DotSegment)),
             ("/./checkout", Err(DotSegment)),
             ("/checkout/assets/x/..", Err(DotSegment)),
+            ("/a/..;x/checkout", Err(ParamSegment)),
+            ("/.;/checkout", Err(ParamSegment)),
+            ("/;x/checkout", Err(ParamSegment)),
+            ("/checkout/assets;x/pay", Ok("/checkout/assets;x/pay")),
             ("/a/%2e%2e/checkout", Err(DotSegment)),
             ("/checkout/assets/.%2E/pay", Err(DotSegment)),
             ("/checkout/%2e/pay", Err(DotSegment)),

@@ -287,6 +287,7 @@ async fn each_hostile_form_is_refused_or_read_as_nginx_and_express_route_it() {
         ("raw `#`", "/checkout/assets/x#/../../pay", SHOP),
         ("`;`", "/checkout;a=b/pay", SHOP),
         ("`;`", "/checkout/assets;x/pay", SHOP),
+        ("`..;`", "/checkout/assets/..;x/pay", SHOP),
         ("case", "/CHECKOUT/pay", SHOP),
         ("case", "/Checkout/Assets/app.css", SHOP),
         ("trailing slash", "/checkout", SHOP),
