@@ -310,6 +310,9 @@ struct Room {
     hold_until: u64,
     /// Visitors dropped for silence → when (kept for `AWAY_KEEP_MS`).
     away: HashMap<String, u64>,
+    /// Queued visitors whose page is hidden → their spell's first hide (`st:hidden` in
+    /// Lua, `hold_away`), pruned two graces on.
+    hidden: HashMap<String, u64>,
     /// Places by group (`join_limited`): group → visitors, pruned lazily.
     groups: HashMap<String, Vec<String>>,
     /// Visitors let in from the line and not seen since (as `:u` in the Lua session
@@ -1082,9 +1085,20 @@ impl Store for MemoryStore {
             if !r.queue.contains(v) {
                 return false;
             }
+            // As away.lua: held until grace_ms after the first hide of this hidden spell
+            // (a new spell once the heartbeat moved past the old spell's hold).
             let hb_ms = r.cfg.heartbeat_timeout_secs * 1000;
             if grace_ms > hb_ms {
-                r.set_heartbeat(v, now + grace_ms - hb_ms);
+                let hb = r.heartbeats.get(v).copied().unwrap_or(0);
+                let first = match r.hidden.get(v) {
+                    Some(&first) if hb <= first + grace_ms - hb_ms => first,
+                    _ => {
+                        r.hidden.insert(v.to_string(), now);
+                        now
+                    }
+                };
+                r.set_heartbeat(v, first + grace_ms - hb_ms);
+                r.hidden.retain(|_, at| *at + 2 * grace_ms >= now);
             }
             true
         })

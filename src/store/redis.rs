@@ -1164,6 +1164,7 @@ impl Store for RedisStore {
         // This half hour's per-minute statistics (they would expire on their own).
         let minute = crate::clock::wall_ms() / 60_000;
         del.arg(format!("{}:away", self.room_key(room, "st")));
+        del.arg(format!("{}:hidden", self.room_key(room, "st")));
         del.arg(format!("{}:gone", self.room_key(room, "st")));
         del.arg(format!("{}:stream", self.room_key(room, "st")));
         del.arg(format!("{}:ends", self.room_key(room, "st")));

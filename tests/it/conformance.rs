@@ -1840,6 +1840,41 @@ async fn a_hidden_page_keeps_its_place_past_the_heartbeat_timeout(b: Backend) {
     ));
 }
 
+/// Issue 28 finding 11: one `away` beacon every so often held a place forever (each
+/// moved the hold to now + grace). The hold is counted from the first hide: beacons sent
+/// all along do not stretch it, and the silent visitor is reaped about a grace after it.
+async fn a_hidden_page_is_held_a_grace_from_its_first_hide_however_often_it_says_so(b: Backend) {
+    let b = b
+        .with_room(RoomConfig {
+            paused: true,
+            heartbeat_timeout_secs: 1,
+            ..room("r", 1)
+        })
+        .await;
+    let s = &b.store;
+    s.join("r", &v(0)).await.unwrap();
+    s.join("r", &v(1)).await.unwrap();
+    let grace_ms = 2_000;
+    let first_hide = std::time::Instant::now();
+    assert!(s.hold_away("r", &v(0), grace_ms).await.unwrap());
+    // A beacon every 200 ms (the old code held 2 s past the last one: never reaped),
+    // while v1 stays with its heartbeats (a status).
+    wait_until(DEADLINE, "the hidden visitor to be reaped", || async {
+        let _ = s.hold_away("r", &v(0), grace_ms).await.unwrap();
+        s.status("r", &v(1)).await.unwrap();
+        s.reap("r", 100).await.unwrap();
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        (s.stats("r").await.unwrap().queue_length == 1).then_some(())
+    })
+    .await;
+    let held = first_hide.elapsed();
+    assert!(
+        held >= Duration::from_millis(grace_ms - 300),
+        "held only {held:?}"
+    );
+    assert_eq!(s.status("r", &v(1)).await.unwrap().position, 1);
+}
+
 /// The room's stream of events for the shop: each change adds its event in the same
 /// atomic step (admission, stock unit claimed, sold out, release, closed, opened,
 /// expiry), read in order from any id on.
@@ -2003,6 +2038,7 @@ conformance!(
     a_recreated_room_holds_admissions_while_places_come_back,
     live_sessions_are_listed_with_their_admissions,
     a_hidden_page_keeps_its_place_past_the_heartbeat_timeout,
+    a_hidden_page_is_held_a_grace_from_its_first_hide_however_often_it_says_so,
     every_change_adds_its_event_to_the_rooms_stream,
     admissions_from_the_line_carry_their_ticket,
     revocations_are_read_in_order_from_a_cursor,
