@@ -947,6 +947,14 @@ impl Hub {
             .filter_map(|(i, (v, _))| {
                 let w = r.visitors.get(v)?;
                 let (ticket, joined) = w.place.filter(|_| !w.admitted)?;
+                // A place that ended on purpose (left, removed, flushed, let in) stays
+                // ended, whichever instance ended it (domain::ended).
+                let e = &self.engine;
+                if e.ended.place_is_ended(room, v, ticket, joined)
+                    || e.known_sessions.admitted_since(room, v, joined)
+                {
+                    return None;
+                }
                 Some((i, ticket, joined, w.losses_seen))
             })
             .collect();

@@ -112,9 +112,11 @@ pub async fn run_keeper(engine: Arc<Engine>, mut known: Option<String>, cancel: 
                     engine.metrics.store_data_loss.inc();
                     engine.note_data_loss();
                     let n = restore_known_sessions(&engine).await;
+                    let ended = reapply_ends(&engine).await;
                     tracing::error!(
                         sessions = n,
-                        "put back the live sessions this instance knew of"
+                        ended,
+                        "put back the live sessions this instance knew of, and wrote again the ends it knew of"
                     );
                 } else {
                     list_sessions(&engine, &known).await;
@@ -141,8 +143,10 @@ async fn after_failover(engine: &Engine) {
     engine.metrics.store_failovers.inc();
     engine.note_data_loss();
     let n = restore_known_sessions(engine).await;
+    let ended = reapply_ends(engine).await;
     tracing::error!(
         sessions = n,
+        ended,
         "the store failed over: writes of its last moments may be lost; places come back from sockets and receipts, and the live sessions this instance knew of were put back"
     );
 }
@@ -155,7 +159,11 @@ pub async fn list_sessions(engine: &Engine, known: &Option<String>) {
     use crate::domain::known_sessions::{Look, PAGE};
     use crate::store::SessionsQuery;
     enum Read {
-        Full(Vec<(String, crate::store::Admission)>, u64),
+        Full(
+            Vec<(String, crate::store::Admission)>,
+            u64,
+            crate::store::SessionsPage,
+        ),
         Changes(crate::store::SessionsPage),
     }
     let began = crate::clock::wall_ms();
@@ -165,26 +173,31 @@ pub async fn list_sessions(engine: &Engine, known: &Option<String>) {
             Look::Full => {
                 // Pages by expiry: each starts at the last expiry of the one before (so a
                 // session at the boundary may come twice; the map keeps one).
-                let (mut all, mut from, mut first_now) = (Vec::new(), 0, None);
+                // The first page also brings the releases since the last look (all that
+                // the store remembers at the first look) and the last flush, for the
+                // ledger of what ended.
+                let mut gone_after = Some(engine.known_sessions.gone_cursor(&cfg.id).unwrap_or(0));
+                let (mut all, mut from, mut first) = (Vec::new(), 0, None);
                 loop {
                     let q = SessionsQuery {
                         expires_from: from,
-                        gone_after: None,
+                        gone_after: gone_after.take(),
                         limit: PAGE,
                     };
-                    let Ok(page) = engine.store.sessions(&cfg.id, &q).await else {
+                    let Ok(mut page) = engine.store.sessions(&cfg.id, &q).await else {
                         return;
                     };
-                    first_now.get_or_insert(page.now_ms);
                     let n = page.sessions.len();
                     let last = page.sessions.last().map(|(_, a)| a.expires_at_ms);
-                    all.extend(page.sessions);
+                    all.append(&mut page.sessions);
+                    first.get_or_insert(page);
                     match last {
                         Some(l) if n as u32 == PAGE && l > from => from = l,
                         _ => break,
                     }
                 }
-                Read::Full(all, first_now.unwrap_or(0))
+                let first = first.unwrap_or_default();
+                Read::Full(all, first.now_ms, first)
             }
             Look::Changes {
                 expires_from,
@@ -209,12 +222,72 @@ pub async fn list_sessions(engine: &Engine, known: &Option<String>) {
     }
     for (room, read) in reads {
         match read {
-            Read::Full(all, store_now) => {
+            Read::Full(all, store_now, first) => {
+                note_ends(engine, &room, &first);
                 engine.known_sessions.listed(&room, all, store_now, began)
             }
-            Read::Changes(page) => engine.known_sessions.changed(&room, page, began),
+            Read::Changes(page) => {
+                note_ends(engine, &room, &page);
+                engine.known_sessions.changed(&room, page, began)
+            }
         }
     }
+    engine.ended.sweep(crate::clock::wall_ms());
+}
+
+/// Writes what a look read of what ended (releases, the last flush) into the instance's
+/// ledger ([`crate::domain::ended`]), before the picture of live sessions forgets the
+/// sessions released.
+fn note_ends(engine: &Engine, room: &str, page: &crate::store::SessionsPage) {
+    let keep = engine.end_keep_ms(room);
+    // The first look covers what the store remembers: the last minute of releases.
+    engine
+        .ended
+        .cover_from(page.now_ms.saturating_sub(crate::store::GONE_KEEP_MS));
+    for (visitor, at) in &page.gone {
+        let known = engine.known_sessions.session(room, visitor);
+        let until = known
+            .as_ref()
+            .map_or(0, |a| a.expires_at_ms)
+            .max(page.now_ms + keep);
+        engine.ended.released(room, visitor, *at, until);
+        // The session it ended, by serial when known (exact, whatever the issue second).
+        if let Some(a) = known.filter(|a| a.issued_at_ms <= *at) {
+            engine.ended.session_ended(room, visitor, &a);
+        }
+    }
+    if let Some(at) = page.flushed_at_ms {
+        engine.ended.flushed(room, at);
+    }
+}
+
+/// After a loss or a failover: every session this instance ended whose passes are still
+/// good is written to the store's revocation log again (so gateways that start afresh,
+/// reading the new log, refuse them too), and ended again where the store has it live (a
+/// replica that missed the release). Returns how many were written.
+pub async fn reapply_ends(engine: &Engine) -> usize {
+    use crate::store::Revocation;
+    let mut n = 0;
+    for (room, visitor, serial, exp) in engine.ended.ended_sessions(crate::clock::wall_ms()) {
+        if let Ok(true) = engine.store.session_live(&room, &visitor, serial).await {
+            if let Err(e) = engine.store.release_ended(&room, &visitor).await {
+                tracing::warn!(room, error = %e, "could not end again a session that ended before the fault");
+            }
+        }
+        let r = Revocation {
+            room: room.clone(),
+            visitor,
+            serial,
+            expires_at_ms: exp,
+        };
+        match engine.store.revoke(&r).await {
+            Ok(()) => n += 1,
+            Err(e) => {
+                tracing::warn!(room, error = %e, "could not write an ended session to the revocation log again")
+            }
+        }
+    }
+    n
 }
 
 /// Puts back every live session this instance knew of (after the store lost its data);
@@ -224,6 +297,13 @@ pub async fn list_sessions(engine: &Engine, known: &Option<String>) {
 pub async fn restore_known_sessions(engine: &Engine) -> usize {
     let mut live = 0;
     for (room, visitor, a) in engine.known_sessions.unexpired(crate::clock::wall_ms()) {
+        // Ended since the last look (here, or read from the store): it stays ended.
+        if engine
+            .ended
+            .session_is_ended(&room, &visitor, a.serial, a.issued_at_ms)
+        {
+            continue;
+        }
         // Live already (a failover that kept it): nothing to put back, nothing counted.
         if let Ok(true) = engine.store.session_live(&room, &visitor, a.serial).await {
             continue;

@@ -43,6 +43,9 @@ pub struct Metrics {
     /// Places put back after the store lost its data (this instance's sockets, by its
     /// hub; place receipts, by the join).
     pub places_restored: IntCounterVec,
+    /// Place receipts presented after a data loss for places that ended (or that this
+    /// instance cannot vouch for): joined at the back instead.
+    pub receipts_refused: IntCounterVec,
     /// Queued visitors whose page went to the background and had the place held longer.
     pub hidden_holds: IntCounterVec,
     /// Admissions put back from passes after the store lost its data.
@@ -192,6 +195,12 @@ impl Metrics {
                 &r,
                 "anteroom_places_restored_total",
                 "Places put back after the store lost its data (sockets by the hub, place receipts by the join)",
+                &["room"],
+            ),
+            receipts_refused: counter(
+                &r,
+                "anteroom_receipts_refused_total",
+                "Place receipts presented after a data loss for places that ended, or that this instance cannot vouch for: joined at the back",
                 &["room"],
             ),
             lane_unknown: counter(

@@ -152,11 +152,18 @@ impl Application {
             data_losses: Default::default(),
             known_epoch: Default::default(),
             known_sessions: Default::default(),
+            ended: Default::default(),
             forecasts: Default::default(),
             room_cache: Default::default(),
             pow,
             line_views: crate::domain::line_view::LineViews::new(settings.store.local_status),
         });
+        // A first look at the live sessions and at what ended (the last minute of
+        // releases, the last flush) before the first request: what ended before this
+        // instance started is known to it from the start (domain::ended).
+        if known_epoch.is_some() {
+            crate::keeper::list_sessions(&engine, &known_epoch).await;
+        }
 
         let mut background = vec![
             tokio::spawn(run_reaper(

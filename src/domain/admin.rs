@@ -411,6 +411,9 @@ pub async fn flush(engine: &Engine, who: &str, room: &str) -> Result<u64, Domain
         .await
         .map_err(|e| engine.store_failed("admin", room, e))?;
     engine.line_views.drop_room(room);
+    // No place taken before now comes back after a data loss (domain::ended); the other
+    // instances read the flush's time from the store at their next look.
+    engine.ended.flushed(room, crate::clock::wall_ms());
     audit(engine, who, room, "flush queue", json!(n), json!(0)).await;
     Ok(n)
 }

@@ -138,6 +138,8 @@ pub struct Engine {
     /// The live sessions this instance knows: the keeper puts them back after the store
     /// lost its data.
     pub known_sessions: crate::domain::known_sessions::KnownSessions,
+    /// The sessions and places this instance knows ended: no recovery puts them back.
+    pub ended: crate::domain::ended::EndedLedger,
     /// Per-room ETA schedules, refreshed once a second.
     pub forecasts: Forecasts,
     /// Room configurations for the join's entry check, read at most once a second.
@@ -245,9 +247,12 @@ impl Engine {
     }
 
     /// A pass whose session the store does not have: if the store lost its data after the
-    /// pass was issued, put the admission back from the pass (it counts against capacity
-    /// again) and say whether it is live now. Sessions that ended on purpose before the
-    /// loss (released, removed) come back too: their end was in the lost data.
+    /// pass was issued, and this instance knew the session live (listed by its keeper, or
+    /// signed here since its last look) and not ended since, put the admission back (it
+    /// counts against capacity again) and say whether it is live now. A pass whose
+    /// session this instance did not know live is refused: presenting a pass proves it
+    /// was issued, not that its session was still running at the loss
+    /// (docs/operations.md#what-ended-stays-ended).
     async fn restore_session_from(
         &self,
         room: &str,
@@ -255,14 +260,18 @@ impl Engine {
         serial: u64,
     ) -> bool {
         let issued_ms = claims.iat * 1000;
+        let Some(a) = self.known_sessions.knows(room, &claims.sub, serial) else {
+            return false;
+        };
+        if self
+            .ended
+            .session_is_ended(room, &claims.sub, serial, a.issued_at_ms)
+        {
+            return false;
+        }
         if !self.store_lost_data_after(issued_ms).await {
             return false;
         }
-        let a = Admission {
-            serial,
-            issued_at_ms: issued_ms,
-            expires_at_ms: claims.exp * 1000,
-        };
         match self.store.restore_session(room, &claims.sub, &a).await {
             Ok(true) => {
                 self.metrics
@@ -294,6 +303,24 @@ impl Engine {
             (Some(k), Ok(e)) => k != e,
             _ => false,
         }
+    }
+
+    /// How long an end in `room` is remembered in [`Self::ended`] past now (ms): as long
+    /// as a pass issued now or a place receipt could be presented, plus a minute.
+    pub fn end_keep_ms(&self, room: &str) -> u64 {
+        self.declared_rooms
+            .iter()
+            .find(|r| r.id == room)
+            .map_or(3_600_000, |r| {
+                r.session_ttl_secs.max(r.heartbeat_timeout_secs) * 1000 + 60_000
+            })
+    }
+
+    /// Whether `room` draws its admissions at random (its cached configuration).
+    async fn is_random(&self, room: &str) -> bool {
+        self.room_config_cached(room)
+            .await
+            .is_ok_and(|c| c.mode == crate::config::QueueMode::Random)
     }
 
     /// Whether `room` is declared in the configuration.
@@ -441,7 +468,21 @@ impl Engine {
             VisitorState::Queued if s.position > 0 => self.forecast(room).await,
             _ => None,
         };
-        let (eta, eta_reason) = eta_for(s, forecast.as_deref());
+        // Random mode: the visitor's rank is their draw, which nothing they receive may
+        // tell before admission; the estimate is the one of the back of the line, as
+        // the socket gives it (hub), for everyone waiting.
+        let drawn;
+        let for_eta =
+            if s.state == VisitorState::Queued && s.position > 0 && self.is_random(room).await {
+                drawn = Snapshot {
+                    position: s.queue_length,
+                    ..s.clone()
+                };
+                &drawn
+            } else {
+                s
+            };
+        let (eta, eta_reason) = eta_for(for_eta, forecast.as_deref());
         let (pass, redirect_url, expires_at, admitted_at) = match (&s.admission, s.state) {
             (Some(a), VisitorState::Admitted) => {
                 let pass = self.passes.issue(room, visitor.as_str(), a);
@@ -567,6 +608,24 @@ impl Engine {
             return Ok(None);
         }
         if !self.store_lost_data_after(p.iat_s * 1000).await {
+            return Ok(None);
+        }
+        // Only a place this instance can vouch did not end: it saw every end in the
+        // room since the place was taken (its keeper's first look came before), and
+        // none of them (released, left, removed, flushed, let in) was this place's. An
+        // ended place's receipt is an ordinary join: at the back.
+        let ended = !self.ended.covers(p.joined_at_ms)
+            || self
+                .ended
+                .place_is_ended(room, visitor.as_str(), p.ticket, p.joined_at_ms)
+            || self
+                .known_sessions
+                .admitted_since(room, visitor.as_str(), p.joined_at_ms);
+        if ended {
+            self.metrics
+                .receipts_refused
+                .with_label_values(&[room])
+                .inc();
             return Ok(None);
         }
         let s = self
@@ -927,6 +986,19 @@ impl Engine {
     /// while the store is unreachable.
     pub async fn verify_pass(&self, room: &str, token: &str) -> Result<Verified, DomainError> {
         let claims = self.passes.verify(token, room)?;
+        // Ended here or read ended from the store: refused whatever the store says now (a
+        // replica that missed the release, a store that lost it). The issue second's
+        // last millisecond stands for the issue time, so a release just before this
+        // session began never counts against it.
+        if let Some(serial) = claims.serial() {
+            let issued_by = claims.iat.saturating_mul(1000) + 999;
+            if self
+                .ended
+                .session_is_ended(room, &claims.sub, serial, issued_by)
+            {
+                return Err(DomainError::SessionEnded);
+            }
+        }
         let live = match claims.serial() {
             Some(serial) => self.store.session_live(room, &claims.sub, serial).await,
             None if claims.is_fail_open() => self.store.ping().await.map(|()| false),
@@ -952,6 +1024,19 @@ impl Engine {
                 if matches!(e, StoreError::Unavailable(_))
                     || (matches!(e, StoreError::NoSuchRoom) && self.is_declared(room)) =>
             {
+                // Without the store, a release read from it in the pass's issue second
+                // counts too: the pass may be refused for a session that began after a
+                // release in the same second (a good pass refused during an outage),
+                // never accepted for one that ended.
+                if let Some(serial) = claims.serial() {
+                    let issued_from = claims.iat.saturating_mul(1000);
+                    if self
+                        .ended
+                        .session_is_ended(room, &claims.sub, serial, issued_from)
+                    {
+                        return Err(DomainError::SessionEnded);
+                    }
+                }
                 // Counted, not logged per request: an outage under load would flood the log
                 // (the store failures themselves are logged by the store's callers).
                 tracing::debug!(room, error = %e, "store unreachable: pass checked offline");

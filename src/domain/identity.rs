@@ -170,17 +170,36 @@ impl VisitorSigner {
     /// issued at `iat_s` and good until `exp_s` (seconds since the epoch):
     /// `<room>.<visitor>.<ticket>.<joined_ms>.<iat_s>.<exp_s>.<tag>`. Presented after the
     /// store lost its data, it puts the place back ([`crate::store::Store::restore_place`]).
+    ///
+    /// The ticket is written masked (`x<hex>`, XORed with a key only the server has, per
+    /// room and visitor): in `random` mode the ticket is the visitor's draw, and nothing a
+    /// visitor receives may tell it before admission (a script cycling identities would
+    /// keep the best draws). Receipts with a plain ticket (before masking) are still read.
     pub fn place_receipt(&self, room: &str, id: &VisitorId, p: &PlaceReceipt) -> String {
         let data = format!(
-            "{room}.{}.{}.{}.{}.{}",
+            "{room}.{}.x{:x}.{}.{}.{}",
             id.as_str(),
-            p.ticket,
+            p.ticket ^ self.ticket_mask(room, id),
             p.joined_at_ms,
             p.iat_s,
             p.exp_s
         );
         let tag = self.tag("place-receipt", &data);
         format!("{data}.{tag}")
+    }
+
+    /// The mask a receipt's ticket is written under: 64 bits of an HMAC of the room and
+    /// the visitor under the server's key.
+    fn ticket_mask(&self, room: &str, id: &VisitorId) -> u64 {
+        // unwrap: HMAC accepts keys of any length.
+        let mut m = Hmac::<Sha256>::new_from_slice(&self.key).unwrap();
+        m.update(b"anteroom-receipt-ticket:");
+        m.update(room.as_bytes());
+        m.update(b":");
+        m.update(id.as_str().as_bytes());
+        let d = m.finalize().into_bytes();
+        // unwrap: a SHA-256 HMAC has 32 bytes.
+        u64::from_be_bytes(d[..8].try_into().unwrap())
     }
 
     /// Checks a place receipt for `room` and visitor `id` at `now_s`.
@@ -206,8 +225,15 @@ impl VisitorSigner {
             return Err(ReceiptError::Foreign);
         }
         let n = |s: &str| s.parse::<u64>().map_err(|_| ReceiptError::Invalid);
+        let ticket = match ticket.strip_prefix('x') {
+            Some(hex) => {
+                u64::from_str_radix(hex, 16).map_err(|_| ReceiptError::Invalid)?
+                    ^ self.ticket_mask(room, id)
+            }
+            None => n(ticket)?,
+        };
         let p = PlaceReceipt {
-            ticket: n(ticket)?,
+            ticket,
             joined_at_ms: n(joined)?,
             iat_s: n(iat)?,
             exp_s: n(exp)?,
@@ -317,6 +343,35 @@ mod tests {
                 .unwrap()
                 .matches(id.as_str()));
         }
+    }
+
+    #[test]
+    fn a_receipt_does_not_show_its_ticket_and_reads_it_back() {
+        let s = VisitorSigner::new(b"k");
+        let id = VisitorId::random();
+        let ticket = 0x0000_8a3f_11c2_d4e5; // a random-mode draw
+        let p = PlaceReceipt {
+            ticket,
+            joined_at_ms: 1_000,
+            iat_s: 10,
+            exp_s: 70,
+        };
+        let r = s.place_receipt("room", &id, &p);
+        for shown in [ticket.to_string(), format!("{ticket:x}")] {
+            assert!(!r.contains(&shown), "{r} shows the ticket {shown}");
+        }
+        assert_eq!(s.check_place_receipt(&r, "room", &id, 20), Ok(p.clone()));
+        // Another visitor's mask differs: the same ticket reads differently.
+        let other = VisitorId::random();
+        let r2 = s.place_receipt("room", &other, &p);
+        assert_ne!(r.split('.').nth(2), r2.split('.').nth(2));
+        // Tampering with the masked ticket breaks the tag.
+        let parts: Vec<&str> = r.split('.').collect();
+        let forged = r.replacen(parts[2], "x1", 1);
+        assert_eq!(
+            s.check_place_receipt(&forged, "room", &id, 20),
+            Err(ReceiptError::Invalid)
+        );
     }
 
     #[test]

@@ -65,6 +65,14 @@ impl KnownSessions {
             .insert((room.to_string(), visitor.to_string()), (now_ms, a.clone()));
     }
 
+    /// The latest release seen in `room` (store ms), if it was looked at: a full listing
+    /// asks for the releases since too, so none is missed between two looks.
+    pub fn gone_cursor(&self, room: &str) -> Option<u64> {
+        // unwrap: never poisoned (no panics while held).
+        let m = self.inner.lock().unwrap();
+        m.rooms.get(room).map(|r| r.gone_cursor)
+    }
+
     /// What the look at `room` beginning at `now_ms` should read.
     pub fn next_look(&self, room: &str, now_ms: u64) -> Look {
         // unwrap: never poisoned (no panics while held).
@@ -141,6 +149,66 @@ impl KnownSessions {
         r.looked_at = began_ms;
     }
 
+    /// The session `serial` of `visitor` in `room`, if this instance knows it live (listed,
+    /// or signed here since the last look).
+    pub fn knows(&self, room: &str, visitor: &str, serial: u64) -> Option<Admission> {
+        // unwrap: never poisoned (no panics while held).
+        let m = self.inner.lock().unwrap();
+        let listed = m
+            .rooms
+            .get(room)
+            .and_then(|r| r.sessions.get(visitor))
+            .filter(|a| a.serial == serial);
+        let signed = m
+            .signed
+            .get(&(room.to_string(), visitor.to_string()))
+            .map(|(_, a)| a)
+            .filter(|a| a.serial == serial);
+        listed.or(signed).cloned()
+    }
+
+    /// Whether `visitor` was let into `room` at or after `ms` (store clock), as far as
+    /// this instance knows: a place taken before then ended with that admission.
+    pub fn admitted_since(&self, room: &str, visitor: &str, ms: u64) -> bool {
+        // unwrap: never poisoned (no panics while held).
+        let m = self.inner.lock().unwrap();
+        let listed = m
+            .rooms
+            .get(room)
+            .and_then(|r| r.sessions.get(visitor))
+            .is_some_and(|a| a.issued_at_ms >= ms);
+        listed
+            || m.signed
+                .get(&(room.to_string(), visitor.to_string()))
+                .is_some_and(|(_, a)| a.issued_at_ms >= ms)
+    }
+
+    /// The latest session of `visitor` in `room` this instance knows (listed or signed).
+    pub fn session(&self, room: &str, visitor: &str) -> Option<Admission> {
+        // unwrap: never poisoned (no panics while held).
+        let m = self.inner.lock().unwrap();
+        let listed = m.rooms.get(room).and_then(|r| r.sessions.get(visitor));
+        let signed = m
+            .signed
+            .get(&(room.to_string(), visitor.to_string()))
+            .map(|(_, a)| a);
+        match (listed, signed) {
+            (Some(l), Some(s)) => Some(if s.serial > l.serial { s } else { l }),
+            (l, s) => l.or(s),
+        }
+        .cloned()
+    }
+
+    /// Forgets a session this instance just ended.
+    pub fn forget(&self, room: &str, visitor: &str) {
+        // unwrap: never poisoned (no panics while held).
+        let mut m = self.inner.lock().unwrap();
+        if let Some(r) = m.rooms.get_mut(room) {
+            r.sessions.remove(visitor);
+        }
+        m.signed.remove(&(room.to_string(), visitor.to_string()));
+    }
+
     /// Every session known, still unexpired at `now_ms`: (room, visitor, admission).
     pub fn unexpired(&self, now_ms: u64) -> Vec<(String, String, Admission)> {
         // unwrap: never poisoned (no panics while held).
@@ -214,6 +282,7 @@ mod tests {
                 now_ms: 1_000,
                 sessions: vec![("d".into(), adm(5, 900, 1_600))],
                 gone: vec![("c".into(), 950)],
+                flushed_at_ms: None,
             },
             1_020,
         );
@@ -235,6 +304,7 @@ mod tests {
                 now_ms: 1_100,
                 sessions: vec![],
                 gone: vec![("d".into(), 800)],
+                flushed_at_ms: None,
             },
             2_000,
         );

@@ -13,6 +13,7 @@
 //! - [`pass`]: Ed25519 passes and the JWK set.
 //! - [`identity`]: HMAC-signed visitor ids.
 //! - [`known_sessions`]: the live sessions this instance knows (put back after a data loss).
+//! - [`ended`]: the sessions and places this instance knows ended (never put back).
 //! - [`ratelimit`]: the limited actions and the per-IP limiter.
 //! - [`bypass`]: `[[bypass]]` rules (requests that pass `verify` without a pass).
 //! - [`request_target`]: the one reader of a request's path and host (`verify` and the
@@ -26,6 +27,7 @@
 pub mod admin;
 pub mod admission;
 pub mod bypass;
+pub mod ended;
 pub mod entry;
 pub mod eta;
 pub mod fifo_audit;

@@ -56,9 +56,17 @@ impl Engine {
             .release_ended(room, visitor)
             .await
             .map_err(|e| self.store_failed("release", room, e))?;
+        // What ended stays ended, whatever the store forgets later (domain::ended).
+        let now = crate::clock::wall_ms();
+        if released.held {
+            let until = now + self.end_keep_ms(room);
+            self.ended.left(room, visitor, now, until);
+        }
         let Some(a) = released.session.as_ref() else {
             return Ok(released);
         };
+        self.ended.session_ended(room, visitor, a);
+        self.known_sessions.forget(room, visitor);
         if Some(a.serial) == logged {
             return Ok(released);
         }
@@ -101,6 +109,15 @@ impl Engine {
             serial,
             expires_at_ms: claims.exp.saturating_mul(1000),
         };
+        self.ended.session_ended(
+            room,
+            &claims.sub,
+            &crate::store::Admission {
+                serial,
+                issued_at_ms: claims.iat.saturating_mul(1000),
+                expires_at_ms: r.expires_at_ms,
+            },
+        );
         self.store
             .revoke(&r)
             .await

@@ -298,6 +298,8 @@ struct Room {
     outbox: Vec<(String, Admission)>,
     /// queued visitor → join time (wait statistics).
     join_times: HashMap<String, u64>,
+    /// When the queue was last flushed (`flushed` in `st`, Lua).
+    flushed_at: Option<u64>,
     /// Visitors who released → when (`st:gone` in Lua), kept `GONE_KEEP_MS`:
     /// `restore_session` does not put back a session issued before that.
     gone: HashMap<String, u64>,
@@ -1127,6 +1129,7 @@ impl Store for MemoryStore {
                 now_ms: now,
                 sessions,
                 gone,
+                flushed_at_ms: r.flushed_at,
             }
         })
     }
@@ -1547,9 +1550,10 @@ impl Store for MemoryStore {
     }
 
     async fn flush(&self, room: &str) -> StoreResult<u64> {
-        self.with_room(room, |r, _| {
+        self.with_room(room, |r, now| {
             let n = r.queue.len() as u64;
             r.queue.clear();
+            r.flushed_at = Some(now);
             r.reset_line_log();
             r.heartbeats.clear();
             r.hb_order.clear();

@@ -752,6 +752,9 @@ pub struct SessionsPage {
     pub sessions: Vec<(String, Admission)>,
     /// (visitor, when released), when asked.
     pub gone: Vec<(String, u64)>,
+    /// When the room's queue was last flushed (ms, store clock), if it was: every place
+    /// taken before then ended ([`crate::domain::ended`]).
+    pub flushed_at_ms: Option<u64>,
 }
 
 /// Fixed-window limiter answer.

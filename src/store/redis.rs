@@ -1500,8 +1500,12 @@ impl Store for RedisStore {
             q.limit.to_string(),
         ];
         let a = as_array(self.run_room(&SESSIONS, room, &args).await?)?;
-        let [now, list, gone] = a.as_slice() else {
+        let [now, list, gone, flushed] = a.as_slice() else {
             return Err(protocol("sessions arity"));
+        };
+        let flushed_at_ms = match flushed {
+            redis::Value::Nil => None,
+            v => Some(u(v)?),
         };
         let list = as_array(list.clone())?;
         let gone = as_array(gone.clone())?;
@@ -1534,6 +1538,7 @@ impl Store for RedisStore {
             now_ms: u(now)?,
             sessions,
             gone,
+            flushed_at_ms,
         })
     }
 

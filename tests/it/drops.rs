@@ -533,3 +533,45 @@ async fn random_mode_through_the_api_draws_in_the_order_of_the_seed_revealed_at_
     expected.sort_by_key(|id| digest(&seed, id));
     assert_eq!(order, expected);
 }
+
+/// Issue 28 finding 6: nothing a waiting visitor receives in random mode tells their
+/// draw: not the receipt (which carried the ticket, that is the draw), not the position,
+/// not the estimate (which was the one of their rank). A script cycling identities could
+/// keep the best draws.
+#[tokio::test]
+async fn random_mode_tells_no_visitor_their_draw_before_admission() {
+    let cfg = RoomConfig {
+        mode: anteroom::config::QueueMode::Random,
+        ..room("r", 1)
+    };
+    let (app, _redis) = crate::helpers::redis_app(vec![cfg]).await;
+    assert_eq!(app.join("r").await.state(), "admitted");
+    let mut waiting = Vec::new();
+    for _ in 0..8 {
+        let r = app.join("r").await;
+        assert_eq!(r.state(), "queued");
+        waiting.push(r.token());
+    }
+    let seed = app.engine.store.event_seed("r", "unused").await.unwrap();
+    let mut estimates = std::collections::BTreeSet::new();
+    let mut draws = Vec::new();
+    for token in &waiting {
+        let id = token.split('.').next().unwrap();
+        let draw = anteroom::store::random_score(&seed, id);
+        draws.push(draw);
+        let r = app.status("r", token).await;
+        let text = r.body.to_string();
+        for shown in [draw.to_string(), format!("{draw:x}")] {
+            assert!(!text.contains(&shown), "the draw {shown} is in {text}");
+        }
+        assert_eq!(r.body["position"], r.body["queue_length"]);
+        estimates.insert((
+            r.body["eta_seconds"].as_u64(),
+            r.body["eta_low_seconds"].as_u64(),
+            r.body["eta_high_seconds"].as_u64(),
+        ));
+    }
+    // The draws differ, so their ranks do; the estimates do not.
+    assert!(draws.windows(2).any(|w| w[0] != w[1]));
+    assert_eq!(estimates.len(), 1, "estimates by rank: {estimates:?}");
+}

@@ -703,3 +703,215 @@ async fn a_page_in_the_background_keeps_its_place_longer() {
         (404, "unknown_room")
     );
 }
+
+/// The serial of a pass (its `jti`), read as the server reads it.
+fn serial_of(app: &crate::helpers::TestApp, room: &str, pass: &str) -> u64 {
+    app.engine
+        .passes
+        .verify(pass, room)
+        .unwrap()
+        .serial()
+        .unwrap()
+}
+
+/// Waits until the room is back after a loss and this instance noted the loss.
+async fn back_after_loss(app: &crate::helpers::TestApp, room: &str) {
+    wait_until(
+        Duration::from_secs(10),
+        "the loss noted, the room back",
+        || async {
+            let noted = app
+                .engine
+                .data_losses
+                .load(std::sync::atomic::Ordering::SeqCst)
+                > 0;
+            (noted && app.engine.store.room(room).await.ok()?.is_some()).then_some(())
+        },
+    )
+    .await;
+}
+
+/// Issue 28 finding 1 (HIGH): sessions released, revoked (`POST …/revoke`) and removed by
+/// the admin stay ended after the store lost its data, on the instance that ended them
+/// and on another one that read the ends from the store; the one live session comes
+/// back, and the room never shows more active than its capacity.
+#[tokio::test]
+async fn ended_sessions_stay_ended_after_the_store_lost_its_data() {
+    let r = RedisServer::start();
+    let p = prefix();
+    let cfg = anteroom::config::RoomConfig {
+        session_ttl_secs: 300,
+        ..room("r", 1)
+    };
+    let a = spawn_app(admin_settings(&r, &p, vec![cfg.clone()])).await;
+    let b = spawn_app(admin_settings(&r, &p, vec![cfg])).await;
+    let mut ended = Vec::new();
+    for how in ["release", "revoke", "remove"] {
+        let v = a.join("r").await;
+        assert_eq!(v.state(), "admitted", "{how}: {:?}", v.body);
+        let pass = v.body["pass"].as_str().unwrap().to_string();
+        assert_eq!(b.verify("r", &pass).await.status, 200, "{how}");
+        let token = v.token();
+        let status = match how {
+            "release" => a.release("r", &token).await.status,
+            "revoke" => a
+                .client
+                .post(a.url("/api/rooms/r/revoke"))
+                .bearer_auth(&pass)
+                .send()
+                .await
+                .unwrap()
+                .status()
+                .as_u16(),
+            _ => {
+                let id = token.split('.').next().unwrap();
+                let path = format!("/api/admin/rooms/r/visitors/{id}");
+                admin(&a, Method::DELETE, &path, None).await.status
+            }
+        };
+        assert!(status < 300, "{how}: {status}");
+        assert_eq!(
+            a.verify("r", &pass).await.status,
+            401,
+            "{how}: refused before"
+        );
+        ended.push((how, token, pass));
+    }
+    let holder = a.join("r").await;
+    assert_eq!(holder.state(), "admitted");
+    let held = holder.body["pass"].as_str().unwrap().to_string();
+    // Instance B reads the ends from the store at its keeper's next look.
+    for (how, token, pass) in &ended {
+        let id = token.split('.').next().unwrap();
+        let serial = serial_of(&a, "r", pass);
+        wait_until(Duration::from_secs(5), "B to read the end", || async {
+            b.engine
+                .ended
+                .session_is_ended("r", id, serial, 0)
+                .then_some(())
+        })
+        .await;
+        let _ = how;
+    }
+
+    flushall(&r);
+    back_after_loss(&a, "r").await;
+    back_after_loss(&b, "r").await;
+    for (how, _, pass) in &ended {
+        for (name, app) in [("A", &a), ("B", &b)] {
+            let res = app.verify("r", pass).await;
+            assert_eq!(
+                res.status, 401,
+                "{how} pass verified on {name} after the loss: {:?}",
+                res.body
+            );
+        }
+    }
+    assert_eq!(
+        a.verify("r", &held).await.status,
+        200,
+        "the live one is back"
+    );
+    assert_eq!(b.verify("r", &held).await.status, 200);
+    assert_eq!(a.engine.store.stats("r").await.unwrap().active, 1);
+    // A gateway or instance started after the loss reads the ends from the new store's
+    // revocation log: written again by the instances that knew them.
+    let fresh = spawn_app(admin_settings(&r, &p, vec![room("r", 1)])).await;
+    for (how, _, pass) in &ended {
+        assert_eq!(
+            fresh.verify("r", pass).await.status,
+            401,
+            "{how} on a fresh instance"
+        );
+    }
+    wait_until(Duration::from_secs(5), "the ends written again", || async {
+        let log = a.engine.store.revocations_since(0, 100).await.ok()?;
+        (log.entries.len() >= 3).then_some(())
+    })
+    .await;
+}
+
+/// Joins the paused room `r`: (token, place receipt).
+async fn queued_with_receipt(app: &crate::helpers::TestApp) -> (String, String) {
+    let v = app.join("r").await;
+    assert_eq!(v.state(), "paused", "{:?}", v.body);
+    let receipt = v.body["place_receipt"].as_str().unwrap().to_string();
+    (v.token(), receipt)
+}
+
+/// Issue 28 finding 2: after a loss, a receipt taken before its place ended on purpose
+/// (left, removed by the admin, flushed, let in and released) joins at the back, behind a
+/// visitor who stayed, instead of taking the old place back.
+#[tokio::test]
+async fn receipts_of_places_that_ended_do_not_come_back_after_a_loss() {
+    let r = RedisServer::start();
+    let p = prefix();
+    let mut s = admin_settings(
+        &r,
+        &p,
+        vec![anteroom::config::RoomConfig {
+            paused: true,
+            session_ttl_secs: 300,
+            ..room("r", 1)
+        }],
+    );
+    s.store.restore_hold_ms = 500;
+    let app = spawn_app(s).await;
+    // Taken before the flush: flushed.
+    let flushed = queued_with_receipt(&app).await;
+    assert_eq!(
+        admin(&app, Method::POST, "/api/admin/rooms/r/flush", None)
+            .await
+            .status,
+        200
+    );
+    let left = queued_with_receipt(&app).await;
+    let removed = queued_with_receipt(&app).await;
+    let let_in = queued_with_receipt(&app).await;
+    let stayer = queued_with_receipt(&app).await;
+    assert!(app.release("r", &left.0).await.status < 300);
+    let id = removed.0.split('.').next().unwrap().to_string();
+    let path = format!("/api/admin/rooms/r/visitors/{id}");
+    assert_eq!(admin(&app, Method::DELETE, &path, None).await.status, 204);
+    // Let in (the room opens for one), then released.
+    let res = admin(&app, Method::POST, "/api/admin/rooms/r/resume", None).await;
+    assert!(res.status < 300, "{:?}", res.body);
+    wait_until(
+        Duration::from_secs(5),
+        "the first in line let in",
+        || async { (app.status("r", &let_in.0).await.state() == "admitted").then_some(()) },
+    )
+    .await;
+    let res = admin(&app, Method::POST, "/api/admin/rooms/r/pause", None).await;
+    assert!(res.status < 300, "{:?}", res.body);
+    assert!(app.release("r", &let_in.0).await.status < 300);
+    let stayer_receipt = app.status("r", &stayer.0).await.body["place_receipt"]
+        .as_str()
+        .unwrap()
+        .to_string();
+
+    flushall(&r);
+    back_after_loss(&app, "r").await;
+    let back = app.join_with_receipt("r", &stayer.0, &stayer_receipt).await;
+    assert_eq!(back.body["position"], 1, "the stayer: {:?}", back.body);
+    for (what, (token, receipt)) in [
+        ("flushed", &flushed),
+        ("left", &left),
+        ("removed", &removed),
+        ("let in and released", &let_in),
+    ] {
+        let res = wait_until(Duration::from_secs(10), "the hold to end", || async {
+            let res = app.join_with_receipt("r", token, receipt).await;
+            (res.status == 200).then_some(res)
+        })
+        .await;
+        assert_eq!(res.state(), "paused", "{what}: {:?}", res.body);
+        let pos = res.body["position"].as_u64().unwrap();
+        assert!(
+            pos > 1,
+            "{what} came back ahead of the stayer: {:?}",
+            res.body
+        );
+    }
+    assert_eq!(app.status("r", &stayer.0).await.body["position"], 1);
+}

@@ -1,7 +1,9 @@
 -- sessions(expires_from, gone_after, limit): the room's live sessions whose expiry is at
 -- or after ARGV[1] (from now on when that is past), soonest expiry first, at most ARGV[3]
 -- of them; and, when ARGV[2] is not '', the releases (`st:gone`) at or after it. Returns
--- {now, {visitor, serial, issued_ms, expires_ms, ...}, {visitor, released_ms, ...}}.
+-- {now, {visitor, serial, issued_ms, expires_ms, ...}, {visitor, released_ms, ...},
+-- flushed_ms or false}: the last flush of the queue, so instances know which places
+-- ended with it (src/domain/ended.rs).
 -- Each instance keeps a picture of the live sessions this way to put them back if the
 -- store loses its data: pages of a full listing now and then, and in between only what
 -- changed (sessions that expire later than any it has seen, and releases since).
@@ -37,4 +39,5 @@ local gone = {}
 if ARGV[2] ~= '' then
   gone = redis.call('ZRANGEBYSCORE', K_GONE, ARGV[2], '+inf', 'WITHSCORES')
 end
-return {now, out, gone}
+local flushed = redis.call('HGET', K_ST, 'flushed')
+return {now, out, gone, flushed and tonumber(flushed) or false}

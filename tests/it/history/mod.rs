@@ -7,7 +7,12 @@
 //! 3. **order**: visitors were let in in the order they joined (their tickets' order:
 //!    they joined one after another, before the fault);
 //! 4. **no lost place**: every visitor was let in by the end (they all stayed);
-//! 5. **passes**: every pass that verified (offline or not) was one the room issued.
+//! 5. **passes**: every pass that verified (offline or not) was one the room issued;
+//! 6. **ended stays ended** (issue 28): no pass verified after its session was ended on
+//!    purpose (released, revoked, removed), no place ended on purpose (left, removed,
+//!    flushed, let in) came back ahead of a visitor who stayed, the room never reported
+//!    more active sessions than its capacity, and nothing live was lost meanwhile (the
+//!    workload in `ended.rs`).
 //!
 //! The checker is sound, never strict past what was observed: a session counts from the
 //! store time it began (`admitted_at`) until its visitor *sent* its first release
@@ -15,6 +20,7 @@
 //! [`check`] is unit-tested on hand-made histories that break each rule; the scenarios
 //! that drive it are in `scenarios.rs`.
 
+mod ended;
 mod scenarios;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -44,6 +50,15 @@ pub enum Seen {
     Failed { status: u16, code: String },
     /// Status said the store no longer has it; it joined again with its place receipt.
     Rejoined,
+    /// Its session ended on purpose, acknowledged (release, revoke, admin remove).
+    Ended { pass: String },
+    /// Its place ended on purpose, acknowledged (left, removed, flushed).
+    PlaceEnded,
+    /// After its place ended, its receipt put it at `position`, not behind the visitor
+    /// who stayed (at `stayer`).
+    PlaceRevived { position: u64, stayer: u64 },
+    /// The room's figures as a visitor was told them.
+    Active { active: u64, capacity: u64 },
 }
 
 /// One recorded event.
@@ -96,6 +111,9 @@ pub struct Verdict {
     pub capacity_overruns: usize,
     pub out_of_order: usize,
     pub unissued_passes: usize,
+    /// Rule 6: passes that verified after their session ended, places that came back
+    /// after they ended, and reported overruns of the capacity.
+    pub revived: usize,
     pub failed_requests: usize,
     /// Failed requests by `status code`.
     pub failures: BTreeMap<String, usize>,
@@ -108,13 +126,14 @@ impl std::fmt::Display for Verdict {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "admitted {}, places lost {}, double admissions {}, capacity overruns {}, out of order {}, unissued passes {}; failed requests {} {:?}, receipt rejoins {}, offline verifications {}",
+            "admitted {}, places lost {}, double admissions {}, capacity overruns {}, out of order {}, unissued passes {}, revived {}; failed requests {} {:?}, receipt rejoins {}, offline verifications {}",
             self.admitted,
             self.places_lost,
             self.double_admissions,
             self.capacity_overruns,
             self.out_of_order,
             self.unissued_passes,
+            self.revived,
             self.failed_requests,
             self.failures,
             self.rejoins,
@@ -152,6 +171,50 @@ pub fn check(h: &History) -> Verdict {
             }
             Seen::Rejoined => out.rejoins += 1,
             Seen::Verified { degraded, .. } => out.offline_verifications += *degraded as usize,
+            Seen::Ended { .. } | Seen::PlaceEnded => {}
+            Seen::PlaceRevived { position, stayer } => {
+                out.revived += 1;
+                out.violations.push(format!(
+                    "visitor {} came back at place {position} with the receipt of a place that ended, ahead of the visitor who stayed (at {stayer})",
+                    e.visitor
+                ));
+            }
+            Seen::Active { active, capacity } => {
+                if active > capacity {
+                    out.revived += 1;
+                    out.violations.push(format!(
+                        "visitor {} was told {active} active of capacity {capacity}",
+                        e.visitor
+                    ));
+                }
+            }
+        }
+        if let Seen::Failed { code, .. } = &e.seen {
+            if code == "holder_lost" || code == "stayer_lost" || code.ends_with("_never_answered") {
+                out.violations.push(format!(
+                    "visitor {}: {code} (a live session or place did not survive)",
+                    e.visitor
+                ));
+            }
+        }
+    }
+    // 6. ended stays ended: no pass verified after its session ended.
+    let mut ended_at: HashMap<&str, u64> = HashMap::new();
+    for e in &events {
+        if let Seen::Ended { pass } = &e.seen {
+            ended_at.entry(pass.as_str()).or_insert(e.at_ms);
+        }
+    }
+    for e in &events {
+        if let Seen::Verified { pass, degraded } = &e.seen {
+            if ended_at.get(pass.as_str()).is_some_and(|at| e.at_ms > *at) {
+                out.revived += 1;
+                out.violations.push(format!(
+                    "visitor {}'s pass verified{} after its session ended",
+                    e.visitor,
+                    if *degraded { " (offline)" } else { "" }
+                ));
+            }
         }
     }
     out.admitted = first.len();
@@ -598,6 +661,65 @@ mod tests {
             },
         );
         assert_eq!(check(&h).unissued_passes, 1);
+    }
+
+    #[test]
+    fn a_pass_verified_after_its_session_ended_is_caught() {
+        let h = clean();
+        push(
+            &h,
+            0,
+            250,
+            Seen::Ended {
+                pass: "pass-0-1".into(),
+            },
+        );
+        assert!(check(&h).violations.is_empty(), "verified before it ended");
+        push(
+            &h,
+            0,
+            900,
+            Seen::Verified {
+                pass: "pass-0-1".into(),
+                degraded: false,
+            },
+        );
+        let v = check(&h);
+        assert_eq!(v.revived, 1, "{:?}", v.violations);
+    }
+
+    #[test]
+    fn a_revived_place_and_an_overrun_reported_are_caught() {
+        let h = clean();
+        push(
+            &h,
+            5,
+            10,
+            Seen::Active {
+                active: 1,
+                capacity: 1,
+            },
+        );
+        assert!(check(&h).violations.is_empty());
+        push(
+            &h,
+            5,
+            20,
+            Seen::Active {
+                active: 4,
+                capacity: 1,
+            },
+        );
+        push(
+            &h,
+            6,
+            30,
+            Seen::PlaceRevived {
+                position: 1,
+                stayer: 2,
+            },
+        );
+        assert_eq!(check(&h).revived, 2);
     }
 
     #[test]
