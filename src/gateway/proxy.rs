@@ -15,6 +15,10 @@ use super::headers::is_upgrade;
 use super::pages::Failure;
 use crate::config::GatewaySettings;
 
+/// What ends an upgraded tunnel early: its pass revoked
+/// ([`RevokedSet::until_revoked`](super::revoked::RevokedSet::until_revoked)).
+pub type TunnelEnd = std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>>;
+
 /// The site behind the gateway.
 pub struct Upstream {
     client: Client<HttpConnector, Incoming>,
@@ -48,8 +52,14 @@ impl Upstream {
 
     /// Sends `req` (headers already rewritten) and returns the upstream's response, its
     /// body still streaming. A `101 Switching Protocols` to an upgrade request starts a
-    /// task that joins the two upgraded connections once the client has its `101` too.
-    pub async fn forward(&self, mut req: Request<Incoming>) -> Result<Response<Incoming>, Failure> {
+    /// task that joins the two upgraded connections once the client has its `101` too,
+    /// until either side closes or `ends` resolves (the tunnel's pass was revoked): then
+    /// both connections are dropped, which closes them.
+    pub async fn forward(
+        &self,
+        mut req: Request<Incoming>,
+        ends: Option<TunnelEnd>,
+    ) -> Result<Response<Incoming>, Failure> {
         let client_side = is_upgrade(req.headers()).then(|| hyper::upgrade::on(&mut req));
         let path = req
             .uri()
@@ -85,7 +95,18 @@ impl Upstream {
                         }
                     };
                     let (mut c, mut u) = (TokioIo::new(c), TokioIo::new(u));
-                    let _ = tokio::io::copy_bidirectional(&mut c, &mut u).await;
+                    let ended = async {
+                        match ends {
+                            Some(e) => e.await,
+                            None => std::future::pending().await,
+                        }
+                    };
+                    tokio::select! {
+                        _ = tokio::io::copy_bidirectional(&mut c, &mut u) => {}
+                        _ = ended => {
+                            tracing::debug!("gateway: a tunnel's pass was revoked; closed");
+                        }
+                    }
                 });
             }
         }

@@ -7,6 +7,12 @@
 //! pass is refused when its serial is at or below it (the visitor's older passes are
 //! superseded sessions anyway); a later admission of the same visitor, with a higher
 //! serial, gets in.
+//!
+//! A WebSocket (or other upgraded) tunnel opened with a pass lives past the request that
+//! checked it, so it waits on [`RevokedSet::until_revoked`] beside its copying and is cut
+//! when its pass is revoked: within [`POLL_INTERVAL`] of the revocation reaching the
+//! log, well inside a second (before issue 28 a tunnel kept working after its pass was
+//! revoked, for as long as it stayed open).
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -32,6 +38,9 @@ pub struct RevokedSet {
     /// The last read of the log succeeded. A fail-open pass is accepted only while it
     /// did not (as `verify` does: such a pass is good only while the store is away).
     store_reachable: AtomicBool,
+    /// Bumped on every insert, so open tunnels look again ([`Self::until_revoked`]): a
+    /// watch, not a `Notify`, so an insert between a look and the wait is never missed.
+    inserted: tokio::sync::watch::Sender<u64>,
 }
 
 impl Default for RevokedSet {
@@ -39,6 +48,7 @@ impl Default for RevokedSet {
         Self {
             entries: RwLock::default(),
             store_reachable: AtomicBool::new(true),
+            inserted: tokio::sync::watch::Sender::new(0),
         }
     }
 }
@@ -52,6 +62,23 @@ impl RevokedSet {
             .or_insert((r.serial, r.expires_at_ms));
         e.0 = e.0.max(r.serial);
         e.1 = e.1.max(r.expires_at_ms);
+        drop(m);
+        self.inserted.send_modify(|n| *n = n.wrapping_add(1));
+    }
+
+    /// Resolves once the pass `serial` of `visitor` in `room` is revoked (at once if it
+    /// is); never otherwise. What an open tunnel waits on.
+    pub async fn until_revoked(&self, room: &str, visitor: &str, serial: u64) {
+        let mut inserted = self.inserted.subscribe();
+        loop {
+            // Subscribed before the look: an insert after it wakes the wait below.
+            if self.is_revoked(room, visitor, serial) {
+                return;
+            }
+            if inserted.changed().await.is_err() {
+                return std::future::pending().await; // unreachable: `self` holds the sender
+            }
+        }
     }
 
     /// Whether the pass `serial` of `visitor` in `room` was revoked.
@@ -173,6 +200,26 @@ mod tests {
         assert_eq!(s.len(), 1);
         s.prune(1_000);
         assert!(s.is_empty());
+    }
+
+    #[tokio::test]
+    async fn a_tunnel_waits_until_its_own_pass_is_revoked() {
+        let s = std::sync::Arc::new(RevokedSet::default());
+        let waiting = {
+            let s = s.clone();
+            tokio::spawn(async move { s.until_revoked("sale", "v", 4).await })
+        };
+        s.insert(&rev("w", 9, 1_000)); // someone else's
+        s.insert(&rev("v", 3, 1_000)); // an older pass of the same visitor
+        tokio::task::yield_now().await;
+        assert!(!waiting.is_finished());
+        s.insert(&rev("v", 4, 1_000));
+        tokio::time::timeout(Duration::from_secs(1), waiting)
+            .await
+            .expect("woken by the revocation")
+            .unwrap();
+        // Already revoked: at once.
+        s.until_revoked("sale", "v", 2).await;
     }
 
     #[tokio::test]

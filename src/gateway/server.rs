@@ -379,9 +379,21 @@ impl Gateway {
                 parts.headers.insert(HOST, h);
             }
         }
+        // A tunnel (WebSocket) opened with a pass is cut when that pass is revoked.
+        let ends = visitor.as_ref().and_then(|v| {
+            let serial = v.claims.serial()?;
+            let (set, room, sub) = (
+                self.guard.revoked.clone(),
+                v.room.clone(),
+                v.claims.sub.clone(),
+            );
+            let end: super::proxy::TunnelEnd =
+                Box::pin(async move { set.until_revoked(&room, &sub, serial).await });
+            Some(end)
+        });
         let res = match self
             .upstream
-            .forward(Request::from_parts(parts, body))
+            .forward(Request::from_parts(parts, body), ends)
             .await
         {
             Ok(res) => res,

@@ -187,3 +187,66 @@ async fn secrets_are_shown_as_set_in_the_admin_views_the_audit_and_the_logs() {
         "the INFO line of the change:\n{log}"
     );
 }
+
+/// Finding 11: a WebSocket tunnel through the gateway kept working after its pass was
+/// revoked. Now it is closed within a second of the revocation (here: the visitor's
+/// release on the instance, read back from the revocation log by the gateway).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tunnel_through_the_gateway_is_closed_within_a_second_of_its_revocation() {
+    use futures_util::{SinkExt, StreamExt};
+    use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+    use tokio_tungstenite::tungstenite::Message;
+
+    let redis = RedisServer::start();
+    let up = crate::helpers::upstream::Upstream::start().await;
+    let gw_port = crate::helpers::free_port();
+    let mut s = crate::helpers::test_settings(Some(redis.url()), &prefix(), vec![room("sale", 1)]);
+    s.gateway.listen = Some(format!("127.0.0.1:{gw_port}"));
+    s.gateway.upstream = Some(up.url());
+    s.gateway.routes = vec![anteroom::config::GatewayRoute {
+        host: None,
+        path_prefix: "/checkout".into(),
+        room: "sale".into(),
+    }];
+    let app = spawn_app(s).await;
+    let joined = app.join("sale").await;
+    assert_eq!(joined.state(), "admitted", "{}", joined.body);
+    let pass = joined.body["pass"].as_str().unwrap().to_string();
+
+    let mut req = format!("ws://127.0.0.1:{gw_port}/checkout/ws")
+        .into_client_request()
+        .unwrap();
+    req.headers_mut().insert(
+        "cookie",
+        format!("anteroom_pass_sale={pass}").parse().unwrap(),
+    );
+    let (mut ws, res) = tokio_tungstenite::connect_async(req).await.unwrap();
+    assert_eq!(res.status(), 101);
+    ws.send(Message::text("before")).await.unwrap();
+    let echo = tokio::time::timeout(std::time::Duration::from_secs(5), ws.next()).await;
+    assert_eq!(echo.unwrap().unwrap().unwrap(), Message::text("before"));
+
+    assert_eq!(app.release("sale", &joined.token()).await.status, 204);
+    let released = std::time::Instant::now();
+    // The tunnel ends: the stream closes (or errors), and nothing more is echoed.
+    let ended = tokio::time::timeout(std::time::Duration::from_secs(3), async {
+        loop {
+            let _ = ws.send(Message::text("after")).await;
+            match tokio::time::timeout(std::time::Duration::from_millis(100), ws.next()).await {
+                Ok(None | Some(Err(_)) | Some(Ok(Message::Close(_)))) => return,
+                Ok(Some(Ok(m))) if m == Message::text("after") => {}
+                _ => {}
+            }
+        }
+    })
+    .await;
+    assert!(
+        ended.is_ok(),
+        "the tunnel still works 3 s after the revocation"
+    );
+    let took = released.elapsed();
+    assert!(
+        took < std::time::Duration::from_secs(1),
+        "closed {took:?} after the revocation"
+    );
+}

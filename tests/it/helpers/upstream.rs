@@ -1,7 +1,7 @@
 //! A real origin for the gateway tests: a hyper HTTP/1.1 server on a free port with a few
 //! endpoints that show what arrived and how it was sent.
 //!
-//! - `GET /ws`: a WebSocket echo.
+//! - `GET /ws` (and `/checkout/ws`, behind a guarded route): a WebSocket echo.
 //! - `POST /upload`: reads the body as it streams and answers `{"len", "sha256"}`.
 //! - `GET /download?bytes=N`: N bytes (`i % 251`) in 64 KiB chunks.
 //! - `GET /gated`: sends `first`, then `second` only once the test calls
@@ -84,7 +84,7 @@ fn full(b: impl Into<Bytes>) -> Body {
 
 async fn handle(mut req: Request<Incoming>, gate: Arc<Notify>) -> Response<Body> {
     match req.uri().path() {
-        "/ws" => {
+        "/ws" | "/checkout/ws" => {
             let key = req.headers()["sec-websocket-key"].as_bytes().to_vec();
             let upgrade = hyper::upgrade::on(&mut req);
             tokio::spawn(async move {
