@@ -250,3 +250,37 @@ async fn a_tunnel_through_the_gateway_is_closed_within_a_second_of_its_revocatio
         "closed {took:?} after the revocation"
     );
 }
+
+/// Finding 11: oversized request heads were logged at ERROR, one line each, so any client
+/// could write ERROR lines at will. Now each is a WARN, at most one every 10 s.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn oversized_request_heads_are_warned_about_at_most_once_in_a_while() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let server = crate::helpers::ServerProcess::start_logged("", &[("ANTEROOM_LOG", "warn")]);
+    for _ in 0..20 {
+        let mut c = tokio::net::TcpStream::connect(("127.0.0.1", server.port))
+            .await
+            .unwrap();
+        let head = format!(
+            "GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: {}\r\n\r\n",
+            "a".repeat(256 * 1024)
+        );
+        let _ = c.write_all(head.as_bytes()).await;
+        let mut answer = Vec::new();
+        let _ = tokio::time::timeout(
+            std::time::Duration::from_secs(5),
+            c.read_to_end(&mut answer),
+        )
+        .await;
+        let answer = String::from_utf8_lossy(&answer);
+        assert!(!answer.starts_with("HTTP/1.1 200"), "{answer}");
+    }
+    // The last connection's line, if any, is written before its close: the log is final.
+    let log = crate::helpers::wait_until(std::time::Duration::from_secs(5), "the warning", || {
+        let log = server.log();
+        async move { log.contains("client stream error").then_some(log) }
+    })
+    .await;
+    assert!(!log.contains("ERROR"), "{log}");
+    assert_eq!(log.matches("client stream error").count(), 1, "{log}");
+}

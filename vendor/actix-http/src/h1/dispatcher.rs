@@ -50,6 +50,50 @@ const WRITE_BUFFER_RETENTION_LIMIT: usize = 1024 * 128;
 // it is bigger.
 const UPGRADED_BUFFER_SIZE: usize = 512;
 
+// Anteroom's patch (vendor/README.md), the second change: a connection's error that its
+// client caused (a malformed or oversized request head, a reset, a request too slow) is
+// the client's doing, not the server's, and any client can cause as many as it likes.
+// It is logged at WARN, at most one line per CLIENT_ERROR_LOG_EVERY_SECS for the whole
+// process, with the count of those left out since the last line; other stream errors
+// stay at ERROR, every one.
+const CLIENT_ERROR_LOG_EVERY_SECS: u64 = 10;
+static CLIENT_ERROR_LOGGED_AT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+static CLIENT_ERRORS_LEFT_OUT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+fn log_stream_error(err: &DispatchError) {
+    use std::sync::atomic::Ordering::Relaxed;
+    let client_caused = matches!(
+        err,
+        DispatchError::Parse(_)
+            | DispatchError::Io(_)
+            | DispatchError::SlowRequestTimeout
+            | DispatchError::DisconnectTimeout
+    );
+    if !client_caused {
+        error!("stream error: {}", err);
+        return;
+    }
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let last = CLIENT_ERROR_LOGGED_AT.load(Relaxed);
+    if now >= last + CLIENT_ERROR_LOG_EVERY_SECS
+        && CLIENT_ERROR_LOGGED_AT
+            .compare_exchange(last, now, Relaxed, Relaxed)
+            .is_ok()
+    {
+        let left_out = CLIENT_ERRORS_LEFT_OUT.swap(0, Relaxed);
+        tracing::warn!(
+            left_out,
+            "client stream error: {} (at most one such line every {} s; left_out: since the last)",
+            err,
+            CLIENT_ERROR_LOG_EVERY_SECS
+        );
+    } else {
+        CLIENT_ERRORS_LEFT_OUT.fetch_add(1, Relaxed);
+    }
+}
+
 bitflags! {
     #[derive(Debug, Clone, Copy)]
     pub struct Flags: u8 {
@@ -1499,7 +1543,7 @@ where
                     // keep-alive and stream errors
                     if state_is_none && inner_p.write_buf.is_empty() {
                         if let Some(err) = inner_p.error.take() {
-                            error!("stream error: {}", &err);
+                            log_stream_error(&err);
                             return Poll::Ready(Err(err));
                         }
 
