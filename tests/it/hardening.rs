@@ -284,3 +284,40 @@ async fn oversized_request_heads_are_warned_about_at_most_once_in_a_while() {
     assert!(!log.contains("ERROR"), "{log}");
     assert_eq!(log.matches("client stream error").count(), 1, "{log}");
 }
+
+/// Finding 11: with the shipped defaults one address held 6,398 places in 60 s over two
+/// instances. A room left at its defaults now holds at most `max_places_per_ip` (300)
+/// places per address across instances; the rest get `429 too_many_places`.
+#[tokio::test]
+async fn with_the_defaults_one_address_cannot_hold_thousands_of_places() {
+    let r = RedisServer::start();
+    let defaults = anteroom::config::RoomConfig::default();
+    assert_eq!(defaults.max_places_per_ip, 300, "the shipped default");
+    let settings = crate::helpers::test_settings(
+        Some(r.url()),
+        &prefix(),
+        vec![anteroom::config::RoomConfig {
+            id: "r".into(),
+            capacity: 1,
+            target_url: "http://example.test/".into(),
+            ..defaults
+        }],
+    );
+    let (a, b) = (spawn_app(settings.clone()).await, spawn_app(settings).await);
+    let (mut placed, mut refused) = (0, 0);
+    for i in 0..400 {
+        let app = if i % 2 == 0 { &a } else { &b };
+        let res = app.join("r").await;
+        match res.status {
+            200 => placed += 1,
+            429 => {
+                assert_eq!(res.error_code(), "too_many_places", "{:?}", res.body);
+                refused += 1;
+            }
+            s => panic!("join {i}: {s} {:?}", res.body),
+        }
+    }
+    // The admitted visitor counts among the address's 300 (a session is held too).
+    assert_eq!((placed, refused), (300, 100));
+    assert_eq!(a.engine.store.stats("r").await.unwrap().queue_length, 299);
+}
