@@ -20,7 +20,7 @@
 //! older than that is not trusted to restore anything ([`EndedLedger::covers`]).
 
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::RwLock;
 
 use crate::store::Admission;
 
@@ -46,7 +46,9 @@ struct Ends {
 
 #[derive(Default)]
 struct Inner {
-    ends: HashMap<(String, String), Ends>,
+    /// room → visitor → ends (nested, so a look-up borrows its keys: `verify` asks on
+    /// every call).
+    ends: HashMap<String, HashMap<String, Ends>>,
     /// Per room, the latest flush (ms): every place joined at or before it ended.
     flushed: HashMap<String, u64>,
     /// The earliest time (ms) from which every end in the store was seen here.
@@ -56,19 +58,27 @@ struct Inner {
 /// See the module doc.
 #[derive(Default)]
 pub struct EndedLedger {
-    inner: Mutex<Inner>,
+    /// Read on every `verify`, written on ends and at each keeper look.
+    inner: RwLock<Inner>,
 }
 
 impl EndedLedger {
     fn with<T>(&self, f: impl FnOnce(&mut Inner) -> T) -> T {
         // unwrap: never poisoned (no panics while held).
-        f(&mut self.inner.lock().unwrap())
+        f(&mut self.inner.write().unwrap())
+    }
+
+    fn read<T>(&self, f: impl FnOnce(&Inner) -> T) -> T {
+        // unwrap: never poisoned (no panics while held).
+        f(&self.inner.read().unwrap())
     }
 
     fn entry<'a>(inner: &'a mut Inner, room: &str, visitor: &str, until: u64) -> &'a mut Ends {
         let e = inner
             .ends
-            .entry((room.to_string(), visitor.to_string()))
+            .entry(room.to_string())
+            .or_default()
+            .entry(visitor.to_string())
             .or_default();
         e.until = e.until.max(until);
         e
@@ -129,15 +139,16 @@ impl EndedLedger {
 
     /// Whether every end since `ms` was seen here.
     pub fn covers(&self, ms: u64) -> bool {
-        self.with(|m| m.since.is_some_and(|s| s <= ms))
+        self.read(|m| m.since.is_some_and(|s| s <= ms))
     }
 
     /// Whether the session `a` of `visitor` ended (by its serial, or a release at or
     /// after it was issued).
     pub fn session_is_ended(&self, room: &str, visitor: &str, serial: u64, issued_ms: u64) -> bool {
-        self.with(|m| {
+        self.read(|m| {
             m.ends
-                .get(&(room.to_string(), visitor.to_string()))
+                .get(room)
+                .and_then(|r| r.get(visitor))
                 .is_some_and(|e| {
                     e.serials.iter().any(|(s, _)| *s == serial)
                         || (e.released_at > 0 && e.released_at >= issued_ms)
@@ -148,11 +159,12 @@ impl EndedLedger {
     /// Whether the place (`ticket`, joined at `joined_ms`) ended: ended here, released
     /// or flushed after it was taken.
     pub fn place_is_ended(&self, room: &str, visitor: &str, ticket: u64, joined_ms: u64) -> bool {
-        self.with(|m| {
+        self.read(|m| {
             let flushed = m.flushed.get(room).is_some_and(|f| *f >= joined_ms);
             flushed
                 || m.ends
-                    .get(&(room.to_string(), visitor.to_string()))
+                    .get(room)
+                    .and_then(|r| r.get(visitor))
                     .is_some_and(|e| {
                         e.tickets.contains(&ticket)
                             || (e.released_at > 0 && e.released_at >= joined_ms)
@@ -165,12 +177,14 @@ impl EndedLedger {
     /// serial, expiry): after a loss they are written to the new store's revocation log
     /// again, so gateways that start afresh refuse them too.
     pub fn ended_sessions(&self, now_ms: u64) -> Vec<(String, String, u64, u64)> {
-        self.with(|m| {
+        self.read(|m| {
             let mut out = Vec::new();
-            for ((room, visitor), e) in &m.ends {
-                for (serial, exp) in &e.serials {
-                    if *exp > now_ms {
-                        out.push((room.clone(), visitor.clone(), *serial, *exp));
+            for (room, r) in &m.ends {
+                for (visitor, e) in r {
+                    for (serial, exp) in &e.serials {
+                        if *exp > now_ms {
+                            out.push((room.clone(), visitor.clone(), *serial, *exp));
+                        }
                     }
                 }
             }
@@ -181,11 +195,14 @@ impl EndedLedger {
     /// Forgets what no longer matters at `now_ms`; returns how many entries are kept.
     pub fn sweep(&self, now_ms: u64) -> usize {
         self.with(|m| {
-            m.ends.retain(|_, e| {
-                e.serials.retain(|(_, exp)| *exp > now_ms);
-                e.until > now_ms
-            });
-            m.ends.len()
+            for r in m.ends.values_mut() {
+                r.retain(|_, e| {
+                    e.serials.retain(|(_, exp)| *exp > now_ms);
+                    e.until > now_ms
+                });
+            }
+            m.ends.retain(|_, r| !r.is_empty());
+            m.ends.values().map(HashMap::len).sum()
         })
     }
 }
