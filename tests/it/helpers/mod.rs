@@ -9,6 +9,7 @@
 pub mod admin;
 pub mod browser;
 pub mod fairness;
+pub mod monitor;
 pub mod raw;
 pub mod receiver;
 pub mod tls;
