@@ -238,8 +238,10 @@ async fn apply(
             return Ok(PutOutcome::Stale { config, version });
         }
     };
-    // Statuses here ask the store until the hub's next tick sees the change.
+    // Statuses here ask the store until the hub's next tick sees the change; joins
+    // here read the new configuration.
     engine.line_views.drop_room(room);
+    engine.room_cache.forget(room);
     let (o, n) = (json!(old), json!(new));
     // The webhook fields are left out of the JSON when unset (so a removal would not
     // show below), and the secrets serialise as "[set]" (so a changed one would not
@@ -343,6 +345,8 @@ pub async fn put_room(
             "room `{room}` was just created"
         )));
     }
+    // A room deleted elsewhere and created again here: joins here read the new one.
+    engine.room_cache.forget(room);
     audit(engine, who, room, "create room", Value::Null, json!(cfg)).await;
     // Every store creates a room at version 1.
     Ok(PutOutcome::Created {
@@ -365,6 +369,7 @@ pub async fn delete_room(engine: &Engine, who: &str, room: &str) -> Result<(), D
         .await
         .map_err(|e| engine.store_failed("admin", room, e))?;
     engine.line_views.drop_room(room);
+    engine.room_cache.forget(room);
     engine.metrics.forget_room(room);
     engine.forecasts.forget(room);
     audit(engine, who, room, "delete room", json!(old), Value::Null).await;

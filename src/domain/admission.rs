@@ -168,6 +168,14 @@ pub struct RoomCache(
     >,
 );
 
+impl RoomCache {
+    /// Drops `room`'s cached configuration: a change made through this instance is
+    /// seen by its next join at once (other instances within [`ROOM_CACHE_TTL`]).
+    pub fn forget(&self, room: &str) {
+        self.0.lock().unwrap().remove(room);
+    }
+}
+
 impl VisitorView {
     /// The estimate this view carries, as one value.
     pub fn eta(&self) -> Eta {

@@ -4,6 +4,7 @@
 //!
 //! - [`admission`]: the engine — join, status, release, pass checks, the visitor's view,
 //!   the limits.
+//! - [`enter`]: the one join use case the API, the queue page and the socket call.
 //! - [`admin`]: the admin service — room changes, stock, flush, and the audit log.
 //! - [`fifo_audit`]: how far admission order strayed from ticket order (Kendall tau).
 //! - [`line_view`]: a queued visitor's status answered from this instance's view of the
@@ -28,6 +29,7 @@ pub mod admin;
 pub mod admission;
 pub mod bypass;
 pub mod ended;
+pub mod enter;
 pub mod entry;
 pub mod eta;
 pub mod fifo_audit;

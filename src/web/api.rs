@@ -10,13 +10,12 @@ use super::support::{
     bearer, client_ip, cookie, room_id, set_visitor_cookies, unavailable_keeping,
     UnavailableJoinBody,
 };
-use crate::domain::admission::{Engine, Entrant, VisitorView, DEGRADED_STORE_UNREACHABLE};
+use crate::domain::admission::{Engine, VisitorView, DEGRADED_STORE_UNREACHABLE};
+use crate::domain::enter::{EnterOutcome, EnterRequest};
 use crate::domain::identity::{VisitorId, VISITOR_COOKIE};
 use crate::domain::pass::{pass_cookie, Claims};
 use crate::domain::pow::Challenge;
 use crate::domain::ratelimit::LimitedAction;
-use crate::error::DomainError;
-use crate::store::JoinOptions;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.service(join)
@@ -204,62 +203,31 @@ async fn join(
             })?,
         )
     };
-    let body_token = body.as_ref().and_then(|b| b.visitor_token.as_deref());
-    let entry_token = body.as_ref().and_then(|b| b.enqueue_token.as_deref());
-    let visitor = visitor_of(&req, &engine, body_token)?;
-    // A place receipt first: a visitor whose place the store forgot gets it back without
-    // a token or a proof of work (they had both when they took it).
-    let mut counted = false;
-    if let Some(receipt) = body.as_ref().and_then(|b| b.place_receipt.as_deref()) {
-        let Some(v) = &visitor else {
-            return Err(DomainError::from(crate::domain::identity::ReceiptError::Foreign).into());
-        };
-        engine.check_visitor_limit(v, LimitedAction::Join).await?;
-        counted = true;
-        match engine.join_with_receipt(&room, v, receipt).await {
-            Ok(Some(view)) => return Ok(visitor_response(&engine, &view)),
-            Ok(None) => {}
-            Err(DomainError::Unavailable) => return Ok(unavailable_keeping(&engine, v)),
-            Err(e) => return Err(e.into()),
-        }
-    }
-    let cfg = match engine.room_config_cached(&room).await {
-        Ok(cfg) => cfg,
-        Err(DomainError::Unavailable) => {
-            let v = visitor.unwrap_or_else(VisitorId::random);
-            return Ok(unavailable_keeping(&engine, &v));
-        }
-        Err(e) => return Err(e.into()),
-    };
-    let Entrant { visitor, lane } = match engine.entry_visitor(&cfg, entry_token, visitor).await {
-        Ok(v) => v,
-        Err(DomainError::Unavailable) => return Err(ApiError::Unavailable),
-        Err(e) => return Err(e.into()),
-    };
-    let solution =
+    let field = |f: fn(&JoinBody) -> Option<&str>| body.as_ref().and_then(f);
+    let visitor = visitor_of(&req, &engine, field(|b| b.visitor_token.as_deref()))?;
+    let pow_solution =
         match req.headers().get(CHALLENGE_HEADER) {
             Some(h) => Some(h.to_str().map_err(|_| {
                 ApiError::bad_request(format!("{CHALLENGE_HEADER} is not valid text"))
             })?),
-            None => body.as_ref().and_then(|b| b.altcha.as_deref()),
+            None => field(|b| b.altcha.as_deref()),
         };
-    engine.check_pow(&cfg, &visitor, solution).await?;
-    if !counted {
-        engine
-            .check_visitor_limit(&visitor, LimitedAction::Join)
-            .await?;
+    let outcome = engine
+        .enter(EnterRequest {
+            room: &room,
+            visitor: visitor.as_ref(),
+            enqueue_token: field(|b| b.enqueue_token.as_deref()),
+            pow_solution,
+            place_receipt: field(|b| b.place_receipt.as_deref()),
+            ip: client_ip(&req, &engine),
+            return_to: None,
+            count_as: Some(LimitedAction::Join),
+        })
+        .await?;
+    match outcome {
+        EnterOutcome::StoreDown { visitor } => Ok(unavailable_keeping(&engine, &visitor)),
+        other => Ok(visitor_response(&engine, &*other.into_refusal()?)),
     }
-    let opts = JoinOptions {
-        limit: Engine::place_limit(&cfg, client_ip(&req, &engine)),
-        lane,
-        score: None,
-    };
-    let view = match engine.join_from(&room, &visitor, None, opts).await {
-        Ok(view) => view,
-        Err(DomainError::Unavailable) => return Ok(unavailable_keeping(&engine, &visitor)),
-        Err(e) => return Err(e.into()),
-    };
-    Ok(visitor_response(&engine, &view))
 }
 
 /// Where the visitor stands; refreshes a queued visitor's heartbeat. Never joins.

@@ -12,13 +12,13 @@ use super::support::{
     client_ip, html, identity_cookie, pass_cookie_of, render, room_id, visitor_cookie, PAGE_CSP,
 };
 use crate::config::RoomConfig;
-use crate::domain::admission::{resolve_return, Engine, Entrant, VisitorView};
+use crate::domain::admission::{Engine, VisitorView};
+use crate::domain::enter::{EnterOutcome, EnterRequest};
 use crate::domain::i18n::drops::DropStrings;
 use crate::domain::i18n::{Lang, Strings};
 use crate::domain::identity::VISITOR_COOKIE;
 use crate::domain::ratelimit::LimitedAction;
-use crate::error::DomainError;
-use crate::store::{JoinOptions, VisitorState};
+use crate::store::VisitorState;
 
 /// Seconds between reloads when scripts are off.
 pub const NOSCRIPT_REFRESH_SECS: u64 = 20;
@@ -298,49 +298,35 @@ async fn queue_page_inner(
     let cookie = req
         .cookie(VISITOR_COOKIE)
         .and_then(|c| engine.visitors.verify(c.value()));
-    let cfg = engine.room_config(&room).await?;
-    let Entrant { visitor, lane } = engine
-        .entry_visitor(&cfg, q.enqueue_token.as_deref(), cookie)
-        .await?;
     // A newcomer in a proof-of-work room gets a page that does not join (its script joins
     // once solved, and that join is what counts against the per-visitor limit).
-    match engine.check_pow(&cfg, &visitor, None).await {
-        Ok(()) => {}
-        Err(DomainError::Challenge { .. }) => {
+    let outcome = engine
+        .enter(EnterRequest {
+            room: &room,
+            visitor: cookie.as_ref(),
+            enqueue_token: q.enqueue_token.as_deref(),
+            pow_solution: None,
+            place_receipt: None,
+            ip: client_ip(req, engine),
+            return_to: q.ret.as_deref(),
+            count_as: Some(LimitedAction::Join),
+        })
+        .await?;
+    let (visitor, view, cfg) = match outcome {
+        EnterOutcome::Joined { visitor, view, cfg } => (visitor, view, cfg),
+        EnterOutcome::ProofNeeded { visitor, cfg, .. } => {
             return verifying_page(engine, &room, &cfg, &visitor, q, lang).await
         }
-        Err(DomainError::Unavailable) => {
-            let mut res = error_page(lang, &ApiError::Unavailable, req.uri().to_string());
-            let _ = res.add_cookie(&identity_cookie(engine, &visitor));
-            return Ok(res);
-        }
-        Err(e) => return Err(e.into()),
-    }
-    engine
-        .check_visitor_limit(&visitor, LimitedAction::Join)
-        .await?;
-    let redirect_base = resolve_return(&cfg.target_url, q.ret.as_deref());
-    let view = match engine
-        .join_from(
-            &room,
-            &visitor,
-            redirect_base.as_deref(),
-            JoinOptions {
-                limit: Engine::place_limit(&cfg, client_ip(req, engine)),
-                lane,
-                score: None,
-            },
-        )
-        .await
-    {
-        Ok(view) => view,
-        Err(DomainError::Unavailable) => {
+        EnterOutcome::StoreDown { visitor } => {
             // Keep the identity the join was made under: the reload finds the place.
             let mut res = error_page(lang, &ApiError::Unavailable, req.uri().to_string());
             let _ = res.add_cookie(&identity_cookie(engine, &visitor));
             return Ok(res);
         }
-        Err(e) => return Err(e.into()),
+        // The page brings no place receipt.
+        EnterOutcome::Restored { .. } => {
+            return Err(ApiError::Internal("a page join restored a place".into()))
+        }
     };
     let vid_cookie = visitor_cookie(engine, &view);
 

@@ -2,10 +2,13 @@
 //!
 //! Upgrade checks, in order: room id, `Origin` (a cross-site page gets 403 before any
 //! upgrade — WebSocket hijacking), per-IP limiter, visitor identity (`?token=` or the
-//! cookie), per-visitor limiter (skipped for the socket a queue page opens within 15 s
-//! of being served, with the page's `?grant=`: one page load costs one request), then
-//! an idempotent join (so a reconnect never loses or duplicates the place). The 101 is returned at once; the session runs as a plain
-//! `async fn` selecting over incoming frames, hub pushes and a heartbeat tick.
+//! cookie), then the join's own checks ([`crate::domain::enter`]: room, entry with an
+//! optional `?enqueue_token=`, proof of work, and the per-visitor limiter, skipped for
+//! the socket a queue page opens within 15 s of being served, with the page's `?grant=`:
+//! one page load costs one request), the handshake, and an idempotent join (so a
+//! reconnect never loses or duplicates the place). The 101 is returned at once; the
+//! session runs as a plain `async fn` selecting over incoming frames, hub pushes and a
+//! heartbeat tick.
 //!
 //! Client → server frames: JSON text `{"type":"ping"}` (answered with
 //! `{"type":"pong"}`). Anything else closes the socket: binary → 1003, invalid JSON →
@@ -26,12 +29,13 @@ use actix_ws::{CloseCode, CloseReason, Message, ProtocolError};
 use serde::Deserialize;
 
 use super::error::ApiError;
-use super::support::{client_ip, origin_allowed, room_id};
-use crate::domain::admission::{resolve_return, Engine, VisitorView};
+use super::support::{client_ip, origin_allowed, room_id, unavailable_keeping};
+use crate::domain::admission::{Engine, VisitorView};
+use crate::domain::enter::{Checked, EnterOutcome, EnterRequest};
 use crate::domain::identity::{VisitorId, VISITOR_COOKIE};
 use crate::domain::ratelimit::LimitedAction;
 use crate::hub::{admitted_message, status_message, Command, HubHandle, Push};
-use crate::store::{JoinOptions, VisitorState};
+use crate::store::VisitorState;
 
 /// Largest client frame accepted.
 pub const MAX_FRAME: usize = 4096;
@@ -61,6 +65,8 @@ struct WsQuery {
     grant: Option<String>,
     #[serde(rename = "return")]
     ret: Option<String>,
+    /// An enqueue token the site signed: the same person and lane as at the join route.
+    enqueue_token: Option<String>,
 }
 
 #[get("/r/{room}/ws")]
@@ -95,21 +101,38 @@ async fn ws(
             .visitors
             .check_page_grant(g, &room, &visitor, crate::clock::wall_ms())
     });
-    if !granted {
-        engine
-            .check_visitor_limit(&visitor, LimitedAction::WsUpgrade)
-            .await?;
-    }
-    let cfg = engine.room_config(&room).await?;
-    // The handshake joins. In a room that lets people in line only with an enqueue token
-    // or a proof of work, only a visitor who already holds a place may join this way
-    // (no store call for other rooms).
-    let visitor = engine
-        .entry_visitor(&cfg, None, Some(visitor))
-        .await?
-        .visitor;
-    engine.check_pow(&cfg, &visitor, None).await?;
-    let redirect_base = resolve_return(&cfg.target_url, q.ret.as_deref());
+    // The handshake joins, as the join route does. In a room that lets people in line
+    // only with an enqueue token or a proof of work, a visitor who does not already hold
+    // a place needs the token (`?enqueue_token=`, which also puts them in its lane); a
+    // proof of work cannot come this way.
+    let checked = engine
+        .check_entry(EnterRequest {
+            room: &room,
+            visitor: Some(&visitor),
+            enqueue_token: q.enqueue_token.as_deref(),
+            pow_solution: None,
+            place_receipt: None,
+            ip: client_ip(&req, &engine),
+            return_to: q.ret.as_deref(),
+            count_as: (!granted).then_some(LimitedAction::WsUpgrade),
+        })
+        .await?;
+    let cleared = match checked {
+        Checked::Cleared(c) => *c,
+        Checked::Answered(EnterOutcome::StoreDown { visitor }) => {
+            return Ok(unavailable_keeping(&engine, &visitor))
+        }
+        // A refusal (a proof of work needed); a restored place needs a receipt, which
+        // the socket does not take.
+        Checked::Answered(other) => {
+            other.into_refusal()?;
+            return Err(ApiError::Internal("a socket join restored a place".into()));
+        }
+    };
+    let (visitor, redirect_base) = (
+        cleared.visitor().clone(),
+        cleared.redirect_base().map(str::to_string),
+    );
     // Check the handshake before joining, so a plain GET changes nothing. The client's
     // bytes go through the frame guard first.
     let oversized = Arc::new(AtomicBool::new(false));
@@ -123,22 +146,14 @@ async fn ws(
         .map_err(|e| ApiError::bad_request(format!("not a WebSocket upgrade: {e}")))?;
     let (res, session, stream) = actix_ws::handle(&req, body)
         .map_err(|e| ApiError::bad_request(format!("not a WebSocket upgrade: {e}")))?;
-    let first = engine
-        .join_from(
-            &room,
-            &visitor,
-            redirect_base.as_deref(),
-            JoinOptions {
-                limit: Engine::place_limit(&cfg, client_ip(&req, &engine)),
-                lane: None,
-                score: None,
-            },
-        )
-        .await?;
+    let first = match engine.take_place(cleared).await? {
+        EnterOutcome::StoreDown { visitor } => return Ok(unavailable_keeping(&engine, &visitor)),
+        other => other.into_refusal()?,
+    };
     let stream = stream.max_frame_size(MAX_FRAME);
     // Only what the socket needs from the first answer travels into its task: the whole
     // view (token, support code, room…) would stay allocated as long as the socket.
-    let first = FirstWord::from(&first);
+    let first = FirstWord::from(&*first);
     actix_web::rt::spawn(session_loop(
         session,
         stream,

@@ -260,3 +260,42 @@ async fn the_widget_and_the_page_join_with_the_token_in_its_lane() {
     assert_eq!(lanes[1].waiting, 2, "{lanes:?}");
     c.close().await.unwrap();
 }
+
+/// The socket's handshake joins as the join route does: with an enqueue token it is the
+/// token's person who joins, in the token's lane (before, the socket ignored the token and
+/// joined whoever its visitor token named, in the general line).
+#[tokio::test]
+async fn a_socket_brought_a_lane_token_joins_the_tokens_person_in_that_lane() {
+    use crate::helpers::ws::next_json;
+    let (app, _r) = admin_app(vec![RoomConfig {
+        entry: EntryMode::Token,
+        entry_secret: Some(Secret::new(SECRET)),
+        lanes: vec![Lane {
+            name: "members".into(),
+            share: 0.3,
+        }],
+        ..room("t", 1)
+    }])
+    .await;
+    assert_eq!(join(&app, "g0", None).await.body["state"], "admitted");
+    let mut general = Vec::new();
+    for sub in ["g1", "g2", "g3"] {
+        general.push(join(&app, sub, None).await);
+    }
+    let g1 = general[0].body["visitor_token"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let url = format!(
+        "ws://127.0.0.1:{}/r/t/ws?token={g1}&enqueue_token={}",
+        app.port,
+        token("m1", Some("members"))
+    );
+    let (mut ws, _) = tokio_tungstenite::connect_async(url).await.unwrap();
+    let first = next_json(&mut ws, std::time::Duration::from_secs(5)).await;
+    // As at the join route: the member who came fourth is let in third.
+    assert_eq!(first["position"], 3, "{first}");
+    assert_eq!(first["eta_reason"], "priority_lanes", "{first}");
+    let r = admin(&app, Method::GET, "/api/admin/rooms/t", None).await;
+    assert_eq!(r.body["live"]["lanes"][1]["waiting"], 1, "{:?}", r.body);
+}
