@@ -36,13 +36,35 @@
     if (s < 5400) return Math.round(s / 60) + ' min';
     return (s / 3600).toFixed(1) + ' h';
   }
-  function flash(text, bad) {
-    var f = $('flash');
+  // Feedback next to the control used: in the room's own card when there is one (its
+  // `feedback` line, under the controls), else at the top of the page.
+  function flash(text, bad, c) {
+    var f = c ? c.f.feedback : $('flash');
+    var owner = c || flash;
     f.textContent = text;
     f.className = 'flash' + (bad ? ' bad' : '');
     f.hidden = false;
-    clearTimeout(flash.t);
-    flash.t = setTimeout(function () { f.hidden = true; }, 5000);
+    clearTimeout(owner.flashTimer);
+    owner.flashTimer = setTimeout(function () { f.hidden = true; }, 8000);
+  }
+
+  // A removal asks first: the button becomes "Confirm: remove …" for 10 s, and only a
+  // second press removes.
+  function confirmThen(button, what, act) {
+    if (button.getAttribute('data-confirm') === 'armed') {
+      clearTimeout(button.confirmTimer);
+      button.removeAttribute('data-confirm');
+      button.textContent = button.getAttribute('data-label');
+      act();
+      return;
+    }
+    if (!button.getAttribute('data-label')) button.setAttribute('data-label', button.textContent);
+    button.setAttribute('data-confirm', 'armed');
+    button.textContent = 'Confirm: remove ' + what;
+    button.confirmTimer = setTimeout(function () {
+      button.removeAttribute('data-confirm');
+      button.textContent = button.getAttribute('data-label');
+    }, 10000);
   }
   // The code a visitor reads out (the id's first 40 bits in Crockford base32), as
   // VisitorId::support_code writes it.
@@ -187,7 +209,11 @@
         c.f.fairness_box.hidden = !on;
         if (!on) return;
         set(c.f.commitment, f.commitment);
-        set(c.f.seed, f.seed || 'not revealed yet (at ' + f.opens_at + ')');
+        // In random mode the seed decides every draw: it is shown once the room is closed
+        // or its event ended; a drop's, once its shuffle is done (at the opening).
+        set(c.f.seed, f.seed || (f.mode === 'random'
+          ? 'not revealed yet (when the room closes)'
+          : 'not revealed yet' + (f.opens_at ? ' (at the opening, ' + new Date(f.opens_at).toLocaleString() + ')' : '')));
         set(c.f.prequeue, (f.prequeue_count || 0).toLocaleString('en') + ' in the pre-queue');
       }, function () { /* no fairness record: not a drop */ });
   }
@@ -213,8 +239,21 @@
     rateHint(c);
   }
 
+  // A live message after the first sends a room's last two chart points
+  // (`series_tail`), not its 30: they are merged into the series this page holds, by
+  // minute, keeping the last 30.
+  function mergeSeries(old, tail) {
+    var byMinute = {};
+    (old || []).concat(tail).forEach(function (p) { byMinute[p.minute] = p; });
+    return Object.keys(byMinute).map(Number).sort(function (a, b) { return a - b; })
+      .slice(-30).map(function (m) { return byMinute[m]; });
+  }
+
   function fill(room) {
     var c = card(room);
+    if (!room.series && room.series_tail) {
+      room.series = mergeSeries(c.room && c.room.series, room.series_tail);
+    }
     c.room = room;
     set(c.f.name, room.name);
     set(c.f.id, room.id);
@@ -297,8 +336,8 @@
   function changeQueueing(c, body, what) {
     api('PUT', base(c.id), body).then(function (res) {
       if (res.config) queueing(c, res.config);
-      flash(what + ' for ' + c.id + '.');
-    }, function (err) { flash(err.message, true); });
+      flash(what + ' for ' + c.id + '.', false, c);
+    }, function (err) { flash(err.message, true, c); });
   }
 
   // How an audit value reads: unlimited stock and an arrival cap of 0 in words, a visitor
@@ -318,17 +357,33 @@
     return typeof v === 'object' ? JSON.stringify(v) : String(v);
   }
 
+  function drop(id) {
+    if (cards[id]) { cards[id].node.remove(); clearInterval(cards[id].detailTimer); delete cards[id]; }
+  }
+
+  // A live message: the whole overview (`full`, and the page's initial data), or only
+  // what changed since the last (the rooms whose figures changed, `removed`, and
+  // `totals`, `audit` and `store_data_lost_at` when they changed).
   function render(o) {
+    var full = o.full !== false;
     var seen = {};
     o.rooms.forEach(function (r) { seen[r.id] = true; fill(r); });
-    Object.keys(cards).forEach(function (id) {
-      if (!seen[id]) { cards[id].node.remove(); delete cards[id]; }
-    });
-    set($('t-rooms'), o.totals.rooms);
-    set($('t-queue'), o.totals.queue_length);
-    set($('t-active'), o.totals.active + ' / ' + o.totals.capacity);
-    set($('t-apm'), o.totals.admissions_per_minute);
-    set($('t-sockets'), o.totals.sockets);
+    if (full) {
+      Object.keys(cards).forEach(function (id) { if (!seen[id]) drop(id); });
+    }
+    (o.removed || []).forEach(drop);
+    if (o.totals) {
+      set($('t-rooms'), o.totals.rooms);
+      set($('t-queue'), o.totals.queue_length);
+      set($('t-active'), o.totals.active + ' / ' + o.totals.capacity);
+      set($('t-apm'), o.totals.admissions_per_minute);
+      set($('t-sockets'), o.totals.sockets);
+    }
+    if ('store_data_lost_at' in o) lossBanner(o);
+    if (o.audit) auditRows(o.audit);
+  }
+
+  function lossBanner(o) {
     var loss = $('data-loss');
     if (o.store_data_lost_at) {
       var msg = 'The store lost its data at ' + new Date(o.store_data_lost_at).toLocaleTimeString() +
@@ -338,10 +393,13 @@
     } else {
       loss.hidden = true;
     }
+  }
+
+  function auditRows(audit) {
     var tbody = $('audit');
     while (tbody.firstChild) tbody.removeChild(tbody.firstChild);
     var heads = ['When', 'Who', 'Room', 'What', 'Old → new'];
-    o.audit.forEach(function (e) {
+    audit.forEach(function (e) {
       var tr = document.createElement('tr');
       [new Date(e.at).toLocaleTimeString(), e.who, e.room, e.action,
         auditValue(e, e.old) + ' → ' + auditValue(e, e.new)].forEach(function (t, i) {
@@ -384,7 +442,7 @@
     c.f.conflict.hidden = true;
     rateHint(c);
     f.capacity.focus();
-    flash('Loaded the current settings of ' + c.id + '.');
+    flash('Loaded the current settings of ' + c.id + '.', false, c);
   }
 
   function save(c) {
@@ -394,7 +452,7 @@
       body[k] = k === 'target_url' ? f[k].value : Number(f[k].value);
       changed.push(LABELS[k]);
     });
-    if (!changed.length) { flash('Nothing to save for ' + c.id + ': no setting was changed.'); return; }
+    if (!changed.length) { flash('Nothing to save for ' + c.id + ': no setting was changed.', false, c); return; }
     body.version = c.version;
     api('PUT', base(c.id), body).then(function (res) {
       FIELDS.forEach(function (k) { c.base[k] = String(res.config[k]); f[k].value = c.base[k]; });
@@ -402,13 +460,13 @@
       c.conflict = null;
       c.f.conflict.hidden = true;
       switches(c, res.config);
-      flash('Saved ' + changed.join(', ') + ' for ' + c.id + '.');
+      flash('Saved ' + changed.join(', ') + ' for ' + c.id + '.', false, c);
     }, function (err) {
       if (err.status === 409 && err.body && err.body.config) {
         showConflict(c, err.body);
-        flash('Not saved: ' + c.id + ' was changed by someone else.', true);
+        flash('Not saved: ' + c.id + ' was changed by someone else.', true, c);
       } else {
-        flash(err.message, true);
+        flash(err.message, true, c);
       }
     });
   }
@@ -437,9 +495,9 @@
     }
     stockError(c, '');
     api('POST', base(c.id) + '/stock', body).then(function (res) {
-      flash('Stock of ' + c.id + ' is now ' + (res.new === null ? 'unlimited' : res.new) + '.');
+      flash('Stock of ' + c.id + ' is now ' + (res.new === null ? 'unlimited' : res.new) + '.', false, c);
       c.stock.reset();
-    }, function (err) { flash(err.message, true); });
+    }, function (err) { flash(err.message, true, c); });
   }
 
   // Shows visitors (a search's result, or the matches of an ambiguous code), each with
@@ -457,10 +515,12 @@
       b.type = 'button';
       b.setAttribute('aria-label', 'Remove visitor ' + v.support_code);
       b.addEventListener('click', function () {
-        api('DELETE', base(c.id) + '/visitors/' + v.id).then(function () {
-          li.remove();
-          flash('Removed ' + v.support_code + ' from ' + c.id + '.');
-        }, function (err) { flash(err.message, true); });
+        confirmThen(b, v.support_code, function () {
+          api('DELETE', base(c.id) + '/visitors/' + v.id).then(function () {
+            li.remove();
+            flash('Removed ' + v.support_code + ' from ' + c.id + '.', false, c);
+          }, function (err) { flash(err.message, true, c); });
+        });
       });
       li.appendChild(b);
       ul.appendChild(li);
@@ -481,14 +541,14 @@
         var p = act === 'delete' ? api('DELETE', base(id)) : api('POST', base(id) + '/' + act);
         p.then(function (res) {
           if (res.config) switches(c, res.config);
-          flash(act + ': done for ' + id + '.');
-        }, function (err) { flash(err.message, true); });
+          flash(act + ': done for ' + id + '.', false, c);
+        }, function (err) { flash(err.message, true, c); });
       });
     });
     c.queueing.addEventListener('submit', function (e) {
       e.preventDefault();
       var mode = c.queueing.elements.mode.value;
-      if (mode === c.mode) return flash(id + ' is already in ' + mode + ' mode.');
+      if (mode === c.mode) return flash(id + ' is already in ' + mode + ' mode.', false, c);
       if (MODE_ASKS[mode] && !confirm(MODE_ASKS[mode] + ' (' + id + ')')) return;
       changeQueueing(c, { mode: mode }, 'Mode ' + mode);
     });
@@ -511,20 +571,23 @@
         showFound(c, res.visitors.length
           ? (res.visitors.length === 1 ? '1 visitor matches ' : res.visitors.length + ' visitors match ') + q + ':'
           : 'Nobody queued or admitted in ' + id + ' matches ' + q + '.', res.visitors);
-      }, function (err) { flash(err.message, true); });
+      }, function (err) { flash(err.message, true, c); });
     });
     node.querySelector('form[data-act="remove"]').addEventListener('submit', function (e) {
       e.preventDefault();
-      var v = e.target.elements.visitor.value.trim();
+      var form = e.target;
+      var v = form.elements.visitor.value.trim();
       if (!v) return;
-      api('DELETE', base(id) + '/visitors/' + encodeURIComponent(v)).then(function () {
-        flash('Removed ' + v + ' from ' + id + '.'); e.target.reset();
-      }, function (err) {
-        if (err.status === 409 && err.body && err.body.visitors) {
-          showFound(c, v + ' matches ' + err.body.visitors.length + ' visitors; nobody was removed. Remove one by its id:',
-            err.body.visitors);
-        }
-        flash(err.message, true);
+      confirmThen(form.querySelector('button'), v, function () {
+        api('DELETE', base(id) + '/visitors/' + encodeURIComponent(v)).then(function () {
+          flash('Removed ' + v + ' from ' + id + '.', false, c); form.reset();
+        }, function (err) {
+          if (err.status === 409 && err.body && err.body.visitors) {
+            showFound(c, v + ' matches ' + err.body.visitors.length + ' visitors; nobody was removed. Remove one by its id:',
+              err.body.visitors);
+          }
+          flash(err.message, true, c);
+        });
       });
     });
   }

@@ -127,7 +127,12 @@ async fn saving_one_setting_keeps_a_colleagues_change_and_untouched_inputs_follo
     })
     .await;
     assert_eq!(cfg.capacity, 10, "the colleague's capacity stands");
-    wait_text_contains(c, "#flash", "Saved Heartbeat timeout (s) for sale").await;
+    wait_text_contains(
+        c,
+        "#room-sale [data-f=feedback]",
+        "Saved Heartbeat timeout (s) for sale",
+    )
+    .await;
     // The untouched input followed the feed.
     assert_eq!(
         value(c, &format!("{SETTINGS} input[name=capacity]")).await,
@@ -170,7 +175,7 @@ async fn a_colleagues_change_to_a_field_being_edited_is_shown_as_a_conflict() {
         "Capacity: now 10 (was 4 when you started; you entered 7)",
     )
     .await;
-    wait_text_contains(c, "#flash", "Not saved").await;
+    wait_text_contains(c, "#room-sale [data-f=feedback]", "Not saved").await;
     assert_eq!(
         d.app
             .engine
@@ -198,7 +203,7 @@ async fn a_colleagues_change_to_a_field_being_edited_is_shown_as_a_conflict() {
         .unwrap());
     typed(c, &capacity, "12").await;
     click(c, &format!("{SETTINGS} button[type=submit]")).await;
-    wait_text_contains(c, "#flash", "Saved Capacity for sale").await;
+    wait_text_contains(c, "#room-sale [data-f=feedback]", "Saved Capacity for sale").await;
     let cfg = d.app.engine.store.room("sale").await.unwrap().unwrap();
     assert_eq!((cfg.capacity, cfg.session_ttl_secs), (12, 120));
     d.c.clone().close().await.unwrap();
@@ -271,7 +276,7 @@ async fn an_empty_stock_box_is_an_error_and_zero_while_people_wait_asks_first() 
 
     click(c, set).await;
     answer_confirm(c, true).await;
-    wait_text_contains(c, "#flash", "Stock of sale is now 0.").await;
+    wait_text_contains(c, "#room-sale [data-f=feedback]", "Stock of sale is now 0.").await;
     assert_eq!(stock().await, Some(0));
     d.c.clone().close().await.unwrap();
 }
@@ -519,8 +524,25 @@ async fn an_admin_finds_a_visitor_by_support_code_and_removes_them() {
         "{found}"
     );
     assert_accessible(c, "the dashboard with a visitor found").await;
+    // Removing asks first: the button becomes a confirmation, and nothing is removed yet.
     click(c, "#room-sale [data-f=found_list] button").await;
-    wait_text_contains(c, "#flash", &format!("Removed {code} from sale.")).await;
+    wait_text_contains(
+        c,
+        "#room-sale [data-f=found_list] button",
+        &format!("Confirm: remove {code}"),
+    )
+    .await;
+    assert_eq!(
+        app.engine.store.stats("sale").await.unwrap().queue_length,
+        2
+    );
+    click(c, "#room-sale [data-f=found_list] button").await;
+    wait_text_contains(
+        c,
+        "#room-sale [data-f=feedback]",
+        &format!("Removed {code} from sale."),
+    )
+    .await;
     assert_eq!(
         app.engine.store.stats("sale").await.unwrap().queue_length,
         1
@@ -535,7 +557,13 @@ async fn an_admin_finds_a_visitor_by_support_code_and_removes_them() {
     )
     .await;
     click(c, "#room-sale form[data-act=remove] button").await;
-    wait_text_contains(c, "#flash", &format!("Removed {holder} from sale.")).await;
+    click(c, "#room-sale form[data-act=remove] button").await;
+    wait_text_contains(
+        c,
+        "#room-sale [data-f=feedback]",
+        &format!("Removed {holder} from sale."),
+    )
+    .await;
     wait_until(DEADLINE, "the next in line to be admitted", || async {
         let st = app.engine.store.stats("sale").await.unwrap();
         (st.queue_length == 0 && st.active == 1).then_some(())
@@ -556,6 +584,7 @@ async fn an_admin_finds_a_visitor_by_support_code_and_removes_them() {
         &shared,
     )
     .await;
+    click(c, "#room-sale form[data-act=remove] button").await;
     click(c, "#room-sale form[data-act=remove] button").await;
     wait_text_contains(
         c,
