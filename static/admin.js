@@ -14,6 +14,11 @@
   var roomsEl = document.getElementById('rooms');
   var tpl = document.getElementById('room-tpl');
   var cards = {};
+  // The room list: one compact row a room (searchable, filtered by state); one room's
+  // card at a time below it, the one named in the address (#room-<id>) or the first.
+  var rows = {};
+  var rowsEl = document.getElementById('room-rows');
+  var selected = null;
   var SVGNS = 'http://www.w3.org/2000/svg';
   var FIELDS = ['capacity', 'max_admissions_per_minute', 'session_ttl_secs', 'heartbeat_timeout_secs', 'target_url'];
   var LABELS = {
@@ -183,6 +188,8 @@
     wire(c);
     roomsEl.appendChild(node);
     cards[room.id] = c;
+    if (selected === null && !fromHash()) selected = room.id;
+    node.hidden = room.id !== selected;
     detail(c);
     c.detailTimer = setInterval(function () { detail(c); }, DETAIL_EVERY_MS);
     return c;
@@ -255,6 +262,7 @@
       room.series = mergeSeries(c.room && c.room.series, room.series_tail);
     }
     c.room = room;
+    row(room);
     set(c.f.name, room.name);
     set(c.f.id, room.id);
     // A mode other than FIFO, or queueing everyone, shows beside the state.
@@ -359,7 +367,89 @@
 
   function drop(id) {
     if (cards[id]) { cards[id].node.remove(); clearInterval(cards[id].detailTimer); delete cards[id]; }
+    if (rows[id]) { rows[id].tr.remove(); delete rows[id]; }
+    if (selected === id) selected = null;
   }
+
+  function fromHash() {
+    var h = decodeURIComponent(location.hash || '');
+    return h.indexOf('#room-') === 0 ? h.slice(6) : null;
+  }
+
+  function select(id) {
+    selected = id;
+    Object.keys(cards).forEach(function (k) { cards[k].node.hidden = k !== id; });
+    Object.keys(rows).forEach(function (k) {
+      if (k === id) rows[k].tr.setAttribute('aria-current', 'true');
+      else rows[k].tr.removeAttribute('aria-current');
+    });
+  }
+
+  // A row of the list: name (a link to the room's card), state, figures, and a
+  // sparkline of the last 30 minutes' waiting.
+  function row(room) {
+    var r = rows[room.id];
+    if (!r) {
+      var tr = document.createElement('tr');
+      tr.id = 'row-' + room.id;
+      var a = el('a');
+      a.href = '#room-' + encodeURIComponent(room.id);
+      var tdName = el('td');
+      tdName.appendChild(a);
+      tr.appendChild(tdName);
+      r = { tr: tr, a: a, cells: {} };
+      ['state', 'queue_length', 'active_capacity', 'admissions_per_minute'].forEach(function (k) {
+        var td = el('td', k === 'state' ? null : 'fig');
+        r.cells[k] = k === 'state' ? td.appendChild(el('span', 'state')) : td;
+        tr.appendChild(td);
+      });
+      var tdSpark = el('td');
+      var svg = document.createElementNS(SVGNS, 'svg');
+      svg.setAttribute('viewBox', '0 0 60 16');
+      svg.setAttribute('class', 'spark');
+      svg.setAttribute('aria-hidden', 'true');
+      r.spark = document.createElementNS(SVGNS, 'polyline');
+      svg.appendChild(r.spark);
+      tdSpark.appendChild(svg);
+      tr.appendChild(tdSpark);
+      rowsEl.appendChild(tr);
+      rows[room.id] = r;
+      if (room.id === selected) tr.setAttribute('aria-current', 'true');
+    }
+    set(r.a, room.name && room.name !== room.id ? room.name + ' (' + room.id + ')' : room.id);
+    set(r.cells.state, room.state.replace('_', ' '));
+    r.cells.state.className = 'state s-' + room.state;
+    r.state = room.state;
+    r.text = (room.id + ' ' + (room.name || '')).toLowerCase();
+    set(r.cells.queue_length, room.queue_length);
+    set(r.cells.active_capacity, room.active + ' / ' + room.capacity);
+    set(r.cells.admissions_per_minute, room.admissions_per_minute);
+    var pts = (room.series || []).map(function (p) { return p.queue_length || 0; });
+    var top = Math.max.apply(null, pts.concat([1]));
+    var line = pts.map(function (v, i) {
+      return (pts.length > 1 ? (i * 60) / (pts.length - 1) : 0).toFixed(1) + ',' + (15 - (v / top) * 14).toFixed(1);
+    }).join(' ');
+    if (r.spark.getAttribute('points') !== line) r.spark.setAttribute('points', line);
+    listFilter(r);
+  }
+
+  var searchEl = $('room-search'), filterEl = $('room-filter');
+  function listFilter(r) {
+    var q = searchEl.value.trim().toLowerCase(), st = filterEl.value;
+    r.tr.hidden = (q && r.text.indexOf(q) < 0) || (st && r.state !== st);
+  }
+  function refilter() {
+    var shown = 0, all = Object.keys(rows).length;
+    Object.keys(rows).forEach(function (k) { listFilter(rows[k]); if (!rows[k].tr.hidden) shown += 1; });
+    var noun = all === 1 ? ' room' : ' rooms';
+    set($('room-count'), shown === all ? all + noun : shown + ' of ' + all + noun);
+  }
+  searchEl.addEventListener('input', refilter);
+  filterEl.addEventListener('change', refilter);
+  window.addEventListener('hashchange', function () {
+    var id = fromHash();
+    if (id && cards[id]) select(id);
+  });
 
   // A live message: the whole overview (`full`, and the page's initial data), or only
   // what changed since the last (the rooms whose figures changed, `removed`, and
@@ -372,6 +462,12 @@
       Object.keys(cards).forEach(function (id) { if (!seen[id]) drop(id); });
     }
     (o.removed || []).forEach(drop);
+    if (selected === null || !cards[selected]) {
+      var first = fromHash();
+      if (!first || !cards[first]) first = Object.keys(cards)[0];
+      if (first) select(first);
+    }
+    refilter();
     if (o.totals) {
       set($('t-rooms'), o.totals.rooms);
       set($('t-queue'), o.totals.queue_length);

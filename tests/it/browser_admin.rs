@@ -667,3 +667,67 @@ async fn a_drops_card_shows_the_commitment_then_the_seed_and_the_fifo_audit() {
     screenshot(c, "admin-drop").await;
     assert_accessible(c, "the dashboard with a drop").await;
 }
+
+/// Issue 30 finding 10: with 100 rooms the dashboard was 98,835 px tall (every room a full
+/// card), with no index, search or filter. Now it is a compact list of rooms, searchable
+/// and filtered by state, with one room's card below it (the one named in the address).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hundred_rooms_are_a_list_to_search_with_one_room_open() {
+    let rooms: Vec<RoomConfig> = (0..100).map(|i| room(&format!("r{i:03}"), 2)).collect();
+    let d = dashboard(rooms, 1280).await;
+    let (c, app) = (&d.c, &d.app);
+    app.join("r042").await;
+    app.join("r042").await;
+    app.join("r042").await;
+    admin(app, Method::POST, "/api/admin/rooms/r077/pause", None).await;
+    wait_text(c, "#room-count", "100 rooms").await;
+    wait_text(c, "#row-r042 td:nth-child(3)", "1").await;
+    // One card open: the first room's.
+    let open: i64 = c
+        .execute(
+            "return [...document.querySelectorAll('#rooms article.room')].filter(a => !a.hidden).length",
+            vec![],
+        )
+        .await
+        .unwrap()
+        .as_i64()
+        .unwrap();
+    assert_eq!(open, 1);
+    let height = c
+        .execute("return document.documentElement.scrollHeight", vec![])
+        .await
+        .unwrap()
+        .as_i64()
+        .unwrap();
+    println!("dashboard with 100 rooms: {height} px tall");
+    assert!(height < 10_000, "{height} px");
+    screenshot(c, "admin-100-rooms").await;
+    // Search narrows the list; the state filter too.
+    typed(c, "#room-search", "r04").await;
+    wait_text(c, "#room-count", "10 of 100 rooms").await;
+    typed(c, "#room-search", "").await;
+    c.find(Locator::Css("#room-filter"))
+        .await
+        .unwrap()
+        .select_by_value("paused")
+        .await
+        .unwrap();
+    wait_text(c, "#room-count", "1 of 100 rooms").await;
+    // A row opens its room's card.
+    click(c, "#row-r077 a").await;
+    // (The state is shown in capitals: WebDriver reads the rendered text.)
+    wait_text_contains(c, "#room-r077 [data-f=state]", "PAUSED").await;
+    let shown: String = c
+        .execute(
+            "return [...document.querySelectorAll('#rooms article.room')].filter(a => !a.hidden).map(a => a.id).join()",
+            vec![],
+        )
+        .await
+        .unwrap()
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(shown, "room-r077");
+    assert_accessible(c, "the dashboard with 100 rooms").await;
+    d.c.clone().close().await.unwrap();
+}
