@@ -19,10 +19,10 @@ use figment::Figment;
 use serde::{Deserialize, Serialize};
 
 mod gateway;
-pub mod redact;
-pub mod schedule;
+pub(crate) mod redact;
+pub(crate) mod schedule;
 pub use gateway::{GatewayRoute, GatewaySettings};
-pub mod webhook;
+pub(crate) mod webhook;
 pub use webhook::{WebhookSecret, WebhookSettings};
 
 /// Room ids appear in URLs, Redis keys and cookie names, so they are restricted to

@@ -113,37 +113,37 @@ pub struct Engine {
     pub passes: PassKeys,
     pub visitors: VisitorSigner,
     pub metrics: Metrics,
-    pub ip_limiter: IpLimiter,
+    pub(crate) ip_limiter: IpLimiter,
     pub settings: Settings,
     /// Set `Secure` on cookies (TLS deployments).
     pub secure_cookies: bool,
     /// Base URL visitors reach this server at, without a trailing slash.
     pub public_base: String,
     /// This instance's name in leases and socket reports (`<addr>-<random>`).
-    pub instance: String,
+    pub(crate) instance: String,
     /// `trusted_proxies`, parsed.
-    pub trusted_proxies: Vec<ipnet::IpNet>,
+    pub(crate) trusted_proxies: Vec<ipnet::IpNet>,
     /// `[[bypass]]` rules, parsed.
-    pub bypass: crate::domain::bypass::Bypass,
+    pub(crate) bypass: crate::domain::bypass::Bypass,
     /// The rooms declared in the configuration (as seeded: the demo room's target and
     /// embed origins filled in). The keeper re-creates them when they go missing.
     pub declared_rooms: Vec<crate::config::RoomConfig>,
     /// When this instance last found the store's data gone (ms since the epoch), for
     /// the dashboard.
-    pub data_lost_at: std::sync::Mutex<Option<u64>>,
+    pub(crate) data_lost_at: std::sync::Mutex<Option<u64>>,
     /// How many times this instance found the store's data gone, and the store epoch it
     /// knows (the keeper's): the hub puts its sockets' places back after a loss.
     pub data_losses: std::sync::atomic::AtomicU64,
-    pub known_epoch: std::sync::Mutex<Option<String>>,
+    pub(crate) known_epoch: std::sync::Mutex<Option<String>>,
     /// The live sessions this instance knows: the keeper puts them back after the store
     /// lost its data.
     pub known_sessions: crate::domain::known_sessions::KnownSessions,
     /// The sessions and places this instance knows ended: no recovery puts them back.
     pub ended: crate::domain::ended::EndedLedger,
     /// Per-room ETA schedules, refreshed once a second.
-    pub forecasts: Forecasts,
+    pub(crate) forecasts: Forecasts,
     /// Room configurations for the join's entry check, read at most once a second.
-    pub room_cache: RoomCache,
+    pub(crate) room_cache: RoomCache,
     /// Proof-of-work challenges (`challenge = "pow"` rooms).
     pub pow: crate::domain::pow::PowKeys,
     /// Queued visitors' statuses answered from this instance's view of the line.
@@ -242,7 +242,7 @@ pub fn redirect_with_pass(target: &str, pass: &str) -> String {
 
 impl Engine {
     /// Remembers that the store lost its data just now.
-    pub fn note_data_loss(&self) {
+    pub(crate) fn note_data_loss(&self) {
         // No status is answered from a view of the lost line from here on, and one being
         // answered now sees the count move (Self::status): a place receipt issued after
         // the loss would not put the place back.
@@ -304,7 +304,7 @@ impl Engine {
     /// data and this instance has not noted it yet (another instance, or nobody yet,
     /// noticed first). Reading the epoch writes a fresh one if it is missing, as the
     /// keeper's look does.
-    pub async fn store_epoch_moved(&self) -> bool {
+    pub(crate) async fn store_epoch_moved(&self) -> bool {
         // unwrap: never poisoned (no panics while held).
         let known = self.known_epoch.lock().unwrap().clone();
         match (known, self.store.epoch(VisitorId::random().as_str()).await) {
@@ -315,7 +315,7 @@ impl Engine {
 
     /// How long an end in `room` is remembered in [`Self::ended`] past now (ms): as long
     /// as a pass issued now or a place receipt could be presented, plus a minute.
-    pub fn end_keep_ms(&self, room: &str) -> u64 {
+    pub(crate) fn end_keep_ms(&self, room: &str) -> u64 {
         self.declared_rooms
             .iter()
             .find(|r| r.id == room)
@@ -332,12 +332,12 @@ impl Engine {
     }
 
     /// Whether `room` is declared in the configuration.
-    pub fn is_declared(&self, room: &str) -> bool {
+    pub(crate) fn is_declared(&self, room: &str) -> bool {
         self.declared_rooms.iter().any(|r| r.id == room)
     }
 
     /// Declared rooms the store does not have (`/readyz` is 503 while any is missing).
-    pub async fn missing_rooms(&self) -> Result<Vec<String>, DomainError> {
+    pub(crate) async fn missing_rooms(&self) -> Result<Vec<String>, DomainError> {
         let present = self
             .store
             .rooms()
@@ -353,7 +353,7 @@ impl Engine {
 
     /// Logs and counts a store failure, then maps it to a domain error: the one place
     /// where store errors are turned into what a caller is told.
-    pub fn store_failed(&self, op: &'static str, room: &str, e: StoreError) -> DomainError {
+    pub(crate) fn store_failed(&self, op: &'static str, room: &str, e: StoreError) -> DomainError {
         match e {
             // A declared room missing from the store is being re-created by the keeper
             // (within a second): a moment's wait, not an unknown room.
@@ -397,12 +397,12 @@ impl Engine {
     }
 
     /// Builds the visitor's view from a snapshot, with the room's current forecast.
-    pub async fn view(&self, room: &str, visitor: &VisitorId, s: &Snapshot) -> VisitorView {
+    pub(crate) async fn view(&self, room: &str, visitor: &VisitorId, s: &Snapshot) -> VisitorView {
         self.view_to(room, visitor, s, None).await
     }
 
     /// The view of a visitor just admitted (from a published admission).
-    pub fn admitted_view(
+    pub(crate) fn admitted_view(
         &self,
         room: &str,
         visitor: &VisitorId,
@@ -465,7 +465,7 @@ impl Engine {
 
     /// Like [`Engine::view`], sending an admitted visitor to `redirect_base` (a validated
     /// `?return=` target) instead of the room's target.
-    pub async fn view_to(
+    pub(crate) async fn view_to(
         &self,
         room: &str,
         visitor: &VisitorId,
@@ -602,7 +602,7 @@ impl Engine {
     /// keeper's), the place is put back with its ticket; otherwise the receipt has
     /// nothing to restore and the join is an ordinary one (`None`: go on). A refused
     /// receipt is an error.
-    pub async fn join_with_receipt(
+    pub(crate) async fn join_with_receipt(
         &self,
         room: &str,
         visitor: &VisitorId,
@@ -653,7 +653,10 @@ impl Engine {
     /// A room's live configuration; unknown rooms are an error. With `store.fail_open`,
     /// a declared room's configuration stands in while the store is unreachable, so the
     /// queue page and the socket reach the fail-open join too.
-    pub async fn room_config(&self, room: &str) -> Result<crate::config::RoomConfig, DomainError> {
+    pub(crate) async fn room_config(
+        &self,
+        room: &str,
+    ) -> Result<crate::config::RoomConfig, DomainError> {
         match self.store.room(room).await {
             Ok(Some(cfg)) => Ok(cfg),
             Ok(None) => Err(self.store_failed("room", room, StoreError::NoSuchRoom)),
@@ -675,7 +678,7 @@ impl Engine {
     /// stock unit), in the token's `lane` when the room has it. Without one: `visitor` (a
     /// new identity when `None`) in the general line; in an `entry = "token"` room only a
     /// visitor who already holds a place or a session may come back that way.
-    pub async fn entry_visitor(
+    pub(crate) async fn entry_visitor(
         &self,
         cfg: &crate::config::RoomConfig,
         token: Option<&str>,
@@ -736,7 +739,10 @@ impl Engine {
     }
 
     /// A fresh proof-of-work challenge for `cfg`'s room.
-    pub fn pow_challenge(&self, cfg: &crate::config::RoomConfig) -> crate::domain::pow::Challenge {
+    pub(crate) fn pow_challenge(
+        &self,
+        cfg: &crate::config::RoomConfig,
+    ) -> crate::domain::pow::Challenge {
         self.pow
             .challenge(&cfg.id, cfg.pow_max_number, crate::clock::wall_ms() / 1000)
     }
@@ -744,7 +750,7 @@ impl Engine {
     /// The proof of work a join must bring in a `challenge = "pow"` room: none for a
     /// visitor who already holds a place or a session; otherwise a valid solution
     /// (`solution`, base64), used once (counted in the store until the challenge expires).
-    pub async fn check_pow(
+    pub(crate) async fn check_pow(
         &self,
         cfg: &crate::config::RoomConfig,
         visitor: &VisitorId,
@@ -783,7 +789,7 @@ impl Engine {
     }
 
     /// [`Self::room_config`], read at most once per [`ROOM_CACHE_TTL`] per room.
-    pub async fn room_config_cached(
+    pub(crate) async fn room_config_cached(
         &self,
         room: &str,
     ) -> Result<std::sync::Arc<crate::config::RoomConfig>, DomainError> {
@@ -840,7 +846,7 @@ impl Engine {
     }
 
     /// Per-IP limiter (in process).
-    pub fn check_ip_limit(
+    pub(crate) fn check_ip_limit(
         &self,
         ip: std::net::IpAddr,
         action: LimitedAction,
@@ -856,25 +862,10 @@ impl Engine {
         })
     }
 
-    pub async fn join(&self, room: &str, visitor: &VisitorId) -> Result<VisitorView, DomainError> {
-        self.join_to(room, visitor, None).await
-    }
-
-    /// Join, sending an admitted visitor to `redirect_base` (see [`resolve_return`]).
-    pub async fn join_to(
-        &self,
-        room: &str,
-        visitor: &VisitorId,
-        redirect_base: Option<&str>,
-    ) -> Result<VisitorView, DomainError> {
-        self.join_from(room, visitor, redirect_base, Default::default())
-            .await
-    }
-
     /// The cap a join from `ip` counts against in `cfg`'s room (`max_places_per_ip`, by
     /// the address's [`place_group`](crate::domain::ratelimit::place_group)); `None`
     /// when the room has none.
-    pub fn place_limit(
+    pub(crate) fn place_limit(
         cfg: &crate::config::RoomConfig,
         ip: std::net::IpAddr,
     ) -> Option<crate::store::PlaceLimit> {
@@ -884,9 +875,11 @@ impl Engine {
         })
     }
 
-    /// [`Self::join_to`], a new place counting against `opts.limit` (see
-    /// [`Self::place_limit`]) and queued in `opts.lane`.
-    pub async fn join_from(
+    /// Joins (idempotent per visitor), sending an admitted visitor to `redirect_base`
+    /// (see [`resolve_return`]); a new place counts against `opts.limit` (see
+    /// [`Self::place_limit`]) and is queued in `opts.lane`. The doors join through
+    /// [`Engine::enter`], which checks the room's rules first.
+    pub(crate) async fn join_from(
         &self,
         room: &str,
         visitor: &VisitorId,
@@ -930,7 +923,7 @@ impl Engine {
         Some(crate::store::random_score(&seed, visitor.as_str()))
     }
 
-    pub async fn status(
+    pub(crate) async fn status(
         &self,
         room: &str,
         visitor: &VisitorId,
@@ -966,7 +959,11 @@ impl Engine {
 
     /// The visitor's page went to the background: a queued visitor keeps the place for
     /// `reaper.hidden_grace_secs` without a heartbeat. Returns whether they are queued.
-    pub async fn hold_away(&self, room: &str, visitor: &VisitorId) -> Result<bool, DomainError> {
+    pub(crate) async fn hold_away(
+        &self,
+        room: &str,
+        visitor: &VisitorId,
+    ) -> Result<bool, DomainError> {
         let grace_ms = self.settings.reaper.hidden_grace_secs * 1000;
         let held = self
             .store
@@ -982,7 +979,7 @@ impl Engine {
     /// Ends the visitor's session or place; returns what the store released. A live
     /// session it ends is written to the revocation log, so the gateways, which check
     /// passes without the store, stop letting its passes in too.
-    pub async fn release(&self, room: &str, visitor: &str) -> Result<Released, DomainError> {
+    pub(crate) async fn release(&self, room: &str, visitor: &str) -> Result<Released, DomainError> {
         self.release_revoking(room, visitor, None).await
     }
 
@@ -992,7 +989,11 @@ impl Engine {
     /// (signature, algorithm, expiry, room) and says so (`degraded`), so admitted
     /// visitors keep using the site through an outage. A fail-open pass verifies only
     /// while the store is unreachable.
-    pub async fn verify_pass(&self, room: &str, token: &str) -> Result<Verified, DomainError> {
+    pub(crate) async fn verify_pass(
+        &self,
+        room: &str,
+        token: &str,
+    ) -> Result<Verified, DomainError> {
         let claims = self.passes.verify(token, room)?;
         // Ended here or read ended from the store: refused whatever the store says now (a
         // replica that missed the release, a store that lost it). The issue second's

@@ -25,22 +25,22 @@
 //! - [`i18n`]: every visitor-facing string (English, Simplified Chinese) and the
 //!   language negotiation.
 
-pub mod admin;
+pub(crate) mod admin;
 pub mod admission;
 pub mod bypass;
-pub mod ended;
-pub mod enter;
-pub mod entry;
+pub(crate) mod ended;
+pub(crate) mod enter;
+pub(crate) mod entry;
 pub mod eta;
 pub mod fifo_audit;
 pub mod forecast;
-pub mod i18n;
+pub(crate) mod i18n;
 pub mod identity;
 pub mod known_sessions;
-pub mod line_view;
-pub mod live;
+pub(crate) mod line_view;
+pub(crate) mod live;
 pub mod pass;
 pub mod pow;
 pub mod ratelimit;
 pub mod request_target;
-pub mod revocation;
+pub(crate) mod revocation;

@@ -22,16 +22,16 @@
 //! `copy_bidirectional`. It runs on its own multi-threaded runtime so proxied traffic
 //! never competes with the actix workers' event loops.
 
-pub mod guard;
-pub mod headers;
-pub mod pages;
-pub mod pass_cache;
-pub mod proxy;
-pub mod renew;
+pub(crate) mod guard;
+pub(crate) mod headers;
+pub(crate) mod pages;
+pub(crate) mod pass_cache;
+pub(crate) mod proxy;
+pub(crate) mod renew;
 mod respond;
-pub mod revoked;
+pub(crate) mod revoked;
 pub mod routes;
-pub mod server;
+pub(crate) mod server;
 
 use std::net::SocketAddr;
 use std::sync::Arc;

@@ -33,13 +33,13 @@
 //!   patch may name the version it was based on ([`Store::patch_room_if`]): if the room
 //!   has moved on, nothing is written (optimistic concurrency for the admin API).
 
-pub mod join_batch;
-pub mod line;
+pub(crate) mod join_batch;
+pub(crate) mod line;
 pub mod memory;
 pub mod redis;
-pub mod revocation;
-pub mod sentinel;
-pub mod webhook;
+pub(crate) mod revocation;
+pub(crate) mod sentinel;
+pub(crate) mod webhook;
 
 pub use line::{LineChange, LineCursor, Placed, RoomTick, TickRequest};
 pub use revocation::{Revocation, RevocationPage};

@@ -13,17 +13,17 @@
 //!
 //! [`serve`] builds the actix-web server from the domain's parts.
 
-pub mod admin;
-pub mod api;
-pub mod assets;
-pub mod demo;
-pub mod error;
-pub mod fairness;
-pub mod frame_guard;
-pub mod health;
-pub mod openapi;
-pub mod support;
-pub mod visitor;
+pub(crate) mod admin;
+pub(crate) mod api;
+pub(crate) mod assets;
+pub(crate) mod demo;
+pub(crate) mod error;
+pub(crate) mod fairness;
+pub(crate) mod frame_guard;
+pub(crate) mod health;
+pub(crate) mod openapi;
+pub(crate) mod support;
+pub(crate) mod visitor;
 pub mod ws;
 
 use std::net::TcpListener;

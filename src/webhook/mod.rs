@@ -25,7 +25,7 @@
 //! ([`run_deliverer`]) that stops on a cancellation token.
 
 pub mod client;
-pub mod message;
+pub(crate) mod message;
 
 use std::sync::Arc;
 use std::time::Duration;

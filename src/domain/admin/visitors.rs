@@ -105,7 +105,7 @@ pub async fn find(
 /// What a removal did.
 pub enum Removal {
     /// This visitor's place or session ended.
-    Removed(VisitorId),
+    Removed,
     /// The code matched several visitors; nobody was removed.
     Ambiguous(Vec<VisitorMatch>),
 }
@@ -151,7 +151,7 @@ pub async fn remove(
         Value::Null,
     )
     .await;
-    Ok(Removal::Removed(visitor))
+    Ok(Removal::Removed)
 }
 
 fn not_found(raw: &str, room: &str) -> DomainError {

@@ -509,7 +509,7 @@ async fn remove_visitor(
     let (room, id) = path.into_inner();
     let room = room_id(&room)?;
     Ok(match visitors::remove(&engine, &a.who, &room, &id).await? {
-        Removal::Removed(_) => HttpResponse::NoContent().finish(),
+        Removal::Removed => HttpResponse::NoContent().finish(),
         Removal::Ambiguous(matches) => {
             let err = ApiError::Conflict(format!(
                 "{} visitors have the support code {}; nobody was removed: remove one by its id",
