@@ -1,5 +1,5 @@
 -- The shared part of the room library: loaded once per Redis node as a Redis Functions
--- library (store/redis.rs builds it: this file, then each room script wrapped in a
+-- library (store/redis/library.rs builds it: this file, then each room script wrapped in a
 -- registered function that first calls bind(KEYS)). Every room function gets one key, the
 -- room's config hash `<P>:room:{<room>}:cfg`, and bind() derives the others from it (what
 -- each key holds: docs/design.md#redis-key-layout): cfg, q, hb, act, sess, st, win, units,
@@ -33,13 +33,13 @@ local K_LANEV, K_LANES
 -- ticket), trimmed to about CHANGES_KEEP; K_HOLDERS, instance -> lease end (ms) of the
 -- hubs holding open sockets here, each with its set `<st>:hold:<instance>`.
 local K_LOG, K_HOLDERS
--- Defined before this file from the Rust constants (`lua_prelude` in store/redis.rs), one
+-- Defined before this file from the Rust constants (`lua_prelude` in store/redis/library.rs), one
 -- source for both: WINDOW_MS (rate-cap window), ENDS_KEEP and BASIS_SESSIONS (ETA basis),
 -- PROMOTE_LIMIT (most admissions per call), HB_STEPS (heartbeat steps: beat), LANE_STRIDE (ticket spacing: enqueue), MINUTE_TTL_MS (how long a minute's figures
 -- live), GONE_KEEP_MS (how long a release is remembered), PLACE_GROUP_TTL_MS (how long a group's places are remembered: join), WAIT_BOUNDS (upper bounds in ms of the wait histogram buckets h0..h13; h14 is
 -- everything longer). The library is built with each reply field's place written in: an
 -- index SNAP.<field> or VIEW.<field> becomes the number, and the list's `_NEW` token a
--- list of as many placeholders (`place_fields` in store/redis.rs), so building a reply by
+-- list of as many placeholders (`place_fields` in store/redis/library.rs), so building a reply by
 -- name costs nothing at run time.
 
 local function now_ms()
@@ -582,7 +582,7 @@ local function lane_counts(cfg)
 end
 
 -- The reply shared by join and status: a list whose fields' places are SNAP.<field>
--- (SNAPSHOT_FIELDS in store/redis.rs, which reads them by the same names; written in
+-- (SNAPSHOT_FIELDS in store/redis/library.rs, which reads them by the same names; written in
 -- when the library is built).
 -- `pos`: the caller's ZRANK + 1 when it has one (0: not queued), else read here.
 -- `place`: {ticket, joined_ms} of a queued visitor when the caller has them (join and
@@ -655,7 +655,7 @@ local function waiting_state(cfg, queued)
 end
 
 -- Room-wide figures: a list whose fields' places are VIEW.<field> (ROOM_VIEW_FIELDS in
--- store/redis.rs).
+-- store/redis/library.rs).
 local function room_view(cfg, now)
   local out = VIEW_NEW
   out[VIEW.queue_length] = redis.call('ZCARD', K_Q) + unplaced(cfg, now)
