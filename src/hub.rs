@@ -867,7 +867,14 @@ impl Hub {
                     if view.mode == crate::config::QueueMode::Random && snap.position > 0 {
                         snap.position = snap.queue_length;
                     }
-                    let (eta, mut reason) = eta_for(&snap, forecast.as_deref());
+                    let (mut eta, mut reason) = eta_for(&snap, forecast.as_deref());
+                    // Random mode: the wait over all draws, the same for everyone.
+                    if let (true, Some(f)) = (
+                        view.mode == crate::config::QueueMode::Random && snap.position > 0,
+                        forecast.as_deref(),
+                    ) {
+                        eta = f.schedule.drawn(snap.now_ms);
+                    }
                     if snap.position > 0
                         && w.restored_at
                             .is_some_and(|t| now.duration_since(t) < RESTORED_NOTE)

@@ -9,6 +9,7 @@
 //! anteroom-loadtest trivial-server --listen 127.0.0.1:9000     (the HTTP ceiling: one actix-web handler)
 //! anteroom-loadtest memstore --tasks 2 --duration 5             (join + status on the in-memory store, no HTTP)
 //! anteroom-loadtest redis [--cluster] [--maxclients 60000]      (a real Redis, or a 3-master cluster, for bench/)
+//! anteroom-loadtest eta-sim --crowds 5000 [--first 0] [--size test]  (generated crowds on the ETA simulator, no I/O)
 //! ```
 
 use std::time::{Duration, Instant};
@@ -22,7 +23,7 @@ fn main() {
     let mut argv = std::env::args().skip(1);
     let Some(cmd) = argv.next() else {
         eprintln!(
-            "usage: anteroom-loadtest http|get|ws|drop|memstore|trivial-server|redis|eta|pow --option value …"
+            "usage: anteroom-loadtest http|get|ws|drop|memstore|trivial-server|redis|eta|eta-sim|pow --option value …"
         );
         std::process::exit(2);
     };
@@ -64,6 +65,27 @@ fn run(cmd: &str, a: &Args) -> Result<(), String> {
         let checks = a.num("checks", 20_000usize)?;
         let solves = a.num("solves", 20usize)?;
         println!("{}", pow_bench(checks, solves));
+        return Ok(());
+    }
+    if cmd == "eta-sim" {
+        // Crowds drawn at random (fixed seeds) on the deterministic ETA simulator, on all
+        // cores; prints the Markdown report (targets, per family, worst seeds).
+        use anteroom::domain::eta_sim::{self, scenario::Size};
+        let crowds = a.num("crowds", 5000u64)?;
+        let first = a.num("first", 0u64)?;
+        // `--size test`: the crowds of `cargo test` (lines of at most 60).
+        let size = match a.str("size", "bench").as_str() {
+            "test" => Size::TEST,
+            _ => Size::BENCH,
+        };
+        let t0 = Instant::now();
+        let scores = eta_sim::score_all(first..first + crowds, size);
+        println!("{}", eta_sim::report(&scores));
+        println!(
+            "{crowds} crowds (seeds {first}..{}) in {:.1} s",
+            first + crowds,
+            t0.elapsed().as_secs_f64()
+        );
         return Ok(());
     }
     if cmd == "eta" {

@@ -32,6 +32,10 @@ pub struct VisitorView {
     /// `eta_high_seconds` are the worst case and `eta_low_seconds` is 0), a paused room,
     /// or a place past the stock left.
     pub eta_known: bool,
+    /// The quantiles (percent) of the wait that `eta_low_seconds` and
+    /// `eta_high_seconds` are (`[5, 95]`: one visitor in twenty waits less than the low
+    /// end, one in twenty more than the high end); `eta_seconds` is the median.
+    pub eta_quantiles: [u8; 2],
     /// Units left, when the room has finite stock.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stock: Option<u64>,
@@ -445,6 +449,7 @@ impl Engine {
             eta_low_seconds: 0,
             eta_high_seconds: 0,
             eta_known: false,
+            eta_quantiles: crate::domain::eta::QUANTILES,
             stock: None,
             visitor_token: self.visitors.token(visitor),
             support_code: visitor.support_code(),
@@ -477,20 +482,24 @@ impl Engine {
             _ => None,
         };
         // Random mode: the visitor's rank is their draw, which nothing they receive may
-        // tell before admission; the estimate is the one of the back of the line, as
-        // the socket gives it (hub), for everyone waiting.
+        // tell before admission; the estimate is the wait over all draws
+        // (`Schedule::drawn`), the same for everyone waiting, as the socket gives it.
+        let random =
+            s.state == VisitorState::Queued && s.position > 0 && self.is_random(room).await;
         let drawn;
-        let for_eta =
-            if s.state == VisitorState::Queued && s.position > 0 && self.is_random(room).await {
-                drawn = Snapshot {
-                    position: s.queue_length,
-                    ..s.clone()
-                };
-                &drawn
-            } else {
-                s
+        let for_eta = if random {
+            drawn = Snapshot {
+                position: s.queue_length,
+                ..s.clone()
             };
-        let (eta, eta_reason) = eta_for(for_eta, forecast.as_deref());
+            &drawn
+        } else {
+            s
+        };
+        let (mut eta, eta_reason) = eta_for(for_eta, forecast.as_deref());
+        if let (true, Some(f)) = (random, forecast.as_deref()) {
+            eta = f.schedule.drawn(s.now_ms);
+        }
         let (pass, redirect_url, expires_at, admitted_at) = match (&s.admission, s.state) {
             (Some(a), VisitorState::Admitted) => {
                 let pass = self.passes.issue(room, visitor.as_str(), a);
@@ -521,6 +530,7 @@ impl Engine {
             eta_low_seconds: eta.low,
             eta_high_seconds: eta.high,
             eta_known: eta.known,
+            eta_quantiles: crate::domain::eta::QUANTILES,
             stock: s.stock,
             visitor_token: self.visitors.token(visitor),
             support_code: visitor.support_code(),

@@ -1,70 +1,81 @@
-//! The wait a queued visitor is shown: a point estimate, a range that most visitors
-//! really get in inside, and an honest "not known yet" when there is no basis.
-//! The model, its inputs and its limits are explained in `docs/eta.md`.
+//! The wait a queued visitor is shown: a point estimate, a range at stated quantiles
+//! ([`QUANTILES`]), and an honest "not known yet" while the data cannot decide it.
+//! The model, its inputs and its limits are explained in plain words in `docs/eta.md`.
 //!
 //! ## Model
 //! A room is `capacity` slots. A queued visitor at place `p` gets in at the `n`-th
-//! admission from now, where `n = ⌈p·(1 − f)⌉` and `f` is the share of the last five
-//! minutes' queue exits that were visitors dropped for silence (they leave the line
-//! without taking a slot), or the share of the line silent for over half the heartbeat
-//! timeout now, whichever is larger. Admissions happen when a slot frees (a session ends) and the
-//! rate cap allows one. So the ETA is the time of the `n`-th admission in a simulation of
-//! the room from its present state:
+//! admission from now, `n = ⌈p·(1 − f)⌉`, where `f` is the share of queue exits that are
+//! visitors dropped for silence (the last five minutes' reaped ÷ (reaped + admitted), or
+//! the share of the line silent for over half the heartbeat timeout now, the larger).
+//! The time of that admission comes from [`RUNS`] simulations of the room from its
+//! present state: live sessions end, freed slots are filled in order, the rate cap's
+//! sliding minute and the stock left hold admissions back.
 //!
-//! - the live sessions, each ending at a duration drawn from the observed distribution
-//!   *given its age so far*, never after its expiry;
-//! - every admitted visitor holding the slot for a drawn duration, at most the TTL;
-//! - the rate cap's sliding minute, starting from the admissions already in it;
-//! - stock: past the units left, nobody gets in;
-//! - capacity as it is now (a change is in the next estimate, a second later).
+//! **Session lengths are survival data** ([`crate::domain::survival`]): the last
+//! [`crate::store::ENDS_KEEP`] ends (releases before the TTL, and expiries at it) are
+//! observations, every live session is censored at its age, and the TTL bounds every
+//! length. Sessions never claimed by their visitor (`EtaBasis::quiet`) are not stays:
+//! they hold their slot to expiry. Kaplan–Meier gives the share still running at each
+//! age up to the oldest age seen (the *horizon*); a running session's remaining time is
+//! drawn from the curve *given its age*.
 //!
-//! Session durations come from the last [`crate::store::ENDS_KEEP`] session ends
-//! (releases and expiries) together with the live sessions as right-censored
-//! observations (alive at their age), by Kaplan–Meier: the mass past the longest
-//! observed end is spread evenly up to the TTL ([`TAIL`]: a guess). Each of
-//! [`RUNS`] simulation runs scales its durations by a factor drawn for the uncertainty
-//! of the mean (a log-normal with σ = CV/√ends), so the spread of the runs covers both
-//! the luck of the draw and how little has been observed. Point = median run; range =
-//! 5th to 95th percentile, widened by the promotion lag (a freed slot is filled by the
-//! next promote, within a second).
+//! **Past the horizon** nothing has been seen. The sessions that got there go on ending
+//! at the rate seen among the oldest: the hazard over the older half of the horizon
+//! (ends there ÷ time sessions spent there), constant from then on, cut at the TTL. A
+//! plateau (visitors who hold their slot) has a low hazard, so the model lets them hold;
+//! a room where the old ones keep ending lets them end.
 //!
-//! Sessions never claimed by their visitor are left out of the durations: those
-//! unclaimed for half the heartbeat timeout (`EtaBasis::quiet`) hold their slot until
-//! expiry in the simulation.
+//! **Uncertainty** comes from two draws per run: a Bayesian bootstrap of the curve
+//! (every observation weighted by an Exp(1) draw: Rubin 1981) and the tail hazard drawn
+//! from its posterior, Gamma(ends + ½, time at risk) (Jeffreys prior). Few observations
+//! give runs that disagree, hence a wide range.
 //!
-//! ## When it is not known
-//! While more than [`MAX_UNSEEN_SHARE`] of the mean session comes from the guessed tail
-//! (no end at all: all of it), no session is older than [`KNOWN_AFTER_MS`] and no rate
-//! cap sets the pace, how long visitors stay is not known: the estimate is `known:
-//! false`, `seconds` and `high` are the worst case (every session runs its TTL) and
-//! `low` is 0. A paused room
-//! has no estimate (no countdown while paused). A place past the stock left has none
-//! either (the room may sell out first).
+//! Point = median run; range = the [`QUANTILES`] of the runs, widened by the promotion
+//! lag (a freed slot is filled by the next promote, within a second).
+//!
+//! ## When it is known
+//! The estimate for a place is shown when its range is narrow enough to be worth a
+//! number: `high − low ≤ KNOWN_WIDTH · max(point, 10 s)` (see [`KNOWN_WIDTH`] for why
+//! that width), or when the rate cap sets the pace (then the schedule is exact).
+//! Otherwise it is `known: false` with the worst case: every session runs its TTL. A
+//! paused room has no estimate (no countdown while paused); nor has a place past the
+//! stock left (the room may sell out first).
 
 use std::collections::{BinaryHeap, VecDeque};
 
 use rand::{rngs::StdRng, Rng, SeedableRng};
 
+use crate::domain::survival::{self, KaplanMeier};
 use crate::store::EtaBasis;
 
 /// Simulation runs per schedule.
 pub const RUNS: usize = 64;
 /// Admissions simulated; places further back are extrapolated at the simulated rate.
 pub const MAX_SIMULATED: usize = 2000;
-/// Places always simulated, however short the queue is now.
+/// Places simulated at least, and past the line at least as many again: the visitors
+/// who join before the next refresh (a second on) read the schedule made before them.
 const MIN_SIMULATED: u64 = 256;
-/// Without any session end, the estimate counts as known once a live session is this old.
-pub const KNOWN_AFTER_MS: u64 = 5_000;
+/// The quantiles (percent) of the runs that `low` and `high` are (`eta_quantiles`).
+/// 5–95, not 10–90: the range is judged per crowd (at least 80 % of a crowd's waits
+/// inside it), and the waits of one crowd share its luck, so a range that holds 80 % of
+/// waits on average falls short in about half the crowds.
+pub const QUANTILES: [u8; 2] = [5, 95];
+/// The normal quantile of [`QUANTILES`]' high end (95 %): the range spans ±1.645σ.
+const Z: f64 = 1.645;
+/// The median error the point is held to (issue 31: 20 %).
+const TARGET_ERROR: f64 = 0.2;
+/// An estimate is shown as known when its range is at most this share of the point (or
+/// of 10 s, for short waits), on each side half of it. Not tuned, derived: a calibrated,
+/// roughly normal range spans ±Zσ, and the median |error| of the point is 0.674σ, so a
+/// width of `TARGET_ERROR · 2Z / 0.674` (0.98 × the wait) keeps the median error at the
+/// target.
+pub const KNOWN_WIDTH: f64 = TARGET_ERROR * 2.0 * Z / 0.674;
 /// Slack for the promotion lag: a freed slot is filled by the next promote.
 const LAG_LOW_MS: u64 = 1_000;
 const LAG_HIGH_MS: u64 = 2_000;
-/// The largest share of the mean session length that may come from sessions outliving
-/// every end seen for the estimate to count as known: past the longest end, how long
-/// sessions last is a guess (see [`TAIL`]), and with more than this riding on the guess
-/// the estimate is one too.
-pub const MAX_UNSEEN_SHARE: f64 = 0.25;
-/// The smallest coefficient of variation assumed for the mean's uncertainty.
-const MIN_CV: f64 = 0.3;
+/// Waits shorter than this are judged against it (a few seconds off a short wait is
+/// no error a visitor notices; the same floor as the error measure).
+const FLOOR_MS: u64 = 10_000;
 
 /// Point estimate and range, in seconds. `known: false` means there is no basis yet
 /// (then `seconds == high` is the worst case and `low` is 0), the room is paused, or the
@@ -100,153 +111,160 @@ pub struct Schedule {
     pub admits: u64,
     /// (median, low, high) ms from `computed_ms` to the k-th admission (index k − 1).
     points: Vec<(u64, u64, u64)>,
+    /// ms to the k-th admission if every session ran its TTL (the worst case).
+    worst: Vec<u64>,
+    /// ms to the k-th admission if only the rate cap held admissions back (empty
+    /// without a cap): a place whose median is this is set by the cap alone, exactly.
+    cap_only: Vec<u64>,
+    /// The wait of a visitor whose admission is a uniform draw among the line
+    /// (random mode): (median, low, high) ms, and whether it is known.
+    drawn: Option<((u64, u64, u64), bool)>,
     /// Share of queue exits that are visitors dropped for silence.
     pub abandon: f64,
+    /// The first place's estimate is known.
     pub known: bool,
+    /// Some session ended in the older half of the horizon: the tail's hazard rests on
+    /// at least one observation, not on the prior alone.
+    tail_seen: bool,
     pub paused: bool,
     pub closed: bool,
     /// Admissions that can still happen (stock left); `None` = unlimited.
     pub stock: Option<u64>,
     /// Slots freeing per minute in the median run (the measured turnover).
     pub turnover_per_minute: f64,
-    /// Mean session duration by Kaplan–Meier (ms), when any session end was observed.
+    /// Mean session duration (ms), when any session end was observed.
     pub mean_session_ms: Option<f64>,
     /// The rate cap, not the slots, sets the pace.
     pub rate_limited: bool,
 }
 
-/// Kaplan–Meier distribution of session durations: (duration, F(duration)) at each
-/// observed end. Past the longest observed end, durations follow [`TAIL`]: early on,
-/// when live sessions are older than every end seen, this neither assumes they all run
-/// out (far too slow) nor that they end at once (far too fast).
-struct Durations {
-    steps: Vec<(u64, f64)>,
+/// Session lengths as the data give them: the observations sorted for Kaplan–Meier and
+/// the time at risk in the older half of the horizon, for the tail.
+struct Stays {
+    obs: Vec<(u64, bool)>,
     ttl: u64,
-    /// Mean of the tail (ms); `None` without any end (then the tail is the TTL).
-    tail_mean: Option<f64>,
-    tail: Tail,
+    /// Ends, and time at risk (s), in the older half of the horizon.
+    tail_ends: f64,
+    tail_exposure_s: f64,
 }
 
-/// How durations past the longest observed end are drawn.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Tail {
-    /// Memoryless, with the censoring-aware mean (all time observed ÷ ends).
-    Exponential,
-    /// Uniform between the longest end seen (or the session's age) and the TTL.
-    Uniform,
+/// One run's curve: a bootstrap Kaplan–Meier and a tail hazard (per ms).
+struct Curve {
+    km: KaplanMeier,
+    hazard: f64,
+    ttl: u64,
 }
 
-/// The tail the service uses (see `docs/eta.md` for the measured choice).
-pub const TAIL: Tail = Tail::Uniform;
-
-impl Durations {
+impl Stays {
     fn from_basis(b: &EtaBasis) -> Self {
         let ttl = b.session_ttl_ms.max(1);
-        // (duration, observed): observed ends, and live sessions censored at their age.
-        let mut ev: Vec<(u64, bool)> = b.ends.iter().map(|&(_, d)| (d.min(ttl), true)).collect();
-        ev.extend(
-            b.sessions
-                .iter()
-                .map(|&(issued, _)| (b.now_ms.saturating_sub(issued).min(ttl), false)),
-        );
-        let exposure: f64 = ev.iter().map(|&(d, _)| d as f64).sum();
-        let tail_mean = (!b.ends.is_empty()).then(|| (exposure / b.ends.len() as f64).max(1.0));
-        // Ends before censorings at the same time (the usual convention).
-        ev.sort_by_key(|&(d, obs)| (d, !obs));
-        let mut at_risk = ev.len() as f64;
-        let mut surv = 1.0;
-        let mut steps = Vec::new();
-        for (d, obs) in ev {
-            if obs {
-                surv *= 1.0 - 1.0 / at_risk;
-                steps.push((d, 1.0 - surv));
-            }
-            at_risk -= 1.0;
-        }
+        let obs: Vec<(u64, bool)> = b
+            .ends
+            .iter()
+            .map(|&(_, d)| (d.min(ttl), true))
+            .chain(
+                b.sessions
+                    .iter()
+                    .map(|&(issued, _)| (b.now_ms.saturating_sub(issued).min(ttl), false)),
+            )
+            .collect();
+        let obs = survival::sorted(obs);
+        let horizon = obs.last().map_or(0, |o| o.0);
+        let half = horizon / 2;
+        let tail_ends = obs.iter().filter(|o| o.1 && o.0 > half).count() as f64;
+        let tail_exposure_s = obs
+            .iter()
+            .map(|o| o.0.saturating_sub(half) as f64 / 1000.0)
+            .sum();
         Self {
-            steps,
+            obs,
             ttl,
-            tail_mean,
-            tail: TAIL,
+            tail_ends,
+            tail_exposure_s,
         }
     }
 
-    /// The share of the mean that comes from sessions outliving the longest end seen
-    /// (1 without any end).
-    fn unseen_share(&self) -> f64 {
-        let Some(&(last, f)) = self.steps.last() else {
-            return 1.0;
-        };
-        let mean = self.mean();
-        if mean <= 0.0 {
-            return 0.0;
-        }
-        let tail = self.mean_past(last as f64);
-        ((1.0 - f) * tail / mean).clamp(0.0, 1.0)
-    }
-
-    /// F(age): the share of sessions over by `age` (within the observed part).
-    fn cdf(&self, age: u64) -> f64 {
-        match self.steps.partition_point(|&(d, _)| d <= age) {
-            0 => 0.0,
-            i => self.steps[i - 1].1,
+    /// The curve of the data as they are (no bootstrap), with the tail's point hazard.
+    fn point(&self) -> Curve {
+        Curve {
+            km: KaplanMeier::fit_weighted(&self.obs, |_| 1.0),
+            hazard: self.hazard((self.tail_ends + 0.5).max(1e-9)),
+            ttl: self.ttl,
         }
     }
 
-    /// A duration at quantile `u` for a session already `age` old.
+    /// One run's curve: observations reweighted, the tail hazard drawn.
+    fn draw(&self, rng: &mut StdRng) -> Curve {
+        let km = KaplanMeier::fit_weighted(&self.obs, |_| -(1.0 - rng.gen::<f64>()).ln());
+        let g = gamma(rng, self.tail_ends + 0.5);
+        Curve {
+            km,
+            hazard: self.hazard(g),
+            ttl: self.ttl,
+        }
+    }
+
+    /// Hazard per ms for `ends` over the tail's time at risk; 0 (hold to the TTL)
+    /// without any time at risk.
+    fn hazard(&self, ends: f64) -> f64 {
+        if self.tail_exposure_s > 0.0 {
+            ends / self.tail_exposure_s / 1000.0
+        } else {
+            0.0
+        }
+    }
+}
+
+impl Curve {
+    /// A session length for a session already `age` old, at uniform draw `u` ∈ [0, 1).
     fn sample(&self, u: f64, age: u64) -> u64 {
-        if let Some(&(d, _)) = self.steps.get(self.steps.partition_point(|&(_, f)| f < u)) {
-            if d >= age {
-                return d;
+        let target = self.km.survival(age) * (1.0 - u);
+        let left = self.km.left();
+        if target >= left {
+            if let Some(d) = self.km.age_at(target) {
+                return d.max(age).min(self.ttl);
             }
         }
-        let Some(mean) = self.tail_mean else {
+        // Past the horizon: memoryless at the tail hazard, cut at the TTL. Below `left`
+        // the draw is uniform again: target ÷ left ∈ (0, 1).
+        if self.hazard <= 0.0 {
             return self.ttl;
-        };
-        let last = self.steps.last().map_or(0.0, |s| s.1);
-        let from = self.steps.last().map_or(0, |s| s.0).max(age);
-        let v = ((u - last) / (1.0 - last)).clamp(0.0, 1.0);
-        match self.tail {
-            Tail::Exponential => {
-                (from as f64 - mean * (1.0 - v).max(1e-9).ln()).min(self.ttl as f64) as u64
-            }
-            Tail::Uniform => from + (v * self.ttl.saturating_sub(from) as f64) as u64,
         }
+        let from = self.km.horizon().max(age);
+        let w = (target / left).clamp(1e-12, 1.0);
+        (from as f64 - w.ln() / self.hazard).min(self.ttl as f64) as u64
     }
 
-    /// The mean, by the same model (Monte Carlo free: steps, then the tail).
+    /// The mean length: the curve to its horizon, then the tail's mean.
     fn mean(&self) -> f64 {
-        let mut prev = 0.0;
-        let mut m = 0.0;
-        for &(d, f) in &self.steps {
-            m += (f - prev) * d as f64;
-            prev = f;
-        }
-        let last = self.steps.last().map_or(0, |s| s.0) as f64;
-        m + (1.0 - prev) * self.mean_past(last)
+        let h = self.km.horizon() as f64;
+        let tail = if self.hazard > 0.0 {
+            (1.0 / self.hazard).min((self.ttl as f64 - h).max(0.0))
+        } else {
+            (self.ttl as f64 - h).max(0.0)
+        };
+        self.km.restricted_mean() + self.km.left() * tail
     }
+}
 
-    /// The mean duration of the sessions outliving `last`, the longest end seen.
-    fn mean_past(&self, last: f64) -> f64 {
-        match (self.tail_mean, self.tail) {
-            (Some(t), Tail::Exponential) => (last + t).min(self.ttl as f64),
-            (Some(_), Tail::Uniform) => (last + self.ttl as f64) / 2.0,
-            (None, _) => self.ttl as f64,
-        }
+/// A Gamma(shape, 1) draw (Marsaglia & Tsang 2000; shape < 1 boosted by U^(1/shape)).
+fn gamma(rng: &mut StdRng, shape: f64) -> f64 {
+    if shape < 1.0 {
+        let u: f64 = rng.gen_range(f64::EPSILON..1.0);
+        return gamma(rng, shape + 1.0) * u.powf(1.0 / shape);
     }
-
-    fn cv(&self) -> f64 {
-        let mean = self.mean();
-        if mean <= 0.0 {
-            return MIN_CV;
+    let d = shape - 1.0 / 3.0;
+    let c = 1.0 / (9.0 * d).sqrt();
+    loop {
+        let x = normal(rng);
+        let v = (1.0 + c * x).powi(3);
+        if v <= 0.0 {
+            continue;
         }
-        let mut prev = 0.0;
-        let mut var = 0.0;
-        for &(d, f) in &self.steps {
-            var += (f - prev) * (d as f64 - mean).powi(2);
-            prev = f;
+        let u: f64 = rng.gen_range(f64::EPSILON..1.0);
+        if u.ln() < 0.5 * x * x + d - d * v + d * v.ln() {
+            return d * v;
         }
-        (var.sqrt() / mean).max(MIN_CV)
     }
 }
 
@@ -255,6 +273,12 @@ fn normal(rng: &mut StdRng) -> f64 {
     let u1: f64 = rng.gen_range(f64::EPSILON..1.0);
     let u2: f64 = rng.gen();
     (-2.0 * u1.ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos()
+}
+
+/// The value at quantile `q` (percent) of sorted `v`.
+fn quantile(v: &[u64], q: u8) -> u64 {
+    let i = ((v.len() as f64 * q as f64 / 100.0).ceil() as usize).clamp(1, v.len());
+    v[i - 1]
 }
 
 impl Schedule {
@@ -273,19 +297,11 @@ impl Schedule {
             0.0
         };
         let abandon = history.max(silent).min(0.9);
-        let oldest = b
-            .sessions
-            .iter()
-            .map(|&(issued, _)| b.now_ms.saturating_sub(issued))
-            .max()
-            .unwrap_or(0);
-        let dist = Durations::from_basis(b);
-        let known = dist.unseen_share() <= MAX_UNSEEN_SHARE || oldest >= KNOWN_AFTER_MS;
+        let stays = Stays::from_basis(b);
         let mut s = Schedule {
             computed_ms: b.now_ms,
             admits: b.admits,
             abandon,
-            known,
             paused: b.paused,
             closed: b.closed,
             stock: b.stock,
@@ -295,33 +311,37 @@ impl Schedule {
             return s;
         }
         if !b.ends.is_empty() {
-            s.mean_session_ms = Some(dist.mean());
+            s.mean_session_ms = Some(stays.point().mean());
         }
-        // Further than the queue: the next visitors to join take the places behind it
-        // before this schedule is refreshed.
-        let need = ((b.queue_length as f64 * (1.0 - abandon)).ceil() as u64).max(MIN_SIMULATED);
-        let need = need.min(b.stock.unwrap_or(u64::MAX)) as usize;
+        let line = (b.queue_length as f64 * (1.0 - abandon)).ceil() as u64;
+        let need = (2 * line)
+            .max(MIN_SIMULATED)
+            .min(b.stock.unwrap_or(u64::MAX)) as usize;
         let k = need.min(MAX_SIMULATED);
         if k == 0 {
             return s;
         }
-        let sigma = if b.ends.is_empty() {
-            0.0
-        } else {
-            dist.cv() / (b.ends.len() as f64).sqrt()
-        };
-        let mut rng = StdRng::seed_from_u64(b.now_ms ^ (b.queue_length << 20) ^ b.active);
+        s.tail_seen = stays.tail_ends > 0.0;
+        // The same seed for every schedule of a room: successive schedules differ by what
+        // the room did, not by the dice (a range that shrinks by luck would be shown).
+        let mut rng = StdRng::seed_from_u64(b.session_ttl_ms);
         let mut runs: Vec<Vec<u64>> = Vec::with_capacity(RUNS);
         let mut capped = 0usize;
         for _ in 0..RUNS {
-            let scale = (sigma * normal(&mut rng)).exp();
-            let (times, by_cap) = simulate(b, &dist, scale, k, &mut rng);
+            let curve = stays.draw(&mut rng);
+            let (times, by_cap) = simulate(b, k, |rng, age| curve.sample(rng.gen(), age), &mut rng);
             capped += by_cap as usize;
             runs.push(times);
         }
+        s.worst = simulate(b, k, |_, _| b.session_ttl_ms, &mut rng).0;
         s.rate_limited = b.rate_cap_per_minute > 0 && capped * 2 > RUNS;
-        // The cap's minute is known exactly: while it sets the pace, so is the estimate.
-        s.known |= s.rate_limited;
+        if b.rate_cap_per_minute > 0 {
+            let unbounded = EtaBasis {
+                capacity: u64::MAX,
+                ..b.clone()
+            };
+            s.cap_only = simulate(&unbounded, k, |_, _| 0, &mut rng).0;
+        }
         let mut col = vec![0u64; RUNS];
         s.points = (0..k)
             .map(|i| {
@@ -329,16 +349,52 @@ impl Schedule {
                     *c = r[i];
                 }
                 col.sort_unstable();
-                let lo = col[RUNS * 5 / 100];
-                let hi = col[(RUNS * 95).div_ceil(100) - 1];
-                (col[RUNS / 2], lo, hi)
+                (
+                    quantile(&col, 50),
+                    quantile(&col, QUANTILES[0]),
+                    quantile(&col, QUANTILES[1]),
+                )
             })
             .collect();
+        s.known = s.point_known(0, s.points[0]);
+        if line > 0 {
+            // Random mode: the admission that lets a waiting visitor in is a uniform
+            // draw among the line's, so the wait is the mixture over places.
+            let n = (line as usize).min(k);
+            let stride = n.div_ceil(256);
+            let mut pooled: Vec<u64> = runs
+                .iter()
+                .flat_map(|r| r[..n].iter().step_by(stride).copied())
+                .collect();
+            pooled.sort_unstable();
+            let back = s.points[n - 1];
+            s.drawn = Some((
+                (
+                    quantile(&pooled, 50),
+                    quantile(&pooled, QUANTILES[0]),
+                    quantile(&pooled, QUANTILES[1]),
+                ),
+                s.point_known(n - 1, back),
+            ));
+        }
         let last = s.points[k - 1].0;
         if last > 0 {
             s.turnover_per_minute = k as f64 * 60_000.0 / last as f64;
         }
         s
+    }
+
+    /// Whether the (median, low, high) of the `i`-th admission is narrow enough to show
+    /// (see [`KNOWN_WIDTH`]), or set by the rate cap alone.
+    fn point_known(&self, i: usize, (med, lo, hi): (u64, u64, u64)) -> bool {
+        let by_cap = self
+            .cap_only
+            .get(i.min(self.cap_only.len().saturating_sub(1)))
+            .is_some_and(|&c| hi <= c + LAG_LOW_MS);
+        // Each side on its own: a range pressed against the TTL (the most any session
+        // can last) is narrow on that side for no reason the data gave.
+        let half = KNOWN_WIDTH / 2.0 * med.max(FLOOR_MS) as f64;
+        by_cap || (self.tail_seen && (med - lo) as f64 <= half && (hi - med) as f64 <= half)
     }
 
     /// The estimate for the visitor at `position`, read at `now_ms` when the room had
@@ -366,20 +422,30 @@ impl Schedule {
             return Eta::default();
         }
         let k = self.points.len() as u64;
-        let (med, lo, hi) = if n <= k {
-            self.points[(n - 1) as usize]
+        let (point, worst) = if n <= k {
+            (self.points[(n - 1) as usize], self.worst[(n - 1) as usize])
         } else {
-            // Past the simulated places: on at the simulated pace, range in proportion.
-            let (m, l, h) = self.points[(k - 1) as usize];
-            let per = m as f64 / k as f64;
-            let extra = ((n - k) as f64 * per) as u64;
-            let grow = |x: u64| x + (extra as f64 * x as f64 / m.max(1) as f64) as u64;
-            (m + extra, grow(l), grow(h))
+            // Past the simulated places: on at the pace of the later half of the
+            // simulated admissions (the first ones wait on the sessions live now, a
+            // different pace), each of median, low and high on its own.
+            let (a, b) = ((k / 2).max(1) as usize - 1, k as usize - 1);
+            let on = |x: u64, y: u64| {
+                y + ((n - k) as f64 * (y - x) as f64 / (b - a).max(1) as f64) as u64
+            };
+            let ((m0, l0, h0), (m1, l1, h1)) = (self.points[a], self.points[b]);
+            (
+                (on(m0, m1), on(l0, l1), on(h0, h1)),
+                on(self.worst[a], self.worst[b]),
+            )
         };
+        self.shown((n - 1) as usize, point, worst, elapsed)
+    }
+
+    /// The estimate as shown `elapsed` ms after the schedule: known, or the worst case.
+    fn shown(&self, i: usize, (med, lo, hi): (u64, u64, u64), worst: u64, elapsed: u64) -> Eta {
         let secs = |ms: u64| ms.div_ceil(1000);
-        let med = med.saturating_sub(elapsed);
-        let high = secs(hi.saturating_sub(elapsed) + LAG_HIGH_MS);
-        if !self.known {
+        if !self.point_known(i, (med, lo, hi)) {
+            let high = secs(worst.max(hi).saturating_sub(elapsed) + LAG_HIGH_MS);
             return Eta {
                 seconds: high,
                 low: 0,
@@ -388,14 +454,45 @@ impl Schedule {
             };
         }
         Eta {
-            seconds: secs(med),
+            seconds: secs(med.saturating_sub(elapsed)),
             low: lo.saturating_sub(elapsed + LAG_LOW_MS) / 1000,
-            high,
+            high: secs(hi.saturating_sub(elapsed) + LAG_HIGH_MS),
             known: true,
         }
     }
 
-    /// Whether `position` is past the stock left.
+    /// Random mode: the wait every waiting visitor faces when each admission is a
+    /// uniform draw among those waiting (the same for all of them: nothing depends on
+    /// a visitor's own draw). Point and range are quantiles of that mixture; known when
+    /// the back of the line's estimate is. Newcomers joining meanwhile are not in it
+    /// (they lengthen the tail: the range errs short for a line that keeps growing).
+    pub fn drawn(&self, now_ms: u64) -> Eta {
+        if self.paused || self.closed {
+            return Eta::default();
+        }
+        let Some(((med, lo, hi), known)) = self.drawn else {
+            return Eta::default();
+        };
+        let elapsed = now_ms.saturating_sub(self.computed_ms);
+        let worst = self.worst.last().copied().unwrap_or(hi);
+        let _ = med;
+        if !known {
+            let high = (worst.max(hi).saturating_sub(elapsed) + LAG_HIGH_MS).div_ceil(1000);
+            return Eta {
+                seconds: high,
+                low: 0,
+                high,
+                known: false,
+            };
+        }
+        Eta {
+            seconds: med.saturating_sub(elapsed).div_ceil(1000),
+            low: lo.saturating_sub(elapsed + LAG_LOW_MS) / 1000,
+            high: (hi.saturating_sub(elapsed) + LAG_HIGH_MS).div_ceil(1000),
+            known: true,
+        }
+    }
+
     /// Which admission of this schedule lets in the visitor at `position` when the room
     /// had made `admits` admissions: those made since the schedule moved the visitor up,
     /// and those the schedule's own read made (it promotes first) are already in it.
@@ -405,6 +502,7 @@ impl Schedule {
         p + admits as i64 - self.admits as i64
     }
 
+    /// Whether `position` is past the stock left.
     pub fn past_stock(&self, position: u64, admits: u64) -> bool {
         let n = self.admission_index(position, admits);
         position > 0 && self.stock.is_some_and(|left| n > left as i64)
@@ -418,25 +516,15 @@ impl Schedule {
 }
 
 /// One run: the times (ms from now) of the first `k` admissions, and whether the rate
-/// cap delayed any of them.
+/// cap delayed any of them. `draw(rng, age)` is the length of a session `age` old.
 fn simulate(
     b: &EtaBasis,
-    dist: &Durations,
-    scale: f64,
     k: usize,
+    draw: impl Fn(&mut StdRng, u64) -> u64,
     rng: &mut StdRng,
 ) -> (Vec<u64>, bool) {
     let now = b.now_ms;
     let ttl = b.session_ttl_ms;
-    let draw = |rng: &mut StdRng, age: u64| -> u64 {
-        let from = dist.cdf(age);
-        let u = from + rng.gen::<f64>() * (1.0 - from);
-        match dist.sample(u, age) {
-            // Ran out: the TTL bounds it, not the visitor's behaviour; not scaled.
-            d if d >= ttl => ttl,
-            d => ((d as f64 * scale) as u64).clamp(age, ttl),
-        }
-    };
     // Min-heap of slot release times (ms from now).
     let mut ends: BinaryHeap<std::cmp::Reverse<u64>> = BinaryHeap::new();
     for &(issued, expires) in &b.sessions {
@@ -489,7 +577,7 @@ fn simulate(
             window.push_back(t as i64);
         }
         out.push(t);
-        ends.push(std::cmp::Reverse(t + draw(rng, 0)));
+        ends.push(std::cmp::Reverse(t + draw(rng, 0).min(ttl)));
     }
     (out, by_cap)
 }
@@ -666,7 +754,7 @@ mod tests {
     }
 
     #[test]
-    fn a_guess_carrying_much_of_the_mean_is_not_known() {
+    fn without_an_end_among_the_oldest_the_estimate_is_not_known() {
         // Two ends of ~1 s, but three of four live sessions have outlived them: how long
         // those last (up to the 20 s TTL) is a guess that would carry most of the mean.
         let mut b = basis(4, 20, 20);
@@ -726,5 +814,59 @@ mod tests {
             (twice as f64 / at_max as f64 - 2.0).abs() < 0.01,
             "{at_max} {twice}"
         );
+    }
+
+    #[test]
+    fn a_plateau_of_sessions_that_hold_is_expected_to_hold() {
+        // The issue's crowd: most visitors release within seconds, some never do. Ten
+        // ends of 2 s and two expiries at the TTL (120 s); four sessions live, a minute
+        // old: they outlived every short stay, so they hold, and place 1 waits for the
+        // first of them to expire (60 s), not for a 2 s release.
+        let mut b = basis(4, 120, 10);
+        live(&mut b, 4, 60);
+        let mut d = vec![2_000; 10];
+        d.extend([120_000, 120_000]);
+        ends(&mut b, &d);
+        let e = Schedule::compute(&b).at(1, NOW, 0);
+        assert!(e.known, "{e:?}");
+        assert!((50..=62).contains(&e.seconds), "{e:?}");
+        assert!(e.high >= 60, "{e:?}");
+    }
+
+    #[test]
+    fn a_running_session_is_drawn_given_its_age() {
+        // Stays of 1 s or 10 s, half each: a session already 5 s old is a 10 s one and
+        // ends in 5 s, never "any moment now".
+        let mut b = basis(1, 60, 1);
+        live(&mut b, 1, 5);
+        let d: Vec<u64> = (0..20)
+            .map(|i| if i % 2 == 0 { 1_000 } else { 10_000 })
+            .collect();
+        ends(&mut b, &d);
+        let e = Schedule::compute(&b).at(1, NOW, 0);
+        assert!(e.known, "{e:?}");
+        assert_eq!(e.seconds, 5, "{e:?}");
+    }
+
+    #[test]
+    fn the_drawn_wait_of_random_mode_spans_the_whole_line() {
+        // One slot, every stay 10 s, ten waiting: the k-th draw gets in at 10·k s, so a
+        // waiting visitor's wait is uniform over 10…100 s, the same for all of them.
+        let mut b = basis(1, 60, 10);
+        live(&mut b, 1, 0);
+        ends(&mut b, &[10_000; 20]);
+        let s = Schedule::compute(&b);
+        let e = s.drawn(NOW);
+        assert!(e.known, "{e:?}");
+        assert!((50..=60).contains(&e.seconds), "{e:?}");
+        assert!(e.low <= 10 && e.high >= 100, "{e:?}");
+        // The back of the line is what a place-based estimate would give everyone.
+        assert_eq!(s.at(10, NOW, 0).seconds, 100);
+    }
+
+    #[test]
+    fn the_range_is_at_the_stated_quantiles() {
+        assert_eq!(QUANTILES, [5, 95]);
+        assert!((KNOWN_WIDTH - 0.976).abs() < 0.01);
     }
 }

@@ -1,0 +1,77 @@
+//! The generated-crowd test: 500 crowds with fixed seeds against the targets of
+//! issue 31 (lines of at most 60 visitors: see [`Size::TEST`]).
+
+use super::*;
+
+#[test]
+fn one_crowd_is_the_same_every_time() {
+    let sc = Scenario::generate(7, Size::TEST);
+    let (a, b) = (score(&sc), score(&sc));
+    assert_eq!((a.scored, a.visitors), (b.scored, b.visitors));
+    assert_eq!(a.median_error, b.median_error);
+}
+
+#[test]
+fn a_steady_room_of_known_stays_is_estimated_within_the_targets() {
+    // Ten slots, everyone stays 10 s: the schedule is exact once the first ends are in.
+    let mut sc = Scenario::generate(1, Size::TEST);
+    sc.capacity = 10;
+    sc.ttl_ms = 60_000;
+    sc.admin.clear();
+    sc.rate_cap = 0;
+    sc.stock = None;
+    sc.visitors = (0..60)
+        .map(|i| scenario::Visitor {
+            join_ms: i * 200,
+            stay_ms: 10_000,
+            silent_at: None,
+        })
+        .collect();
+    let s = score(&sc);
+    assert!(s.scored > 30, "{s:?}");
+    assert!(s.median_error <= 0.2 && s.inside >= 0.8, "{s:?}");
+}
+
+/// The 500 crowds of seeds 0–499. The targets of issue 31 do not all hold yet (see
+/// BENCHMARKS.md, "Estimated wait on generated crowds"): this test prints the report and
+/// holds the figures measured when the model went in, so that no change makes them
+/// worse unseen.
+#[test]
+fn five_hundred_generated_crowds_hold_their_measured_figures() {
+    let scores = score_all(0..500, Size::TEST);
+    let s = Summary::of(&scores);
+    println!("{}", report(&scores));
+    // Measured when the model went in: 368 judged, 61.4 % both, 72.0 % error, 66.8 %
+    // inside, 82.1 % known within 10 s, 8.3 % of waits past the range.
+    assert!(s.scenarios >= 350, "{s:?}");
+    assert!(s.both_ok >= 0.58, "{s:?}");
+    assert!(s.error_ok >= 0.68, "{s:?}");
+    assert!(s.inside_ok >= 0.63, "{s:?}");
+    assert!(s.known_10s >= 0.80, "{s:?}");
+    assert!(s.short_range <= 0.10, "{s:?}");
+}
+
+/// `CROWDS=150 cargo test --lib some_crowds -- --ignored --nocapture`: the report
+/// over the first crowds.
+#[test]
+#[ignore]
+fn some_crowds() {
+    let n: u64 = std::env::var("CROWDS").map_or(100, |v| v.parse().unwrap());
+    let t = std::time::Instant::now();
+    let scores = score_all(0..n, Size::TEST);
+    println!("{}", report(&scores));
+    println!("{:?} in {:?}", Summary::of(&scores), t.elapsed());
+}
+
+/// `SEED=68 cargo test --lib one_crowd_in_detail -- --ignored --nocapture`: every
+/// seventh visitor of one crowd, what they were shown and when they got in.
+#[test]
+#[ignore]
+fn one_crowd_in_detail() {
+    let seed = std::env::var("SEED").map_or(0, |v| v.parse().unwrap());
+    let sc = Scenario::generate(seed, Size::TEST);
+    println!("{}", sc.describe());
+    for (i, s) in play(&sc).iter().enumerate().step_by(7) {
+        println!("{i} {s:?}");
+    }
+}
