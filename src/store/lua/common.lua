@@ -40,7 +40,8 @@ local K_LOG, K_HOLDERS
 -- everything longer). The library is built with each reply field's place written in: an
 -- index SNAP.<field> or VIEW.<field> becomes the number, and the list's `_NEW` token a
 -- list of as many placeholders (`place_fields` in store/redis/library.rs), so building a reply by
--- name costs nothing at run time.
+-- name costs nothing at run time. The config hash's reader, CFG_READ and cfg_decode, is
+-- generated there too (read_cfg below).
 
 local function now_ms()
   local t = redis.call('TIME')
@@ -69,42 +70,29 @@ local function event_phase(cfg, now)
   return 'open'
 end
 
--- The config as stored, parsed from the HMGET of every field the scripts use (nil: no room).
+-- The config as stored (nil: no room): every field the scripts use, read with one HMGET
+-- and decoded by name, each by its encoding and default, by CFG_READ and cfg_decode (both
+-- generated into the prelude from the config hash's table, CFG_FIELDS in
+-- store/redis/cfg_hash.rs; cfg.<field> is the hash field <field>). What each field means:
+-- its row there. Only `lanes` is derived here.
 local function read_cfg()
-  local v = redis.call('HMGET', K_CFG, 'capacity', 'rate_cap', 'ttl_ms', 'stock', 'paused', 'closed', 'hb_ms', 'target', 'lane_strides', 'hold_until', 'mode', 'queue_all',
-    'pq_at', 'open_at', 'close_at', 'ev_capacity', 'ev_ttl_ms', 'ev_rate_cap', 'ev_mark')
-  if not v[1] then return nil end
+  local cfg = cfg_decode(redis.call('HMGET', K_CFG, unpack(CFG_READ)))
+  if not cfg then return nil end
   -- lanes: nil without lanes, else {stride = {lane = spacing}, names = {'', lane...}}
   -- from `lane_strides` ("=1429 members=3333": the general line first).
-  local lanes = nil
-  if v[9] and v[9] ~= '' then
-    lanes = {stride = {}, names = {}}
-    for name, stride in string.gmatch(v[9], '(%S*)=(%d+)') do
-      lanes.stride[name] = tonumber(stride)
-      lanes.names[#lanes.names + 1] = name
+  if cfg.lane_strides ~= '' then
+    cfg.lanes = {stride = {}, names = {}}
+    for name, stride in string.gmatch(cfg.lane_strides, '(%S*)=(%d+)') do
+      cfg.lanes.stride[name] = tonumber(stride)
+      cfg.lanes.names[#cfg.lanes.names + 1] = name
     end
   end
-  return {
-    capacity = tonumber(v[1]), rate_cap = tonumber(v[2]) or 0, ttl_ms = tonumber(v[3]),
-    stock = tonumber(v[4]) or -1, paused = v[5] == '1', closed = v[6] == '1',
-    hb_ms = tonumber(v[7]), target = v[8] or '', lanes = lanes,
-    -- Admissions held until then (ms): a room re-created after the store lost its data
-    -- waits while the instances put the places and sessions they know back (put_room).
-    hold_until = tonumber(v[10]) or 0,
-    -- `fifo` (absent: a room written before modes), `passthrough` or `reject`; queue_all
-    -- overrides every mode (docs/configuration.md#queueing-modes).
-    mode = (v[11] and v[11] ~= '') and v[11] or 'fifo', queue_all = v[12] == '1',
-    -- The scheduled event (ms, Redis time) and its overrides (docs/configuration.md).
-    pq_at = opt_num(v[13]), open_at = opt_num(v[14]), close_at = opt_num(v[15]),
-    ev_capacity = opt_num(v[16]), ev_ttl_ms = opt_num(v[17]), ev_rate_cap = opt_num(v[18]),
-    -- The last phase of the event the room's stream was told of ('opened', 'closed').
-    ev_mark = v[19] or '',
-  }
+  return cfg
 end
 
 -- Parsed configs kept between calls in this node's Lua VM (a library's locals live as
 -- long as the library): room cfg key -> {version, rev, meta (whose __index is the parsed
--- config), stocked, event}. Reading 19 fields costs a
+-- config), stocked, event}. Reading CFG_READ (~19 fields) costs a
 -- call ~4 µs (the fields are found one by one in the hash, and the reply is converted
 -- to a Lua table); checking that a kept one is current costs ~1 µs. A kept config is
 -- current while the cfg hash's `version` and `rev` are those it was read at: every
@@ -135,12 +123,12 @@ end
 
 local function load_cfg_raw()
   local c = CFG_CACHE[K_CFG]
-  local fields = {'version', 'rev'}
+  local cfg_fields = {'version', 'rev'}
   if c then
-    if c.stocked then fields[#fields + 1] = 'stock' end
-    if c.event then fields[#fields + 1] = 'ev_mark' end
+    if c.stocked then cfg_fields[#cfg_fields + 1] = 'stock' end
+    if c.event then cfg_fields[#cfg_fields + 1] = 'ev_mark' end
   end
-  local h = redis.call('HMGET', K_CFG, unpack(fields))
+  local h = redis.call('HMGET', K_CFG, unpack(cfg_fields))
   if not (c and h[2] and h[1] == c.version and h[2] == c.rev) then
     local raw = read_cfg()
     if not raw then return nil end

@@ -97,7 +97,8 @@ impl Fields {
     }
 }
 
-/// The constants the scripts share with Rust, defined from the Rust ones: one source.
+/// The constants the scripts share with Rust, defined from the Rust ones, and the config
+/// hash's reader generated from its table ([`lua_cfg_reader`]): one source.
 pub(super) fn lua_prelude() -> String {
     let bounds: Vec<String> = crate::store::WAIT_BOUNDS_MS
         .iter()
@@ -107,7 +108,7 @@ pub(super) fn lua_prelude() -> String {
         "local WINDOW_MS = {}\nlocal ENDS_KEEP = {}\nlocal BASIS_SESSIONS = {}\n\
          local PROMOTE_LIMIT = {}\nlocal MINUTE_TTL_MS = {}\nlocal WAIT_BOUNDS = {{{}}}\n\
          local PLACE_GROUP_TTL_MS = {}\nlocal LANE_STRIDE = {}\nlocal GONE_KEEP_MS = {}\nlocal STREAM_KEEP = {}\n\
-         local CHANGES_KEEP = {}\nlocal HOLD_LEASE_MS = {}\nlocal HB_STEPS = {}\n",
+         local CHANGES_KEEP = {}\nlocal HOLD_LEASE_MS = {}\nlocal HB_STEPS = {}\n{}",
         crate::store::WINDOW_MS,
         crate::store::ENDS_KEEP,
         crate::store::BASIS_SESSIONS,
@@ -120,7 +121,8 @@ pub(super) fn lua_prelude() -> String {
         crate::store::STREAM_KEEP,
         crate::store::line::CHANGES_KEEP,
         crate::store::line::HOLD_LEASE_MS,
-        crate::store::HB_STEPS
+        crate::store::HB_STEPS,
+        lua_cfg_reader()
     )
 }
 

@@ -15,6 +15,7 @@
 //! window, leases, socket counts) are plain scripts: [`redis::Script`] invokes them by SHA
 //! and reloads them on `NOSCRIPT`.
 
+mod cfg_hash;
 mod codec;
 mod connection;
 mod library;
@@ -42,6 +43,7 @@ use super::{LineChange, LineCursor, Placed, RoomTick, TickRequest};
 use super::{Released, RoomEvent, WebhookCounts, WebhookRetry, WebhookSettle};
 use crate::config::{RoomConfig, StoreSettings};
 
+use cfg_hash::*;
 use codec::*;
 use library::*;
 
