@@ -20,9 +20,9 @@ use crate::helpers::{free_port, prefix, room, spawn_app, test_settings, wait_unt
 use anteroom::config::{RoomConfig, WebhookSecret};
 
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
-const RULES: &str = "packaging/prometheus/anteroom-alerts.yml";
-const RULE_TESTS: &str = "packaging/prometheus/anteroom-alerts.test.yml";
-const DASHBOARD: &str = "packaging/grafana/anteroom-dashboard.json";
+const RULES: &str = "deploy/prometheus/anteroom-rules.yml";
+const RULE_TESTS: &str = "deploy/prometheus/anteroom-rules.test.yml";
+const DASHBOARD: &str = "deploy/grafana/anteroom.json";
 
 /// The unit's promises (issue 32): each line must appear as written.
 const UNIT_LINES: &[&str] = &[
@@ -420,7 +420,7 @@ fn the_alert_rules_pass_promtool_check_and_their_unit_tests() {
     let Some(promtool) = tool("promtool", &[unpacked]) else {
         return;
     };
-    let dir = Path::new(ROOT).join("packaging/prometheus");
+    let dir = Path::new(ROOT).join("deploy/prometheus");
     run(Command::new(&promtool)
         .args(["check", "rules"])
         .arg(Path::new(ROOT).join(RULES)));
