@@ -71,7 +71,22 @@ fn one_crowd_in_detail() {
     let seed = std::env::var("SEED").map_or(0, |v| v.parse().unwrap());
     let sc = Scenario::generate(seed, Size::TEST);
     println!("{}", sc.describe());
-    for (i, s) in play(&sc).iter().enumerate().step_by(7) {
-        println!("{i} {s:?}");
+    let step = std::env::var("STEP").map_or(7, |v| v.parse().unwrap());
+    for (i, s) in play(&sc).iter().enumerate().step_by(step) {
+        let (Some((at, e)), Some(adm)) = (s.first_known, s.admitted_at) else {
+            println!("{i} joined {} admitted {:?} never known", s.joined, s.admitted_at);
+            continue;
+        };
+        println!(
+            "{i} joined {:.0}s known +{:.0}s at place {}: {} ({}-{}) waited {:.1}s",
+            s.joined as f64 / 1e3,
+            (at - s.joined) as f64 / 1e3,
+            s.place,
+            e.seconds,
+            e.low,
+            e.high,
+            adm.saturating_sub(at) as f64 / 1e3
+        );
     }
+    println!("{:?}", score(&sc));
 }
