@@ -27,6 +27,29 @@
   };
   var CROCKFORD = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
 
+  // A viewer changes nothing and an operator sets no secrets, webhooks or deletions:
+  // the controls the signed-in role may not use are disabled (the server refuses them
+  // anyway with 403 forbidden_role). docs/admin.md#users-and-roles.
+  var role = root.getAttribute('data-role') || 'owner';
+  var RANK = { viewer: 0, operator: 1, owner: 2 };
+  var NEEDS = [
+    [1, '#create input, #create button, form[data-act="settings"] input, form[data-act="settings"] button, ' +
+      '[data-do="load-current"], button[data-act="pause"], button[data-act="resume"], button[data-act="close"], ' +
+      'button[data-act="open"], form[data-act="queueing"] select, form[data-act="queueing"] button, ' +
+      'form[data-act="stock"] input, form[data-act="stock"] button, form[data-act="remove"] input, ' +
+      'form[data-act="remove"] button, [data-f="found_list"] button'],
+    [2, 'button[data-act="flush"], button[data-act="delete"]']
+  ];
+  function lock(scope) {
+    NEEDS.forEach(function (n) {
+      if (RANK[role] >= n[0]) return;
+      scope.querySelectorAll(n[1]).forEach(function (e) {
+        e.disabled = true;
+        e.title = 'Your role (' + role + ') cannot do this';
+      });
+    });
+  }
+
   function $(id) { return document.getElementById(id); }
   function set(el, text) { if (el && el.textContent !== String(text)) el.textContent = text; }
   function el(tag, cls, text) {
@@ -192,6 +215,7 @@
     node.hidden = room.id !== selected;
     detail(c);
     c.detailTimer = setInterval(function () { detail(c); }, DETAIL_EVERY_MS);
+    lock(node);
     return c;
   }
 
@@ -322,6 +346,7 @@
     c.btn.close.disabled = flags.closed;
     c.btn.open.disabled = !flags.closed;
     queueing(c, flags);
+    lock(c.node);
   }
 
   // The queueing mode and the emergency queue_all switch as the room has them now. The
@@ -621,6 +646,7 @@
       li.appendChild(b);
       ul.appendChild(li);
     });
+    lock(ul);
     c.f.found.hidden = false;
   }
 
@@ -688,6 +714,7 @@
     });
   }
 
+  lock(document);
   $('create').addEventListener('submit', function (e) {
     e.preventDefault();
     var f = e.target.elements;

@@ -18,9 +18,11 @@ use figment::value::{Dict, Value};
 use figment::Figment;
 use serde::{Deserialize, Serialize};
 
+mod admin;
 mod gateway;
 pub(crate) mod redact;
 pub(crate) mod schedule;
+pub use admin::{AdminSettings, AdminUser, OidcSettings, Role, PASSWORD_USER, TOKEN_USER};
 pub use gateway::{GatewayRoute, GatewaySettings};
 pub(crate) mod webhook;
 pub use webhook::{WebhookSecret, WebhookSettings};
@@ -229,36 +231,6 @@ pub struct ReaperSettings {
     /// Milliseconds between the room keeper's looks (re-creating declared rooms that
     /// went missing, noticing a store that lost its data).
     pub keeper_interval_ms: u64,
-}
-
-/// The admin dashboard (`/admin`) and API (`/api/admin/…`).
-#[derive(Clone, Debug, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct AdminSettings {
-    /// Serve the dashboard and the admin API. With it on, a credential is required: the
-    /// server refuses to start without `token` or `password_hash`, except the plain demo
-    /// (`demo = true`, no `redis_url`), which generates a token and prints it.
-    pub enabled: bool,
-    /// Bearer token for the admin API (`Authorization: Bearer …`); also accepted by the
-    /// login form.
-    pub token: Option<Secret>,
-    /// Argon2 hash (PHC string, `$argon2id$…`) of the dashboard password; make one with
-    /// `anteroom hash-password`.
-    pub password_hash: Option<Secret>,
-    /// How long a dashboard login lasts, in seconds.
-    pub session_ttl_secs: u64,
-    /// Login attempts allowed per IP per minute (successful or not).
-    pub login_attempts_per_minute: u32,
-    /// Failed admin authentications (wrong bearer token or login) allowed per client
-    /// (IPv4 address or IPv6 /64) per minute; past it, the client is refused with 429
-    /// before its credential is checked, until the minute ends.
-    pub failed_auth_per_minute: u32,
-    /// The same, for all clients together (a ceiling on distributed guessing; while it
-    /// is reached, every client that failed in the window answers 429; one that has not
-    /// failed is still checked, so others' guesses never lock out the right token).
-    pub failed_auth_global_per_minute: u32,
-    /// Audit log entries kept in the store.
-    pub audit_keep: u32,
 }
 
 /// One room: an independent queue in front of one target.
@@ -909,46 +881,7 @@ impl Settings {
         if self.store.connect_timeout_ms == 0 {
             return Err(invalid("store.connect_timeout_ms", "must be at least 1"));
         }
-        if self.admin.audit_keep == 0 {
-            return Err(invalid("admin.audit_keep", "must be at least 1"));
-        }
-        if self.admin.session_ttl_secs == 0 {
-            return Err(invalid("admin.session_ttl_secs", "must be at least 1"));
-        }
-        if let Some(t) = &self.admin.token {
-            if !t.is_empty() && t.expose().chars().count() < 32 {
-                return Err(invalid(
-                    "admin.token",
-                    "must be at least 32 characters (e.g. `openssl rand -base64 32`)",
-                ));
-            }
-        }
-        if self.admin.failed_auth_per_minute == 0 {
-            return Err(invalid(
-                "admin.failed_auth_per_minute",
-                "must be at least 1",
-            ));
-        }
-        if self.admin.failed_auth_global_per_minute == 0 {
-            return Err(invalid(
-                "admin.failed_auth_global_per_minute",
-                "must be at least 1",
-            ));
-        }
-        if self.admin.login_attempts_per_minute == 0 {
-            return Err(invalid(
-                "admin.login_attempts_per_minute",
-                "must be at least 1",
-            ));
-        }
-        if let Some(h) = &self.admin.password_hash {
-            if !h.expose().starts_with("$argon2") {
-                return Err(invalid(
-                    "admin.password_hash",
-                    "must be an argon2 PHC string ($argon2id$…); make one with `anteroom hash-password`",
-                ));
-            }
-        }
+        self.admin.validate()?;
         let mut seen = std::collections::HashSet::new();
         for (i, room) in self.rooms.iter().enumerate() {
             if !seen.insert(room.id.as_str()) {

@@ -93,9 +93,17 @@ impl IpLimiter {
 /// window is always checked, and a right token from it always works; past the ceiling,
 /// each further guessing address gets one guess before it is refused. Time is passed
 /// in, so tests control it.
+///
+/// Sign-ins that name a user are also counted per user: once a user has had
+/// `per_user` failures in the window (from anywhere), a client that failed *for that
+/// user* in the window is refused for that user; any other client is still checked. So
+/// guesses spread over many addresses against one name get one try per address once
+/// the name is under attack, and its owner, signing in right from an address that has
+/// not failed, is never locked out.
 pub struct FailureLimiter {
     per_client: u32,
     global: u32,
+    per_user: u32,
     state: std::sync::Mutex<FailureWindow>,
 }
 
@@ -103,6 +111,11 @@ struct FailureWindow {
     started: std::time::Instant,
     global: u32,
     by_client: std::collections::HashMap<IpAddr, u32>,
+    /// Failures per user name; only names of configured users are counted, so the map
+    /// is bounded by the configuration, not by what guessers send.
+    by_user: std::collections::HashMap<String, u32>,
+    /// The (user, client) pairs that failed in the window.
+    user_clients: std::collections::HashSet<(String, IpAddr)>,
 }
 
 /// The window the counts live in.
@@ -125,12 +138,21 @@ impl FailureLimiter {
         Self {
             per_client,
             global,
+            per_user: u32::MAX,
             state: std::sync::Mutex::new(FailureWindow {
                 started: now,
                 global: 0,
                 by_client: Default::default(),
+                by_user: Default::default(),
+                user_clients: Default::default(),
             }),
         }
+    }
+
+    /// The same limiter, also counting failures per user name (`per_user` a window).
+    pub fn with_per_user(mut self, per_user: u32) -> Self {
+        self.per_user = per_user;
+        self
     }
 
     fn window(&self, now: std::time::Instant) -> std::sync::MutexGuard<'_, FailureWindow> {
@@ -140,19 +162,44 @@ impl FailureLimiter {
             w.started = now;
             w.global = 0;
             w.by_client.clear();
+            w.by_user.clear();
+            w.user_clients.clear();
         }
         w
+    }
+
+    fn seconds_left(&self, w: &FailureWindow, now: std::time::Instant) -> u64 {
+        (FAILURE_WINDOW.saturating_sub(now.duration_since(w.started)))
+            .as_secs()
+            .max(1)
+    }
+
+    /// `Some(seconds until the window ends)` while `ip` may not try to sign in as
+    /// `user`: the client's own limits ([`Self::blocked`]), or the user's.
+    pub fn blocked_for_user(&self, ip: IpAddr, user: &str, now: std::time::Instant) -> Option<u64> {
+        if let Some(s) = self.blocked(ip, now) {
+            return Some(s);
+        }
+        let w = self.window(now);
+        let failures = w.by_user.get(user).copied().unwrap_or(0);
+        let this_client_failed = || w.user_clients.contains(&(user.to_string(), client_key(ip)));
+        (failures >= self.per_user && this_client_failed()).then(|| self.seconds_left(&w, now))
+    }
+
+    /// Counts a failed sign-in from `ip` naming the configured user `user`.
+    pub fn failed_for_user(&self, ip: IpAddr, user: &str, now: std::time::Instant) {
+        self.failed(ip, now);
+        let mut w = self.window(now);
+        *w.by_user.entry(user.to_string()).or_default() += 1;
+        w.user_clients.insert((user.to_string(), client_key(ip)));
     }
 
     /// `Some(seconds until the window ends)` while `ip` may not try.
     pub fn blocked(&self, ip: IpAddr, now: std::time::Instant) -> Option<u64> {
         let w = self.window(now);
         let mine = w.by_client.get(&client_key(ip)).copied().unwrap_or(0);
-        (mine >= self.per_client || (mine > 0 && w.global >= self.global)).then(|| {
-            (FAILURE_WINDOW.saturating_sub(now.duration_since(w.started)))
-                .as_secs()
-                .max(1)
-        })
+        (mine >= self.per_client || (mine > 0 && w.global >= self.global))
+            .then(|| self.seconds_left(&w, now))
     }
 
     /// Counts a failed attempt from `ip`.
@@ -167,6 +214,34 @@ impl FailureLimiter {
 mod failure_tests {
     use super::*;
     use std::time::{Duration, Instant};
+
+    #[test]
+    fn guesses_against_one_user_never_lock_out_a_client_that_has_not_failed() {
+        let t0 = Instant::now();
+        let l = FailureLimiter::new(100, 1000, t0).with_per_user(3);
+        // Three addresses guess alice's password once each: the user is at its limit.
+        for i in 0..3 {
+            let ip = IpAddr::from([198, 51, 100, i]);
+            assert_eq!(l.blocked_for_user(ip, "alice", t0), None);
+            l.failed_for_user(ip, "alice", t0);
+        }
+        // Each guessing address is now refused for alice (not for bob) until the window
+        // ends; alice herself, from an address that has not failed, is still checked.
+        let guesser = IpAddr::from([198, 51, 100, 1]);
+        assert_eq!(
+            l.blocked_for_user(guesser, "alice", t0 + Duration::from_secs(20)),
+            Some(40)
+        );
+        assert_eq!(l.blocked_for_user(guesser, "bob", t0), None);
+        assert_eq!(
+            l.blocked_for_user("192.0.2.9".parse().unwrap(), "alice", t0),
+            None
+        );
+        assert_eq!(
+            l.blocked_for_user(guesser, "alice", t0 + Duration::from_secs(60)),
+            None
+        );
+    }
 
     #[test]
     fn a_client_is_blocked_after_its_failures_until_the_window_ends() {

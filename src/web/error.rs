@@ -57,6 +57,9 @@ pub enum ApiError {
     Conflict(String),
     #[error("{0}")]
     Forbidden(String),
+    /// An admin whose role may not do this (`web::admin::roles`).
+    #[error("{0}")]
+    ForbiddenRole(String),
     /// A join without a usable proof of work: `403` with a fresh challenge beside the
     /// error.
     #[error("{message}")]
@@ -129,6 +132,7 @@ impl ApiError {
             ApiError::InvalidField { .. } => "invalid_field",
             ApiError::Conflict(_) => "conflict",
             ApiError::Forbidden(_) => "forbidden",
+            ApiError::ForbiddenRole(_) => "forbidden_role",
             ApiError::UnknownRoom(_) => "unknown_room",
             ApiError::NotFound(_) => "not_found",
             ApiError::RateLimited { .. } => "rate_limited",
@@ -192,7 +196,9 @@ impl ResponseError for ApiError {
             ApiError::BadRequest { .. } | ApiError::InvalidField { .. } => StatusCode::BAD_REQUEST,
             ApiError::Conflict(_) => StatusCode::CONFLICT,
             ApiError::Unauthorized { .. } => StatusCode::UNAUTHORIZED,
-            ApiError::Forbidden(_) | ApiError::Challenge { .. } => StatusCode::FORBIDDEN,
+            ApiError::Forbidden(_) | ApiError::ForbiddenRole(_) | ApiError::Challenge { .. } => {
+                StatusCode::FORBIDDEN
+            }
             ApiError::UnknownRoom(_) | ApiError::NotFound(_) => StatusCode::NOT_FOUND,
             ApiError::RateLimited { .. } | ApiError::TooManyPlaces(_) => {
                 StatusCode::TOO_MANY_REQUESTS

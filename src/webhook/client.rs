@@ -90,3 +90,36 @@ impl WebhookClient {
             .map_err(|_| format!("no answer within {} ms", self.timeout.as_millis()))?
     }
 }
+
+impl WebhookClient {
+    /// Sends `req` and reads the whole answer (at most 1 MiB), for the OpenID Connect
+    /// client (`web::admin::oidc`: discovery, keys, the token exchange), which shares
+    /// this client's TLS setup. Redirects are not followed.
+    pub async fn send(
+        &self,
+        req: http::Request<Vec<u8>>,
+    ) -> Result<http::Response<Vec<u8>>, std::io::Error> {
+        const MAX_BODY: usize = 1024 * 1024;
+        let (parts, body) = req.into_parts();
+        let req = http::Request::from_parts(parts, Full::new(Bytes::from(body)));
+        let send = async {
+            let res = self
+                .inner
+                .request(req)
+                .await
+                .map_err(std::io::Error::other)?;
+            let (parts, body) = res.into_parts();
+            let body = Limited::new(body, MAX_BODY)
+                .collect()
+                .await
+                .map_err(|e| std::io::Error::other(e.to_string()))?
+                .to_bytes();
+            Ok(http::Response::from_parts(parts, body.to_vec()))
+        };
+        tokio::time::timeout(self.timeout, send)
+            .await
+            .map_err(|_| {
+                std::io::Error::other(format!("no answer within {} ms", self.timeout.as_millis()))
+            })?
+    }
+}

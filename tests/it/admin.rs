@@ -1,8 +1,10 @@
 //! The admin API and dashboard auth, on a real Redis, across two instances.
 
 mod fifo;
+mod sso;
 mod stock;
 mod versions;
+mod users;
 mod visitors;
 
 use std::time::{Duration, Instant};
@@ -396,7 +398,7 @@ async fn dashboard_login_sets_a_strict_cookie_and_changes_need_csrf() {
         .unwrap();
     assert_eq!(with_csrf.status(), 200);
     let audit = admin(&app, Method::GET, "/api/admin/audit", None).await;
-    assert_eq!(audit.body["entries"][0]["who"], "session:token");
+    assert_eq!(audit.body["entries"][0]["who"], "token");
 
     // The limiter allows 3 attempts a minute: after a third, the 4th is refused even with
     // the right token.

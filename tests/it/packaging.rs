@@ -2,7 +2,10 @@
 //! `packaging/build-deb.sh` builds from this test binary (`dpkg-deb --info/--contents`,
 //! `systemd-analyze verify` and `security` on its unit, the packaged binary run with the
 //! packaged configuration), and the Prometheus rules and Grafana dashboard (`promtool`,
-//! and every metric they name is one Anteroom exports). Nothing is installed.
+//! and every metric they name is one Anteroom exports). Nothing is installed, except by
+//! `the_deb_installs_runs_with_redis_and_removes_cleanly`, which only runs as root under
+//! `CI=true` (it `dpkg -i`s the package on the machine and purges it) and says why when
+//! it is skipped.
 //!
 //! `systemd-analyze` and `promtool` are skipped with a message when missing, except with
 //! `CI=true`: `.ci/run` provides both (promtool unpacked from Debian's `prometheus`
@@ -546,4 +549,149 @@ async fn every_metric_the_dashboard_names_is_in_a_running_apps_metrics() {
         missing.is_empty(),
         "the dashboard names {missing:?}, not in:\n{healthy}"
     );
+}
+
+/// Whether this run may install packages on the machine: as root, under `CI=true`
+/// (`.ci/run`), with no `anteroom` package already there. Otherwise says why not.
+fn may_install() -> bool {
+    let why = if std::env::var("CI").as_deref() != Ok("true") {
+        "not under CI=true (it installs a package on this machine; .ci/run sets CI)"
+    } else if !run(Command::new("id").arg("-u")).stdout.starts_with(b"0\n") {
+        "not running as root (dpkg -i needs it)"
+    } else if Command::new("dpkg")
+        .args(["-s", "anteroom"])
+        .output()
+        .is_ok_and(|o| o.status.success())
+    {
+        "an anteroom package is already installed here, which this test would remove"
+    } else {
+        return true;
+    };
+    eprintln!("SKIPPED installing the .deb: {why}");
+    false
+}
+
+/// `dpkg -i` the package, check what it put where, `systemd-analyze verify` the unit
+/// as installed, run the installed binary as the `anteroom` user with the installed
+/// configuration and a Redis, then `dpkg -r` (configuration kept) and `--purge`
+/// (everything gone, the user too).
+#[tokio::test]
+async fn the_deb_installs_runs_with_redis_and_removes_cleanly() {
+    if !may_install() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let deb = build_deb(dir.path());
+    // Purge whatever happens below, so a failed run does not leave the package behind.
+    struct Purge;
+    impl Drop for Purge {
+        fn drop(&mut self) {
+            let _ = Command::new("dpkg").args(["--purge", "anteroom"]).output();
+        }
+    }
+    let _purge = Purge;
+    run(Command::new("dpkg").arg("-i").arg(&deb));
+
+    let stat = |path: &str| {
+        stdout(&run(Command::new("stat").args(["-c", "%U:%G %a", path])))
+            .trim()
+            .to_string()
+    };
+    assert!(run(Command::new("getent").args(["passwd", "anteroom"]))
+        .status
+        .success());
+    assert_eq!(stat("/etc/anteroom/anteroom.toml"), "root:anteroom 640");
+    assert_eq!(stat("/var/lib/anteroom"), "anteroom:anteroom 750");
+    assert_eq!(stat("/usr/bin/anteroom"), "root:root 755");
+    // Installed, not enabled: nothing runs on the commented configuration.
+    let enabled = Command::new("systemctl")
+        .args(["is-enabled", "anteroom.service"])
+        .output()
+        .unwrap();
+    assert_ne!(
+        stdout(&enabled).trim(),
+        "enabled",
+        "installing must not enable the service"
+    );
+
+    if let Some(analyze) = tool("systemd-analyze", &[]) {
+        let out = run(Command::new(&analyze)
+            .arg("verify")
+            .arg("/lib/systemd/system/anteroom.service"));
+        let warnings = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            warnings.trim().is_empty(),
+            "systemd-analyze verify: {warnings}"
+        );
+    }
+
+    // The installed binary, as the service's user (the configuration is readable by its
+    // group only), on the installed configuration plus what an operator sets first.
+    let redis = RedisServer::start();
+    let port = free_port();
+    let mut child = Command::new("runuser")
+        .args(["-u", "anteroom", "--", "/usr/bin/anteroom"])
+        .args(["--config", "/etc/anteroom/anteroom.toml"])
+        .env("ANTEROOM_LISTEN", format!("127.0.0.1:{port}"))
+        .env("ANTEROOM_REDIS_URL", redis.url())
+        .env("ANTEROOM_KEY_PREFIX", prefix())
+        .env("ANTEROOM_ADMIN__TOKEN", crate::helpers::admin::TOKEN)
+        .env("ANTEROOM_LOG", "warn")
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let client = crate::helpers::client();
+    let url = format!("http://127.0.0.1:{port}/readyz");
+    let status = wait_until(
+        Duration::from_secs(30),
+        "the installed binary is ready on Redis (/readyz)",
+        || {
+            let (client, url) = (client.clone(), url.clone());
+            async move {
+                let r = client.get(url).send().await.ok()?;
+                (r.status() == 200).then_some(200)
+            }
+        },
+    )
+    .await;
+    let rooms = client
+        .get(format!("http://127.0.0.1:{port}/api/admin/rooms"))
+        .bearer_auth(crate::helpers::admin::TOKEN)
+        .send()
+        .await
+        .unwrap()
+        .status();
+    let _ = child.kill();
+    let _ = child.wait();
+    assert_eq!((status, rooms.as_u16()), (200, 200));
+
+    // Remove keeps the configuration (a conffile); purge takes everything.
+    run(Command::new("dpkg").args(["-r", "anteroom"]));
+    assert!(!Path::new("/usr/bin/anteroom").exists());
+    assert!(!Path::new("/lib/systemd/system/anteroom.service").exists());
+    assert!(Path::new("/etc/anteroom/anteroom.toml").exists());
+    run(Command::new("dpkg").args(["--purge", "anteroom"]));
+    for gone in [
+        "/etc/anteroom",
+        "/var/lib/anteroom",
+        "/usr/share/doc/anteroom",
+    ] {
+        assert!(!Path::new(gone).exists(), "{gone} is left after purge");
+    }
+    for db in ["passwd", "group"] {
+        let left = Command::new("getent")
+            .args([db, "anteroom"])
+            .output()
+            .unwrap();
+        assert!(
+            !left.status.success(),
+            "the anteroom {db} entry is left after purge"
+        );
+    }
+    assert!(!Command::new("dpkg")
+        .args(["-s", "anteroom"])
+        .output()
+        .unwrap()
+        .status
+        .success());
 }

@@ -7,7 +7,7 @@ use serde_json::{Map, Value};
 use utoipa::{IntoParams, OpenApi, ToSchema};
 
 use super::auth::Admin;
-use crate::config::{QueueMode, RoomConfig};
+use crate::config::{QueueMode, Role, RoomConfig};
 use crate::domain::admin::visitors::{self, Removal, VisitorMatch, Wanted};
 use crate::domain::admin::{self as service, AuditEntry, Overview, PutOutcome, Switch};
 use crate::domain::admission::Engine;
@@ -254,6 +254,27 @@ fn put_body(mut body: Map<String, Value>) -> Result<PutRoomBody, ApiError> {
     Ok(PutRoomBody { patch, version })
 }
 
+/// A change naming a room's entry keys or webhook needs an owner
+/// ([`super::roles::OWNER_FIELDS`]); one sending them back as shown (`[set]`) names
+/// nothing ([`put_body`] drops those).
+fn owner_fields_need_an_owner(a: &Admin, patch: &RoomPatch) -> Result<(), ApiError> {
+    let named = [
+        ("entry", patch.entry.is_some()),
+        ("entry_secret", patch.entry_secret.is_some()),
+        ("entry_public_key", patch.entry_public_key.is_some()),
+        ("webhook_url", patch.webhook_url.is_some()),
+        ("webhook_secret", patch.webhook_secret.is_some()),
+    ];
+    debug_assert!(named
+        .iter()
+        .map(|n| n.0)
+        .eq(super::roles::OWNER_FIELDS.iter().copied()));
+    match named.iter().find(|(_, set)| *set) {
+        Some((field, _)) => a.require(Role::Owner, &format!("set `{field}`")),
+        None => Ok(()),
+    }
+}
+
 /// Creates a room (`target_url` required) or changes the given fields of an existing one;
 /// with `version`, only if nobody changed the room since that version (else `409`).
 #[utoipa::path(
@@ -285,6 +306,7 @@ async fn put_room(
         patch,
         version: expected,
     } = put_body(body.into_inner())?;
+    owner_fields_need_an_owner(&a, &patch)?;
     Ok(
         match service::put_room(&engine, &a.who, &room, &patch, expected).await? {
             PutOutcome::Created { config, version } => {

@@ -1,4 +1,5 @@
-//! Dashboard pages: login, the dashboard itself, logout, and the live stream.
+//! Dashboard pages: login (by name and password, or by token), the dashboard itself,
+//! logout, and the live stream. Single sign-on's two routes are in [`super::oidc`].
 
 use std::time::Duration;
 
@@ -11,7 +12,8 @@ use rand::RngCore;
 use serde::Deserialize;
 
 use super::auth::{
-    csrf_ok, csrf_token, new_session_cookie, removal_cookie, same_origin, session, Admin, AdminAuth,
+    csrf_ok, csrf_token, new_session_cookie, removal_cookie, same_origin, session, Admin,
+    AdminAuth, Principal, SOURCE_LOCAL,
 };
 use crate::domain::admin::overview;
 use crate::domain::admission::Engine;
@@ -33,14 +35,32 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
 struct LoginPage {
     csrf: String,
     error: String,
+    /// Named users are configured: the name and password form is shown.
+    users: bool,
+    /// Single sign-on is configured: its button is shown.
+    oidc: bool,
 }
 
 #[derive(Template)]
 #[template(path = "admin.html")]
 struct DashboardPage {
     csrf: String,
-    how: String,
+    /// Who is signed in, and their role (`viewer`, `operator`, `owner`).
+    who: String,
+    role: String,
     initial: String,
+}
+
+#[derive(Template)]
+#[template(path = "admin_message.html")]
+struct MessagePage<'a> {
+    title: &'a str,
+    message: &'a str,
+}
+
+/// A short admin page with a title and a message (and a link back to sign-in).
+pub fn message_page(status: StatusCode, title: &str, message: &str) -> HttpResponse {
+    page(status, render(MessagePage { title, message }))
 }
 
 /// Every admin page: the first-party page headers, and never framed.
@@ -54,7 +74,7 @@ fn page(status: StatusCode, body: String) -> HttpResponse {
 }
 
 /// A login form with a fresh login-CSRF cookie (double submit).
-fn login_page(engine: &Engine, status: StatusCode, error: &str) -> HttpResponse {
+fn login_page(engine: &Engine, auth: &AdminAuth, status: StatusCode, error: &str) -> HttpResponse {
     let mut b = [0u8; 16];
     rand::thread_rng().fill_bytes(&mut b);
     let csrf = crate::hex::lower(&b);
@@ -63,6 +83,8 @@ fn login_page(engine: &Engine, status: StatusCode, error: &str) -> HttpResponse 
         render(LoginPage {
             csrf: csrf.clone(),
             error: error.into(),
+            users: auth.has_users(),
+            oidc: auth.oidc.is_some(),
         }),
     );
     let c = Cookie::build(LOGIN_CSRF_COOKIE, csrf)
@@ -85,11 +107,11 @@ async fn dashboard(
     engine: web::Data<Engine>,
     auth: Option<web::Data<AdminAuth>>,
 ) -> HttpResponse {
-    if auth.is_none() {
+    let Some(auth) = auth else {
         return disabled();
-    }
-    let Some(s) = session(&req, &engine) else {
-        return login_page(&engine, StatusCode::OK, "");
+    };
+    let Some(s) = session(&req, &engine, &auth) else {
+        return login_page(&engine, &auth, StatusCode::OK, "");
     };
     let initial = match overview(&engine, 20).await {
         Ok(o) => serde_json::to_string(&o).unwrap_or_default(),
@@ -99,15 +121,23 @@ async fn dashboard(
         StatusCode::OK,
         render(DashboardPage {
             csrf: csrf_token(&engine, &s),
-            how: s.how,
+            who: s.who.name,
+            role: s.who.role.as_str().into(),
             initial,
         }),
     )
 }
 
+/// The sign-in form: `name` and `password` (a named user), or `credential` (a token,
+/// or the shared `admin.password_hash` password).
 #[derive(Deserialize)]
 struct LoginForm {
+    #[serde(default)]
     credential: String,
+    #[serde(default)]
+    name: String,
+    #[serde(default)]
+    password: String,
     csrf: String,
 }
 
@@ -120,9 +150,16 @@ async fn login(
 ) -> HttpResponse {
     let Some(auth) = auth else { return disabled() };
     let ip = client_ip(&req, &engine);
-    if !auth.login_allowed(ip) || auth.check_not_blocked(ip).is_err() {
+    let by_name = !form.name.is_empty();
+    let blocked = if by_name {
+        auth.check_user_not_blocked(ip, &form.name)
+    } else {
+        auth.check_not_blocked(ip)
+    };
+    if !auth.login_allowed(ip) || blocked.is_err() {
         let mut res = login_page(
             &engine,
+            &auth,
             StatusCode::TOO_MANY_REQUESTS,
             "Too many attempts. Wait a minute and try again.",
         );
@@ -139,26 +176,37 @@ async fn login(
     if !csrf_matches || !same_origin(&req, &engine) {
         return login_page(
             &engine,
+            &auth,
             StatusCode::FORBIDDEN,
             "The form expired or came from another site. Please try again.",
         );
     }
-    match auth.check_login(&form.credential) {
-        Some(how) => {
-            tracing::info!(how, "admin logged in");
+    let who: Option<Principal> = if by_name {
+        auth.check_password(&form.name, &form.password)
+    } else {
+        auth.check_credential(&form.credential)
+    };
+    match who {
+        Some(who) => {
+            tracing::info!(user = %who.name, role = who.role.as_str(), "admin logged in");
             HttpResponse::SeeOther()
                 .insert_header(("Location", "/admin"))
                 .insert_header(("Cache-Control", "no-store"))
-                .cookie(new_session_cookie(&engine, &auth, how))
+                .cookie(new_session_cookie(&engine, &auth, SOURCE_LOCAL, &who))
                 .finish()
         }
         None => {
-            auth.failed(ip, "login");
-            login_page(
-                &engine,
-                StatusCode::UNAUTHORIZED,
-                "That token or password is not right.",
-            )
+            if by_name {
+                auth.failed_for_user(ip, &form.name);
+            } else {
+                auth.failed(ip, "login");
+            }
+            let what = if by_name {
+                "That name and password do not match."
+            } else {
+                "That token or password is not right."
+            };
+            login_page(&engine, &auth, StatusCode::UNAUTHORIZED, what)
         }
     }
 }
@@ -173,8 +221,10 @@ async fn logout(
     req: HttpRequest,
     form: web::Form<LogoutForm>,
     engine: web::Data<Engine>,
+    auth: Option<web::Data<AdminAuth>>,
 ) -> HttpResponse {
-    let ok = session(&req, &engine).is_some_and(|s| csrf_ok(&engine, &s, Some(&form.csrf)));
+    let Some(auth) = auth else { return disabled() };
+    let ok = session(&req, &engine, &auth).is_some_and(|s| csrf_ok(&engine, &s, Some(&form.csrf)));
     if !ok || !same_origin(&req, &engine) {
         return HttpResponse::Forbidden().finish();
     }

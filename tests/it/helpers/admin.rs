@@ -60,3 +60,103 @@ pub fn session_cookie(res: &reqwest::Response) -> Option<String> {
         .map(|c| c.to_str().unwrap().to_string())
         .find(|c| c.starts_with("anteroom_admin="))
 }
+
+/// An argon2id PHC string of `password` (what `anteroom hash-password` prints).
+pub fn hash_password(password: &str) -> String {
+    use argon2::password_hash::{rand_core::OsRng, PasswordHasher, SaltString};
+    argon2::Argon2::default()
+        .hash_password(password.as_bytes(), &SaltString::generate(&mut OsRng))
+        .unwrap()
+        .to_string()
+}
+
+/// A named user with `role`, a dashboard password (`<name>-password`) and an API token
+/// ([`user_token`]).
+pub fn user(name: &str, role: anteroom::config::Role) -> anteroom::config::AdminUser {
+    use sha2::Digest;
+    anteroom::config::AdminUser {
+        name: name.into(),
+        role,
+        password_hash: Some(Secret::new(hash_password(&format!("{name}-password")))),
+        token_sha256: Some(Secret::new(format!(
+            "{:x}",
+            sha2::Sha256::digest(user_token(name).as_bytes())
+        ))),
+    }
+}
+
+/// The API token of [`user`] `name` (at least 32 characters).
+pub fn user_token(name: &str) -> String {
+    format!("{name}-api-token-0123456789abcdefghijklmnop")
+}
+
+/// A request with a user's token.
+pub async fn as_user(
+    app: &TestApp,
+    name: &str,
+    method: Method,
+    path: &str,
+    body: Option<Value>,
+) -> Reply {
+    let mut r = app
+        .client
+        .request(method, app.url(path))
+        .bearer_auth(user_token(name));
+    if let Some(b) = body {
+        r = r.json(&b);
+    }
+    Reply::from(r.send().await.unwrap()).await
+}
+
+/// Posts the sign-in form with `fields` (beside a fresh login-CSRF pair), from `from`
+/// (an `X-Forwarded-For` address, for apps that trust it).
+pub async fn login_form(
+    app: &TestApp,
+    fields: &[(&str, &str)],
+    from: Option<&str>,
+) -> reqwest::Response {
+    let page = app.client.get(app.url("/admin")).send().await.unwrap();
+    let value = page
+        .headers()
+        .get_all("set-cookie")
+        .iter()
+        .map(|c| c.to_str().unwrap().to_string())
+        .find(|c| c.starts_with("anteroom_login_csrf="))
+        .unwrap()
+        .split(';')
+        .next()
+        .unwrap()
+        .to_string();
+    let csrf = value.split_once('=').unwrap().1.to_string();
+    let mut form: Vec<(&str, &str)> = fields.to_vec();
+    form.push(("csrf", &csrf));
+    let mut r = app
+        .client
+        .post(app.url("/admin/login"))
+        .header("cookie", value.clone())
+        .form(&form);
+    if let Some(ip) = from {
+        r = r.header("x-forwarded-for", ip);
+    }
+    r.send().await.unwrap()
+}
+
+/// The dashboard with a session cookie: its HTML and its CSRF token.
+pub async fn dashboard(app: &TestApp, session: &str) -> (String, String) {
+    let html = app
+        .client
+        .get(app.url("/admin"))
+        .header("cookie", session)
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let csrf = html
+        .split("data-csrf=\"")
+        .nth(1)
+        .map(|s| s.split('"').next().unwrap().to_string())
+        .unwrap_or_default();
+    (html, csrf)
+}
