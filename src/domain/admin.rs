@@ -13,6 +13,7 @@
 
 pub mod audit;
 pub mod visitors;
+pub mod webhooks;
 
 pub use audit::{read_audit, AuditEntry};
 

@@ -45,7 +45,9 @@ pub(crate) mod webhook;
 pub use fairness::{commitment_of, new_seed, seed_revealed, Fairness, ShuffleStep};
 pub use line::{LineChange, LineCursor, Placed, RoomTick, TickRequest};
 pub use revocation::{Revocation, RevocationPage};
-pub use webhook::{WebhookCounts, WebhookRetry, WebhookSettle};
+pub use webhook::{
+    WebhookCounts, WebhookDeadLetter, WebhookRetry, WebhookSettle, MAX_DEAD_LETTERS_KEPT,
+};
 
 use async_trait::async_trait;
 use futures_util::stream::BoxStream;
@@ -879,14 +881,14 @@ pub trait Store: Send + Sync + 'static {
     /// The webhook deliverer's cursor in the room's stream: the last event id delivered
     /// or parked for a retry ("" before the first).
     async fn webhook_cursor(&self, room: &str) -> StoreResult<String>;
-    /// Moves the cursor to `cursor`, parks `retries` and counts `dead` dead letters, in
-    /// one atomic step (an event is never both behind the cursor and lost).
+    /// Moves the cursor to `cursor`, parks `retries` and keeps (and counts) the `dead`
+    /// letters, in one atomic step (an event is never both behind the cursor and lost).
     async fn webhook_advance(
         &self,
         room: &str,
         cursor: &str,
         retries: &[WebhookRetry],
-        dead: u64,
+        dead: &[WebhookDeadLetter],
     ) -> StoreResult<()>;
     /// Parked deliveries due at `now_ms` or before, soonest first, at most `limit`.
     async fn webhook_due(
@@ -905,6 +907,19 @@ pub trait Store: Send + Sync + 'static {
     ) -> StoreResult<()>;
     /// The room's pending retries and dead letters.
     async fn webhook_counts(&self, room: &str) -> StoreResult<WebhookCounts>;
+    /// The dead letters the room keeps (the newest [`MAX_DEAD_LETTERS_KEPT`]), newest
+    /// first.
+    async fn webhook_dead_letters(&self, room: &str) -> StoreResult<Vec<WebhookDeadLetter>>;
+    /// Moves the kept dead letter of `event_id` (every kept one, with `None`) back to the
+    /// retries, due at `due_ms` with no attempt made (the deliverer then gives it all of
+    /// `webhooks.max_attempts` again); answers the event ids moved, none when there was
+    /// no such letter. Atomic per letter: two replays of one letter move it once.
+    async fn webhook_replay(
+        &self,
+        room: &str,
+        event_id: Option<&str>,
+        due_ms: u64,
+    ) -> StoreResult<Vec<String>>;
     /// A page of the room's live sessions (those expiring at or after `q.expires_from`,
     /// from now on when that is past; soonest expiry first, at most `q.limit`) and, with
     /// `q.gone_after`, the releases since: each instance keeps a picture of the live

@@ -18,7 +18,9 @@
 //! failed attempts the next waits a uniform draw in `[0, min(cap, base · 2^(n-1))]`, the
 //! first within `retry_base_ms` (5 s, the Standard Webhooks schedule's first step).
 //! After `max_attempts` the delivery is a dead letter, counted per room (dashboard,
-//! `/metrics`). A 2xx is delivered; anything else, or no answer within `timeout_ms`, a
+//! `/metrics`) and kept with the last attempt's error (the newest 1000 a room) for an
+//! admin to read and replay (`/api/admin/rooms/{room}/webhook/dead-letters`): a replayed
+//! letter is a retry again, due at once, with all its attempts. A 2xx is delivered; anything else, or no answer within `timeout_ms`, a
 //! failure. Retries are worked before new events so an outage does not starve them.
 //!
 //! Like the reaper: a one-pass function ([`deliver_once`], which tests call) and a loop
@@ -37,7 +39,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::config::WebhookSettings;
 use crate::metrics::Metrics;
-use crate::store::{Store, StoreError, WebhookRetry, WebhookSettle};
+use crate::store::{Store, StoreError, WebhookDeadLetter, WebhookRetry, WebhookSettle};
 use client::WebhookClient;
 
 /// The lease name of a room's deliverer.
@@ -153,16 +155,19 @@ async fn deliver_room(
                 .map(|r| attempt(d, &target, room, &r.event_id, &r.body)),
         )
         .await;
-        for (r, ok) in part.iter().zip(results) {
-            let outcome = if ok {
-                WebhookSettle::Delivered
-            } else if r.attempts + 1 >= d.cfg.max_attempts {
-                WebhookSettle::Dead
-            } else {
-                WebhookSettle::Retry {
+        for (r, res) in part.iter().zip(results) {
+            let ok = res.is_ok();
+            let outcome = match res {
+                Ok(()) => WebhookSettle::Delivered,
+                Err(error) if r.attempts + 1 >= d.cfg.max_attempts => WebhookSettle::Dead {
+                    attempts: r.attempts + 1,
+                    error,
+                    at_ms: crate::clock::wall_ms(),
+                },
+                Err(_) => WebhookSettle::Retry {
                     attempts: r.attempts + 1,
                     due_ms: crate::clock::wall_ms() + delay(&d.cfg, r.attempts + 1),
-                }
+                },
             };
             count(d, room, ok, &outcome, out);
             d.store.webhook_settle(room, &r.event_id, &outcome).await?;
@@ -186,31 +191,45 @@ async fn deliver_room(
                 .map(|(e, b)| attempt(d, &target, room, &e.id, b)),
         )
         .await;
-        let (mut parked, mut dead) = (Vec::new(), 0);
-        for ((e, body), ok) in part.iter().zip(bodies).zip(results) {
-            let outcome = if ok {
-                WebhookSettle::Delivered
-            } else if d.cfg.max_attempts <= 1 {
-                dead += 1;
-                WebhookSettle::Dead
-            } else {
-                let due_ms = crate::clock::wall_ms() + delay(&d.cfg, 1);
-                parked.push(WebhookRetry {
-                    event_id: e.id.clone(),
-                    body,
-                    attempts: 1,
-                    due_ms,
-                });
-                WebhookSettle::Retry {
-                    attempts: 1,
-                    due_ms,
+        let (mut parked, mut dead) = (Vec::new(), Vec::new());
+        for ((e, body), res) in part.iter().zip(bodies).zip(results) {
+            let ok = res.is_ok();
+            let outcome = match res {
+                Ok(()) => WebhookSettle::Delivered,
+                Err(error) if d.cfg.max_attempts <= 1 => {
+                    let at_ms = crate::clock::wall_ms();
+                    dead.push(WebhookDeadLetter {
+                        event_id: e.id.clone(),
+                        body,
+                        attempts: 1,
+                        error: error.clone(),
+                        dead_at_ms: at_ms,
+                    });
+                    WebhookSettle::Dead {
+                        attempts: 1,
+                        error,
+                        at_ms,
+                    }
+                }
+                Err(_) => {
+                    let due_ms = crate::clock::wall_ms() + delay(&d.cfg, 1);
+                    parked.push(WebhookRetry {
+                        event_id: e.id.clone(),
+                        body,
+                        attempts: 1,
+                        due_ms,
+                    });
+                    WebhookSettle::Retry {
+                        attempts: 1,
+                        due_ms,
+                    }
                 }
             };
             count(d, room, ok, &outcome, out);
         }
         // unwrap: chunks are never empty.
         let last = &part.last().unwrap().id;
-        d.store.webhook_advance(room, last, &parked, dead).await?;
+        d.store.webhook_advance(room, last, &parked, &dead).await?;
         if !d
             .store
             .acquire_lease(&lease, &d.holder, lease_ms(&d.cfg))
@@ -233,14 +252,14 @@ fn count(d: &Deliverer, room: &str, ok: bool, outcome: &WebhookSettle, out: &mut
     let label = match outcome {
         WebhookSettle::Delivered => "delivered",
         WebhookSettle::Retry { .. } => "failed",
-        WebhookSettle::Dead => "dead",
+        WebhookSettle::Dead { .. } => "dead",
     };
     if ok {
         out.delivered += 1;
     } else {
         out.failed += 1;
     }
-    if matches!(outcome, WebhookSettle::Dead) {
+    if matches!(outcome, WebhookSettle::Dead { .. }) {
         out.dead += 1;
     }
     d.metrics
@@ -249,8 +268,15 @@ fn count(d: &Deliverer, room: &str, ok: bool, outcome: &WebhookSettle, out: &mut
         .inc();
 }
 
-/// One attempt: signs `body` now and POSTs it; whether the receiver answered 2xx.
-async fn attempt(d: &Deliverer, t: &Target, room: &str, event_id: &str, body: &str) -> bool {
+/// One attempt: signs `body` now and POSTs it; `Ok` when the receiver answered 2xx,
+/// else what it got (kept as a dead letter's reason when it was the last attempt).
+async fn attempt(
+    d: &Deliverer,
+    t: &Target,
+    room: &str,
+    event_id: &str,
+    body: &str,
+) -> Result<(), String> {
     let id = message::webhook_id(room, event_id);
     let headers = message::headers(&t.key, &id, crate::clock::wall_ms() / 1000, body);
     match d
@@ -258,14 +284,14 @@ async fn attempt(d: &Deliverer, t: &Target, room: &str, event_id: &str, body: &s
         .post(&t.url, &headers, Bytes::from(body.to_string()))
         .await
     {
-        Ok(status) if (200..300).contains(&status) => true,
+        Ok(status) if (200..300).contains(&status) => Ok(()),
         Ok(status) => {
             tracing::debug!(room, id, status, "webhook refused; retried later");
-            false
+            Err(format!("the receiver answered HTTP {status}"))
         }
         Err(error) => {
             tracing::debug!(room, id, error, "webhook failed; retried later");
-            false
+            Err(error)
         }
     }
 }

@@ -2052,6 +2052,8 @@ conformance!(
     queue_all_overrides_passthrough_and_reject,
     back_from_passthrough_the_rate_cap_counts_its_admissions,
     webhook_retries_cursor_and_dead_letters_are_kept,
+    dead_letters_are_kept_with_their_reason_and_replayed_as_fresh_retries,
+    only_the_newest_dead_letters_are_kept,
     a_prequeue_is_shuffled_once_in_the_published_order,
     a_scheduled_room_takes_no_place_and_an_ended_event_closes,
     event_overrides_apply_only_inside_the_window,

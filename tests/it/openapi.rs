@@ -38,6 +38,9 @@ const API_ROUTES: &[&str] = &[
     "POST /api/admin/rooms/{room}/flush",
     "GET /api/admin/rooms/{room}/audit",
     "GET /api/admin/audit",
+    "GET /api/admin/rooms/{room}/webhook/dead-letters",
+    "POST /api/admin/rooms/{room}/webhook/dead-letters/replay",
+    "POST /api/admin/rooms/{room}/webhook/dead-letters/{event_id}/replay",
 ];
 
 /// The routes outside `/api` the document describes too.

@@ -7,12 +7,13 @@ use std::time::{Duration, Instant};
 
 use futures_util::future::join_all;
 use reqwest::Method;
-use serde_json::json;
+use serde_json::{json, Value};
 
 use crate::helpers::admin::{admin, admin_settings};
 use crate::helpers::receiver::{secret, Mode, Received, Receiver, KEY_B64};
 use crate::helpers::{
-    prefix, redis_store, room, spawn_app, test_settings, wait_until, RedisServer, ServerProcess,
+    prefix, redis_store, room, spawn_app, test_settings, wait_until, RedisServer, Reply,
+    ServerProcess,
 };
 use anteroom::config::{RoomConfig, Settings, WebhookSecret};
 use anteroom::store::Store;
@@ -531,4 +532,191 @@ async fn one_instance_at_a_time_delivers_a_room() {
     assert_eq!(again.delivered, 1, "the holder goes on from its cursor");
     let ids: HashSet<String> = rx.log().into_iter().map(|r| r.id).collect();
     assert_eq!((rx.log().len(), ids.len()), (2, 2), "each event once");
+}
+
+/// Issue 30 finding 13: dead letters were a bare count. Each is now listed with its
+/// event, body, attempts and the last attempt's error, and replayed (one, or all) through
+/// the admin API: the deliverer sends it again, same `webhook-id` and body, to a real
+/// receiver.
+#[tokio::test]
+async fn dead_letters_are_listed_with_their_reason_and_a_replay_delivers_them() {
+    let rx = Receiver::start(Mode::AlwaysFail).await;
+    let redis = RedisServer::start();
+    let mut settings = admin_settings(&redis, &prefix(), vec![hooked("r", 5, &rx.url())]);
+    settings.webhooks.interval_ms = 100;
+    settings.webhooks.retry_base_ms = 100;
+    settings.webhooks.retry_cap_ms = 200;
+    settings.webhooks.max_attempts = 2;
+    let app = spawn_app(settings).await;
+    let list = "/api/admin/rooms/r/webhook/dead-letters";
+
+    // Two admissions, each tried twice and given up.
+    assert_eq!(app.join("r").await.state(), "admitted");
+    assert_eq!(app.join("r").await.state(), "admitted");
+    let letters = wait_until(Duration::from_secs(15), "two dead letters", || {
+        let app = &app;
+        async move {
+            let r = admin(app, Method::GET, list, None).await;
+            assert_eq!(r.status, 200, "{}", r.body);
+            (r.body["dead_letters"].as_array().unwrap().len() == 2).then_some(r.body)
+        }
+    })
+    .await;
+    assert_eq!(
+        letters["counts"],
+        json!({"pending": 0, "dead_letters": 2, "dead_letters_kept": 2})
+    );
+    let sent = rx.log();
+    assert_eq!(sent.len(), 4, "two events, two attempts each: {sent:?}");
+    for l in letters["dead_letters"].as_array().unwrap() {
+        let event_id = l["event_id"].as_str().unwrap();
+        assert_eq!(l["type"], "admission");
+        assert_eq!(l["attempts"], 2);
+        assert_eq!(l["error"], "the receiver answered HTTP 500");
+        assert_eq!(l["webhook_id"], format!("msg_r_{event_id}"));
+        assert_eq!(l["payload"]["data"]["event_id"], event_id);
+        assert_eq!(l["payload"]["data"]["room"], "r");
+        let at = l["dead_at"].as_u64().unwrap();
+        assert!(at > 1_600_000_000_000, "{at}");
+        // The payload is the body the receiver got.
+        let got = sent.iter().find(|s| s.id == l["webhook_id"]).unwrap();
+        assert_eq!(got.json(), l["payload"]);
+    }
+    let last_dead = letters["dead_letters"][0]["event_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let first_dead = letters["dead_letters"][1]["event_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        letters["dead_letters"][0]["dead_at"].as_u64()
+            >= letters["dead_letters"][1]["dead_at"].as_u64(),
+        "the last_dead given up first: {letters}"
+    );
+
+    // The receiver is back; one letter is replayed and delivered, same id and body.
+    rx.set_mode(Mode::Ok);
+    let one = format!("{list}/{first_dead}/replay");
+    let r = admin(&app, Method::POST, &one, None).await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(r.body, json!({"replayed": [first_dead]}));
+    let id = format!("msg_r_{first_dead}");
+    let delivered = wait_until(Duration::from_secs(10), "the replay delivered", || {
+        let (rx, id) = (&rx, id.clone());
+        async move { rx.log().into_iter().find(|s| s.id == id && s.status == 200) }
+    })
+    .await;
+    assert!(delivered.valid, "signed: {delivered:?}");
+    assert_eq!(delivered.json(), letters["dead_letters"][1]["payload"]);
+    let after = admin(&app, Method::GET, list, None).await;
+    assert_eq!(after.body["dead_letters"].as_array().unwrap().len(), 1);
+    assert_eq!(
+        after.body["dead_letters"][0]["event_id"],
+        last_dead.as_str()
+    );
+    assert_eq!(
+        after.body["counts"]["dead_letters"], 2,
+        "the count counts all given up"
+    );
+    assert_eq!(after.body["counts"]["dead_letters_kept"], 1);
+
+    // A letter replayed already, or that never died, is a clear 404; not an event id, 400.
+    let again = admin(&app, Method::POST, &one, None).await;
+    assert_eq!((again.status, again.error_code()), (404, "not_found"));
+    assert!(
+        again.body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains(&first_dead),
+        "{}",
+        again.body
+    );
+    let never = admin(&app, Method::POST, &format!("{list}/1-0/replay"), None).await;
+    assert_eq!((never.status, never.error_code()), (404, "not_found"));
+    let bad = admin(&app, Method::POST, &format!("{list}/nope/replay"), None).await;
+    assert_eq!((bad.status, bad.error_code()), (400, "invalid_field"));
+    assert_eq!(bad.body["error"]["field"], "event_id", "{}", bad.body);
+    // An unknown room, listed or replayed.
+    for (m, path) in [
+        (Method::GET, "/api/admin/rooms/nope/webhook/dead-letters"),
+        (
+            Method::POST,
+            "/api/admin/rooms/nope/webhook/dead-letters/replay",
+        ),
+        (
+            Method::POST,
+            "/api/admin/rooms/nope/webhook/dead-letters/1-0/replay",
+        ),
+    ] {
+        let r = admin(&app, m, path, None).await;
+        assert_eq!((r.status, r.error_code()), (404, "unknown_room"), "{path}");
+    }
+    // No credential, a wrong one, or a foreign origin: nothing read or moved.
+    let all = format!("{list}/replay");
+    let none = app.get(list).await;
+    assert_eq!((none.status, none.error_code()), (401, "no_credential"));
+    let anon = Reply::from(app.client.post(app.url(&all)).send().await.unwrap()).await;
+    assert_eq!((anon.status, anon.error_code()), (401, "no_credential"));
+    let wrong = Reply::from(
+        app.client
+            .post(app.url(&all))
+            .bearer_auth("not-the-token")
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!((wrong.status, wrong.error_code()), (401, "invalid_token"));
+    let cross = Reply::from(
+        app.client
+            .post(app.url(&all))
+            .bearer_auth(crate::helpers::admin::TOKEN)
+            .header("origin", "https://evil.example")
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!((cross.status, cross.error_code()), (403, "forbidden"));
+    let still = admin(&app, Method::GET, list, None).await;
+    assert_eq!(still.body["dead_letters"].as_array().unwrap().len(), 1);
+
+    // Replay all: the rest is delivered; the list is empty; the replays are audited.
+    let r = admin(&app, Method::POST, &all, None).await;
+    assert_eq!(r.body, json!({"replayed": [last_dead]}), "{}", r.body);
+    let id = format!("msg_r_{last_dead}");
+    wait_until(
+        Duration::from_secs(10),
+        "the second replay delivered",
+        || {
+            let (rx, id) = (&rx, id.clone());
+            async move {
+                rx.log()
+                    .iter()
+                    .any(|s| s.id == id && s.status == 200)
+                    .then_some(())
+            }
+        },
+    )
+    .await;
+    let empty = admin(&app, Method::GET, list, None).await;
+    assert_eq!(empty.body["dead_letters"], json!([]));
+    let r = admin(&app, Method::POST, &all, None).await;
+    assert_eq!((r.status, r.body.clone()), (200, json!({"replayed": []})));
+    let audit = admin(&app, Method::GET, "/api/admin/rooms/r/audit", None).await;
+    let replays: Vec<&Value> = audit.body["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["action"] == "replay webhook dead letters")
+        .collect();
+    assert_eq!(replays.len(), 2, "{}", audit.body);
+    assert_eq!(replays[0]["old"], json!([last_dead]));
+    assert_eq!(
+        rx.log().iter().filter(|s| s.status == 200).count(),
+        2,
+        "each once"
+    );
 }

@@ -410,7 +410,7 @@ impl Store for MemoryStore {
         room: &str,
         cursor: &str,
         retries: &[super::WebhookRetry],
-        dead: u64,
+        dead: &[super::WebhookDeadLetter],
     ) -> StoreResult<()> {
         self.with_room(room, |r, _| r.webhook.advance(cursor, retries, dead))
     }
@@ -435,6 +435,19 @@ impl Store for MemoryStore {
 
     async fn webhook_counts(&self, room: &str) -> StoreResult<super::WebhookCounts> {
         self.with_room(room, |r, _| r.webhook.counts())
+    }
+
+    async fn webhook_dead_letters(&self, room: &str) -> StoreResult<Vec<super::WebhookDeadLetter>> {
+        self.with_room(room, |r, _| r.webhook.dead_letters())
+    }
+
+    async fn webhook_replay(
+        &self,
+        room: &str,
+        event_id: Option<&str>,
+        due_ms: u64,
+    ) -> StoreResult<Vec<String>> {
+        self.with_room(room, |r, _| r.webhook.replay(event_id, due_ms))
     }
 
     async fn release_ended(&self, room: &str, v: &str) -> StoreResult<Released> {

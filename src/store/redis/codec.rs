@@ -305,9 +305,10 @@ pub(super) fn parse_minute(minute: u64, v: &Value) -> StoreResult<MinuteStats> {
 }
 
 /// A room's webhook keys (`P:room:{R}:wh:*`, docs/design.md): the cursor (STRING), the
-/// retries (ZSET event id → due ms), their records (HASH event id → JSON) and the
-/// dead-letter count (STRING).
-pub(super) const WEBHOOK_PARTS: [&str; 4] = ["wh:cursor", "wh:retry", "wh:body", "wh:dead"];
+/// retries (ZSET event id → due ms), their records (HASH event id → JSON), the
+/// dead-letter count (STRING) and the kept dead letters (LIST of JSON, newest first).
+pub(super) const WEBHOOK_PARTS: [&str; 5] =
+    ["wh:cursor", "wh:retry", "wh:body", "wh:dead", "wh:letters"];
 
 /// Adds to `p` the commands that park (or re-park) a retry.
 pub(super) fn park(p: &mut Pipeline, zkey: &str, hkey: &str, r: &WebhookRetry) {

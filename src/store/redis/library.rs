@@ -255,3 +255,5 @@ pub(super) static REVOKE: LazyLock<Script> =
     LazyLock::new(|| Script::new(include_str!("../lua/revoke.lua")));
 pub(super) static REVOCATIONS: LazyLock<Script> =
     LazyLock::new(|| Script::new(include_str!("../lua/revocations.lua")));
+pub(super) static WEBHOOK_REPLAY: LazyLock<Script> =
+    LazyLock::new(|| Script::new(include_str!("../lua/webhook_replay.lua")));

@@ -21,6 +21,7 @@ mod connection;
 mod library;
 #[cfg(test)]
 mod tests;
+mod webhook;
 
 use std::sync::LazyLock;
 use std::time::Duration;
@@ -329,32 +330,9 @@ impl Store for RedisStore {
         room: &str,
         cursor: &str,
         retries: &[WebhookRetry],
-        dead: u64,
+        dead: &[super::WebhookDeadLetter],
     ) -> StoreResult<()> {
-        // MULTI/EXEC: the keys share the room's hash tag (one slot in a Cluster).
-        let mut p = redis::pipe();
-        p.atomic();
-        p.cmd("SET")
-            .arg(self.room_key(room, "wh:cursor"))
-            .arg(cursor)
-            .ignore();
-        for r in retries {
-            park(
-                &mut p,
-                &self.room_key(room, "wh:retry"),
-                &self.room_key(room, "wh:body"),
-                r,
-            );
-        }
-        if dead > 0 {
-            p.cmd("INCRBY")
-                .arg(self.room_key(room, "wh:dead"))
-                .arg(dead)
-                .ignore();
-        }
-        let mut conn = self.conn.clone();
-        p.query_async::<()>(&mut conn).await?;
-        Ok(())
+        self.wh_advance(room, cursor, retries, dead).await
     }
 
     async fn webhook_due(
@@ -397,58 +375,24 @@ impl Store for RedisStore {
         event_id: &str,
         outcome: &WebhookSettle,
     ) -> StoreResult<()> {
-        let (zkey, hkey) = (
-            self.room_key(room, "wh:retry"),
-            self.room_key(room, "wh:body"),
-        );
-        let mut conn = self.conn.clone();
-        let mut p = redis::pipe();
-        p.atomic();
-        match outcome {
-            WebhookSettle::Retry { attempts, due_ms } => {
-                let body: Option<String> = redis::cmd("HGET")
-                    .arg(&hkey)
-                    .arg(event_id)
-                    .query_async(&mut conn)
-                    .await?;
-                let Some(mut r) = body.and_then(|b| serde_json::from_str::<WebhookRetry>(&b).ok())
-                else {
-                    return Ok(());
-                };
-                r.attempts = *attempts;
-                r.due_ms = *due_ms;
-                park(&mut p, &zkey, &hkey, &r);
-            }
-            WebhookSettle::Delivered | WebhookSettle::Dead => {
-                p.cmd("ZREM").arg(&zkey).arg(event_id);
-                p.cmd("HDEL").arg(&hkey).arg(event_id).ignore();
-            }
-        }
-        let removed: Vec<i64> = p.query_async(&mut conn).await?;
-        // The dead letter is counted only if this call removed the record (the deliverer
-        // holds the room's lease, so nobody else settles it meanwhile).
-        if *outcome == WebhookSettle::Dead && removed.first() == Some(&1) {
-            redis::cmd("INCR")
-                .arg(self.room_key(room, "wh:dead"))
-                .query_async::<()>(&mut conn)
-                .await?;
-        }
-        Ok(())
+        self.wh_settle(room, event_id, outcome).await
     }
 
     async fn webhook_counts(&self, room: &str) -> StoreResult<WebhookCounts> {
-        let mut conn = self.conn.clone();
-        let (pending, dead): (u64, Option<u64>) = redis::pipe()
-            .cmd("ZCARD")
-            .arg(self.room_key(room, "wh:retry"))
-            .cmd("GET")
-            .arg(self.room_key(room, "wh:dead"))
-            .query_async(&mut conn)
-            .await?;
-        Ok(WebhookCounts {
-            pending,
-            dead_letters: dead.unwrap_or(0),
-        })
+        self.wh_counts(room).await
+    }
+
+    async fn webhook_dead_letters(&self, room: &str) -> StoreResult<Vec<super::WebhookDeadLetter>> {
+        self.wh_dead_letters(room).await
+    }
+
+    async fn webhook_replay(
+        &self,
+        room: &str,
+        event_id: Option<&str>,
+        due_ms: u64,
+    ) -> StoreResult<Vec<String>> {
+        self.wh_replay(room, event_id, due_ms).await
     }
 
     async fn sessions(&self, room: &str, q: &SessionsQuery) -> StoreResult<SessionsPage> {
