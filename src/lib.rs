@@ -23,6 +23,7 @@ pub(crate) mod hex;
 pub mod hub;
 pub mod keeper;
 pub mod metrics;
+pub mod outflow;
 pub mod reaper;
 pub mod startup;
 pub mod store;

@@ -9,9 +9,14 @@
 //! `anteroom_hub_store_calls_total`, `anteroom_webhook_deliveries_total`) are this
 //! instance's own: aggregate with `sum`. `anteroom_webhook_dead_letters` and
 //! `anteroom_webhook_pending` are room figures read from the store (rooms with a webhook).
+//! The outflow figures `anteroom_origin_p95_ms` and `anteroom_origin_error_ratio` (the
+//! controller's last decision's signals, read from the store: `max`) and
+//! `anteroom_no_shows_total` (room figure: `max`); `anteroom_outflow_decisions_total` and
+//! `anteroom_health_reports_total` are this instance's own (`sum`).
 
 use prometheus::{
-    Encoder, IntCounter, IntCounterVec, IntGauge, IntGaugeVec, Opts, Registry, TextEncoder,
+    Encoder, GaugeVec, IntCounter, IntCounterVec, IntGauge, IntGaugeVec, Opts, Registry,
+    TextEncoder,
 };
 
 use crate::store::RoomStats;
@@ -63,11 +68,30 @@ pub struct Metrics {
     webhook_dead_letters: IntGaugeVec,
     /// Webhook deliveries waiting for a retry, per room (from the store).
     webhook_pending: IntGaugeVec,
+    /// The origin's p95 latency (ms) and error share at the outflow controller's last
+    /// decision, per room (from the store).
+    origin_p95: GaugeVec,
+    origin_errors: GaugeVec,
+    /// Outflow decisions taken by this instance, by room and `decision` (raise, lower,
+    /// hold).
+    pub outflow_decisions: IntCounterVec,
+    /// Health reports received, by room and `outcome` (accepted, unauthorized, invalid).
+    pub health_reports: IntCounterVec,
+    /// Admissions taken back because the pass was never presented, per room (from the
+    /// store).
+    no_shows: IntCounterVec,
 }
 
 fn gauge(r: &Registry, name: &str, help: &str, labels: &[&str]) -> IntGaugeVec {
     // unwrap: names and labels are static and valid; registration happens once per registry.
     let g = IntGaugeVec::new(Opts::new(name, help), labels).unwrap();
+    r.register(Box::new(g.clone())).unwrap();
+    g
+}
+
+fn float_gauge(r: &Registry, name: &str, help: &str) -> GaugeVec {
+    // unwrap: as above.
+    let g = GaugeVec::new(Opts::new(name, help), &["room"]).unwrap();
     r.register(Box::new(g.clone())).unwrap();
     g
 }
@@ -115,6 +139,34 @@ impl Metrics {
                 &r,
                 "anteroom_webhook_pending",
                 "Webhook deliveries waiting for a retry",
+                &["room"],
+            ),
+            origin_p95: float_gauge(
+                &r,
+                "anteroom_origin_p95_ms",
+                "The origin's p95 latency to headers at the outflow controller's last decision (ms)",
+            ),
+            origin_errors: float_gauge(
+                &r,
+                "anteroom_origin_error_ratio",
+                "The origin's share of errors (5xx, timeouts) at the outflow controller's last decision",
+            ),
+            outflow_decisions: counter(
+                &r,
+                "anteroom_outflow_decisions_total",
+                "Outflow controller decisions by this instance (raise, lower, hold)",
+                &["room", "decision"],
+            ),
+            health_reports: counter(
+                &r,
+                "anteroom_health_reports_total",
+                "Origin health reports received (accepted, unauthorized, invalid)",
+                &["room", "outcome"],
+            ),
+            no_shows: counter(
+                &r,
+                "anteroom_no_shows_total",
+                "Admissions taken back because the pass was never presented",
                 &["room"],
             ),
             reaped: counter(
@@ -299,6 +351,26 @@ impl Metrics {
             .set(c.pending as i64);
     }
 
+    /// Records the outflow controller's last decision's signals (read from the store).
+    pub fn observe_origin(&self, room: &str, p95_ms: Option<f64>, error_rate: Option<f64>) {
+        for (g, v) in [
+            (&self.origin_p95, p95_ms),
+            (&self.origin_errors, error_rate),
+        ] {
+            match v {
+                Some(v) => g.with_label_values(&[room]).set(v),
+                None => {
+                    let _ = g.remove_label_values(&[room]);
+                }
+            }
+        }
+    }
+
+    /// Sets the room's no-show count (a store figure).
+    pub fn observe_no_shows(&self, room: &str, total: u64) {
+        Self::follow(&self.no_shows, &[room], total);
+    }
+
     /// Forgets a deleted room's series.
     pub fn forget_room(&self, room: &str) {
         for v in [
@@ -313,6 +385,9 @@ impl Metrics {
         }
         let _ = self.admissions.remove_label_values(&[room]);
         let _ = self.reaped.remove_label_values(&[room, "abandoned"]);
+        let _ = self.no_shows.remove_label_values(&[room]);
+        let _ = self.origin_p95.remove_label_values(&[room]);
+        let _ = self.origin_errors.remove_label_values(&[room]);
     }
 
     /// The Prometheus text exposition.

@@ -214,6 +214,14 @@ impl Application {
             known_epoch,
             cancel.clone(),
         )));
+        // What this instance's gateway measures of the origin, per room; the outflow task
+        // reports it and runs the adaptive rooms' controllers (docs/outflow.md).
+        let meter = Arc::new(crate::domain::outflow::OriginMeter::default());
+        background.push(tokio::spawn(crate::outflow::run_outflow(
+            engine.clone(),
+            meter.clone(),
+            cancel.clone(),
+        )));
         let (hub, hub_tasks) = crate::hub::start(engine.clone(), cancel.clone());
         background.extend(hub_tasks);
         let main_tls = match main_cert
@@ -234,14 +242,20 @@ impl Application {
                     return Err(e);
                 }
             };
-        let gateway =
-            match start_gateway(&settings, gateway_cert, &engine, &cancel, &mut background) {
-                Ok(g) => g,
-                Err(e) => {
-                    cancel.cancel();
-                    return Err(e);
-                }
-            };
+        let gateway = match start_gateway(
+            &settings,
+            gateway_cert,
+            &engine,
+            meter,
+            &cancel,
+            &mut background,
+        ) {
+            Ok(g) => g,
+            Err(e) => {
+                cancel.cancel();
+                return Err(e);
+            }
+        };
 
         tracing::info!(%base, store = if settings.redis_url.is_some() { "redis" } else { "memory" }, tls = settings.tls_cert.is_some(), "anteroom listening");
         Ok(Self {
@@ -306,6 +320,7 @@ fn start_gateway(
     settings: &Settings,
     cert: Option<Arc<ReloadingCert>>,
     engine: &Arc<Engine>,
+    meter: Arc<crate::domain::outflow::OriginMeter>,
     cancel: &CancellationToken,
     background: &mut Vec<tokio::task::JoinHandle<()>>,
 ) -> anyhow::Result<Option<crate::gateway::Running>> {
@@ -332,6 +347,7 @@ fn start_gateway(
         tls,
         engine.clone(),
         revoked,
+        meter,
         settings.workers,
         cancel.clone(),
     )

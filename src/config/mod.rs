@@ -26,6 +26,8 @@ pub use admin::{AdminSettings, AdminUser, OidcSettings, Role, PASSWORD_USER, TOK
 pub use gateway::{GatewayRoute, GatewaySettings};
 pub(crate) mod webhook;
 pub use webhook::{WebhookSecret, WebhookSettings};
+pub(crate) mod outflow;
+pub use outflow::{OutflowConfig, OutflowMode};
 
 /// Room ids appear in URLs, Redis keys and cookie names, so they are restricted to
 /// `[A-Za-z0-9_-]{1,64}`.
@@ -347,6 +349,15 @@ pub struct RoomConfig {
     /// `opens_at`).
     #[serde(default)]
     pub event_max_admissions_per_minute: Option<u64>,
+    /// `[rooms.outflow]`: a fixed capacity, or one the outflow controller sets from the
+    /// origin's health (docs/outflow.md).
+    #[serde(default)]
+    pub outflow: OutflowConfig,
+    /// An admitted visitor whose pass is not presented (through the gateway or `verify`)
+    /// within this many seconds loses the admission (`state: "no_show"`) and the slot
+    /// goes to the next in line. 0: off (below `session_ttl_secs`).
+    #[serde(default)]
+    pub claim_timeout_secs: u64,
 }
 
 /// A priority lane (`lanes = [{ name = "members", share = 0.3 }]`).
@@ -520,6 +531,7 @@ impl RoomConfig {
             ));
         }
         webhook::check_room(self)?;
+        outflow::check_room(self)?;
         self.check_schedule()?;
         if let Err(message) = crate::domain::entry::EntryKey::from_room(self) {
             return Err(("entry", message));
@@ -727,7 +739,19 @@ fn rooms_with_defaults(fig: &Figment) -> Result<Option<Vec<Value>>, Box<figment:
             .map(|room| match room {
                 Value::Dict(tag, mut d) => {
                     for (k, v) in &defaults {
-                        d.entry(k.clone()).or_insert_with(|| v.clone());
+                        match (d.get_mut(k), v) {
+                            // A table the room sets in part (`[rooms.outflow]`) takes
+                            // its other keys from the defaults' table.
+                            (Some(Value::Dict(_, inner)), Value::Dict(_, dv)) => {
+                                for (ik, iv) in dv {
+                                    inner.entry(ik.clone()).or_insert_with(|| iv.clone());
+                                }
+                            }
+                            (Some(_), _) => {}
+                            (None, _) => {
+                                d.insert(k.clone(), v.clone());
+                            }
+                        }
                     }
                     Value::Dict(tag, d)
                 }

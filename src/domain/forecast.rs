@@ -36,6 +36,9 @@ struct Entry {
     /// (when, mean session ms) over the last [`USUAL_MS`].
     means: VecDeque<(u64, f64)>,
     event: Option<(&'static str, u64)>,
+    /// When the outflow controller last lowered the capacity for the origin's sake (ms):
+    /// a capacity lowered then is told as `origin_busy`.
+    origin_busy_at: Option<u64>,
 }
 
 impl Entry {
@@ -79,10 +82,16 @@ impl Entry {
         if let Some(e) = event {
             self.event = Some((e, now));
         }
-        let recent = self
-            .event
-            .filter(|&(_, at)| at + REASON_KEEP_MS > now)
-            .map(|(e, _)| e);
+        let busy = self
+            .origin_busy_at
+            .is_some_and(|t| t + REASON_KEEP_MS > now);
+        let recent =
+            self.event
+                .filter(|&(_, at)| at + REASON_KEEP_MS > now)
+                .map(|(e, _)| match e {
+                    reason::CAPACITY_LOWERED if busy => crate::domain::outflow::ORIGIN_BUSY,
+                    e => e,
+                });
         let standing = if schedule.rate_limited {
             Some(reason::RATE_LIMITED)
         } else {
@@ -128,6 +137,19 @@ impl Forecasts {
         }
     }
 
+    /// Notes that the outflow controller lowered the room's capacity because the origin
+    /// is struggling (at `at_ms`, wall clock): the lowering is then told as
+    /// `eta_reason: "origin_busy"` rather than `capacity_lowered`.
+    pub async fn note_origin_busy(&self, room: &str, at_ms: u64) {
+        let entry = {
+            // unwrap: never poisoned (no panics while held).
+            let mut rooms = self.rooms.lock().unwrap();
+            rooms.entry(room.to_string()).or_default().clone()
+        };
+        let mut e = entry.lock().await;
+        e.origin_busy_at = Some(e.origin_busy_at.map_or(at_ms, |t| t.max(at_ms)));
+    }
+
     /// Forgets a room (deleted through the admin API on this instance).
     pub fn forget(&self, room: &str) {
         // unwrap: never poisoned.
@@ -149,6 +171,18 @@ mod tests {
             ends: vec![(now_ms, end_ms); 8],
             ..EtaBasis::default()
         }
+    }
+
+    #[test]
+    fn a_capacity_the_outflow_controller_lowered_is_told_as_origin_busy() {
+        let mut e = Entry::default();
+        e.update(&basis(1_000, 40, false, 5000));
+        e.origin_busy_at = Some(1_500);
+        let f = e.update(&basis(2_000, 20, false, 5000));
+        assert_eq!(f.reason, Some(crate::domain::outflow::ORIGIN_BUSY));
+        // An admin's lowering long after is their own.
+        let f = e.update(&basis(2_000 + REASON_KEEP_MS, 10, false, 5000));
+        assert_eq!(f.reason, Some(reason::CAPACITY_LOWERED));
     }
 
     #[test]

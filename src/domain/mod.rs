@@ -11,6 +11,7 @@
 //!   line, when the store would only have read.
 //! - [`live`]: the dashboard's figures, computed from the store's per-room report.
 //! - [`eta`]: the estimated wait.
+//! - [`outflow`]: the adaptive outflow controller (capacity from the origin's health).
 //! - [`pass`]: Ed25519 passes and the JWK set.
 //! - [`identity`]: HMAC-signed visitor ids.
 //! - [`known_sessions`]: the live sessions this instance knows (put back after a data loss).
@@ -41,6 +42,7 @@ pub mod known_sessions;
 pub(crate) mod line_view;
 pub(crate) mod live;
 pub mod pass;
+pub mod outflow;
 pub mod pow;
 pub mod ratelimit;
 pub mod request_target;

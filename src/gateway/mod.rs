@@ -58,6 +58,9 @@ pub struct Gateway {
     tls: Option<tokio_rustls::TlsAcceptor>,
     /// The bound address (the `Host` of a request that sent none).
     local_addr: SocketAddr,
+    /// What the origin answered to each room's visitors (the outflow controller's
+    /// signal, docs/outflow.md).
+    meter: Arc<crate::domain::outflow::OriginMeter>,
 }
 
 /// A running gateway: its port, its runtime and the server task.
@@ -97,6 +100,7 @@ pub fn start(
     tls: Option<tokio_rustls::TlsAcceptor>,
     engine: Arc<Engine>,
     revoked: Arc<RevokedSet>,
+    meter: Arc<crate::domain::outflow::OriginMeter>,
     workers: usize,
     cancel: CancellationToken,
 ) -> anyhow::Result<Running> {
@@ -131,6 +135,7 @@ pub fn start(
             header_read_timeout: Duration::from_millis(settings.header_read_timeout_ms),
             tls,
             local_addr,
+            meter,
         });
         let listener = tokio::net::TcpListener::from_std(listener)?;
         runtime.spawn(server::serve(listener, gateway, cancel))

@@ -391,11 +391,24 @@ impl Gateway {
                 Box::pin(async move { set.until_revoked(&room, &sub, serial).await });
             Some(end)
         });
-        let res = match self
+        let started = std::time::Instant::now();
+        let forwarded = self
             .upstream
             .forward(Request::from_parts(parts, body), ends)
-            .await
-        {
+            .await;
+        if let Some(v) = &visitor {
+            use crate::domain::outflow::Seen;
+            let seen = match &forwarded {
+                Ok(res) => Seen::Answered {
+                    ms: started.elapsed().as_secs_f64() * 1000.0,
+                    status: res.status().as_u16(),
+                },
+                Err(super::pages::Failure::UpstreamTimeout) => Seen::TimedOut,
+                Err(_) => Seen::Refused,
+            };
+            self.meter.record(&v.room, seen);
+        }
+        let res = match forwarded {
             Ok(res) => res,
             Err(f) => {
                 let lang = Lang::negotiate(None, header_text(&accept_language));

@@ -37,6 +37,7 @@ mod fairness;
 pub(crate) mod join_batch;
 pub(crate) mod line;
 pub mod memory;
+pub mod outflow;
 pub mod redis;
 pub(crate) mod revocation;
 pub(crate) mod sentinel;
@@ -508,6 +509,10 @@ pub struct RoomPatch {
     /// 0 removes the override (use the room's own cap; to lift the cap during the
     /// event, set the room's `max_admissions_per_minute` to 0).
     pub event_max_admissions_per_minute: Option<u64>,
+    /// The keys of `[rooms.outflow]` to change (docs/outflow.md).
+    pub outflow: Option<crate::config::outflow::OutflowPatch>,
+    /// 0 turns no-show reclaim off.
+    pub claim_timeout_secs: Option<u64>,
 }
 
 impl RoomPatch {
@@ -598,6 +603,12 @@ impl RoomPatch {
         }
         if let Some(v) = self.event_max_admissions_per_minute {
             c.event_max_admissions_per_minute = nonzero(v);
+        }
+        if let Some(p) = &self.outflow {
+            c.outflow = p.applied_to(&c.outflow);
+        }
+        if let Some(v) = self.claim_timeout_secs {
+            c.claim_timeout_secs = v;
         }
         c
     }
@@ -798,7 +809,7 @@ pub type StoreResult<T> = Result<T, StoreError>;
 
 /// The admission store. All methods are atomic per room.
 #[async_trait]
-pub trait Store: Send + Sync + 'static {
+pub trait Store: outflow::OutflowStore + Send + Sync + 'static {
     /// Writes a room's live configuration. With `create_only`, an existing room is left
     /// untouched and `false` is returned.
     async fn put_room(&self, cfg: &RoomConfig, create_only: bool) -> StoreResult<bool>;

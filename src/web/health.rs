@@ -141,6 +141,12 @@ async fn metrics(
                     Ok(s) => engine.metrics.observe_room(&room, &s),
                     Err(_) => engine.metrics.forget_room(&room),
                 }
+                if let Some(p) = crate::outflow::points(engine.store.as_ref(), &room, 1)
+                    .await
+                    .pop()
+                {
+                    engine.metrics.observe_origin(&room, p.p95_ms, p.error_rate);
+                }
                 if let Ok(c) = engine.store.webhook_counts(&room).await {
                     // Only rooms that have (or had) a webhook get the series.
                     if c != Default::default() || room_has_webhook(&engine, &room).await {

@@ -22,6 +22,7 @@ pub(crate) mod fairness;
 pub(crate) mod frame_guard;
 pub(crate) mod health;
 pub(crate) mod openapi;
+pub(crate) mod outflow;
 pub(crate) mod support;
 pub(crate) mod visitor;
 pub mod ws;
@@ -43,6 +44,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     api::configure(cfg);
     fairness::configure(cfg);
     openapi::configure(cfg);
+    outflow::configure(cfg);
     visitor::configure(cfg);
     ws::configure(cfg);
     assets::configure(cfg);

@@ -51,6 +51,7 @@ pub fn document() -> Document {
     doc.merge(admin::api::Doc::openapi());
     doc.merge(admin::dead_letters::Doc::openapi());
     doc.merge(health::Doc::openapi());
+    doc.merge(super::outflow::Doc::openapi());
     doc
 }
 
@@ -117,6 +118,13 @@ impl Modify for SecuritySchemes {
             (
                 "metrics_token",
                 bearer(None, "`metrics_token` from the configuration, when set."),
+            ),
+            (
+                "health_secret",
+                bearer(
+                    None,
+                    "The room's `[rooms.outflow] health_secret` (docs/outflow.md).",
+                ),
             ),
         ] {
             components.security_schemes.insert(name.to_string(), scheme);

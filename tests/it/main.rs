@@ -33,6 +33,7 @@ mod model;
 mod modes;
 mod nginx;
 mod openapi;
+mod outflow;
 mod packaging;
 mod pages;
 mod pow;

@@ -22,6 +22,7 @@ use crate::config::schedule::EventPhase;
 use crate::config::{QueueMode, RoomConfig};
 
 mod line;
+mod outflow;
 mod room;
 #[cfg(test)]
 mod tests;
@@ -76,6 +77,8 @@ pub struct MemoryStore {
     audit: Mutex<VecDeque<String>>,
     epoch: Mutex<Option<String>>,
     revocations: Mutex<super::revocation::MemoryLog>,
+    /// Each room's outflow reports and decisions (`super::outflow`).
+    outflow: Mutex<HashMap<String, super::outflow::MemoryOutflow>>,
     clock: Arc<dyn Clock>,
     events: broadcast::Sender<AdmittedEvent>,
 }
@@ -100,6 +103,7 @@ impl MemoryStore {
             audit: Mutex::new(VecDeque::new()),
             epoch: Mutex::new(None),
             revocations: Mutex::default(),
+            outflow: Mutex::default(),
             clock,
             events: broadcast::channel(4096).0,
         }
@@ -178,6 +182,7 @@ impl Store for MemoryStore {
     }
 
     async fn delete_room(&self, room: &str) -> StoreResult<bool> {
+        self.outflow.lock().unwrap().remove(room);
         Ok(self.rooms.lock().unwrap().remove(room).is_some())
     }
 

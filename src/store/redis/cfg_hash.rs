@@ -8,7 +8,8 @@
 //! of earlier builds, so a room they wrote reads the same.
 
 use super::*;
-use crate::config::{ChallengeMode, EntryMode, QueueMode, Secret, WebhookSecret};
+use crate::config::outflow::OutflowPatch;
+use crate::config::{ChallengeMode, EntryMode, OutflowMode, QueueMode, Secret, WebhookSecret};
 use crate::store::RoomPatch;
 
 /// How a field's value is written, and so how the scripts decode it.
@@ -408,6 +409,103 @@ pub(super) const CFG_FIELDS: &[CfgField] = &[
         patch: Some(|p| p.event_max_admissions_per_minute.map(nonzero)),
         get: Some(|c, v| c.event_max_admissions_per_minute = some(v)),
     },
+    // No-shows: an admission whose pass is not presented within this (ms) is taken
+    // back (0: off).
+    CfgField {
+        name: "claim_ms",
+        enc: Enc::Int,
+        default: "0",
+        scripts: true,
+        put: Some(|c| (c.claim_timeout_secs * 1000).to_string()),
+        patch: Some(|p| p.claim_timeout_secs.map(|v| (v * 1000).to_string())),
+        get: Some(|c, v| c.claim_timeout_secs = count(v) / 1000),
+    },
+    // `[rooms.outflow]` (docs/outflow.md); absent in a room written before it: the
+    // built-in defaults.
+    CfgField {
+        name: "of_mode",
+        enc: Enc::Text,
+        default: "fixed",
+        scripts: false,
+        put: Some(|c| c.outflow.mode.as_str().into()),
+        patch: Some(|p| of_patch(p, |o| o.mode.map(|m| m.as_str().into()))),
+        get: Some(|c, v| c.outflow.mode = OutflowMode::parse(v).unwrap_or_default()),
+    },
+    CfgField {
+        name: "of_min",
+        enc: Enc::Int,
+        default: "",
+        scripts: false,
+        put: Some(|c| c.outflow.min_capacity.to_string()),
+        patch: Some(|p| of_patch(p, |o| o.min_capacity.map(|v| v.to_string()))),
+        get: Some(|c, v| {
+            if let Some(v) = some(v) {
+                c.outflow.min_capacity = v
+            }
+        }),
+    },
+    CfgField {
+        name: "of_max",
+        enc: Enc::Int,
+        default: "",
+        scripts: false,
+        put: Some(|c| c.outflow.max_capacity.to_string()),
+        patch: Some(|p| of_patch(p, |o| o.max_capacity.map(|v| v.to_string()))),
+        get: Some(|c, v| {
+            if let Some(v) = some(v) {
+                c.outflow.max_capacity = v
+            }
+        }),
+    },
+    CfgField {
+        name: "of_p95",
+        enc: Enc::Int,
+        default: "",
+        scripts: false,
+        put: Some(|c| c.outflow.target_p95_ms.to_string()),
+        patch: Some(|p| of_patch(p, |o| o.target_p95_ms.map(|v| v.to_string()))),
+        get: Some(|c, v| {
+            if let Some(v) = some(v) {
+                c.outflow.target_p95_ms = v
+            }
+        }),
+    },
+    // A decimal share, as Rust prints an f64 (exact when read back).
+    CfgField {
+        name: "of_err",
+        enc: Enc::Text,
+        default: "",
+        scripts: false,
+        put: Some(|c| c.outflow.max_error_rate.to_string()),
+        patch: Some(|p| of_patch(p, |o| o.max_error_rate.map(|v| v.to_string()))),
+        get: Some(|c, v| {
+            if let Ok(v) = v.parse() {
+                c.outflow.max_error_rate = v
+            }
+        }),
+    },
+    CfgField {
+        name: "of_int",
+        enc: Enc::Int,
+        default: "",
+        scripts: false,
+        put: Some(|c| c.outflow.interval_secs.to_string()),
+        patch: Some(|p| of_patch(p, |o| o.interval_secs.map(|v| v.to_string()))),
+        get: Some(|c, v| {
+            if let Some(v) = some(v) {
+                c.outflow.interval_secs = v
+            }
+        }),
+    },
+    CfgField {
+        name: "of_secret",
+        enc: Enc::Text,
+        default: "",
+        scripts: false,
+        put: Some(|c| secret(&c.outflow.health_secret)),
+        patch: Some(|p| of_patch(p, |o| o.health_secret.as_ref().map(|v| v.expose().into()))),
+        get: Some(|c, v| c.outflow.health_secret = nonempty(v).map(Secret::new)),
+    },
     // The last phase of the event the room's stream was told of ('opened', 'closed').
     CfgField {
         name: "ev_mark",
@@ -439,6 +537,11 @@ pub(super) const CFG_FIELDS: &[CfgField] = &[
         get: None,
     },
 ];
+
+/// An outflow key's new value, when the patch changes `[rooms.outflow]` and that key.
+fn of_patch(p: &RoomPatch, f: fn(&OutflowPatch) -> Option<String>) -> Option<String> {
+    p.outflow.as_ref().and_then(f)
+}
 
 /// An optional number as the config hash holds it (`""`: none).
 pub(super) fn opt(v: Option<u64>) -> String {
@@ -517,6 +620,9 @@ fn blank(room: &str) -> RoomConfig {
         event_capacity: None,
         event_session_ttl_secs: None,
         event_max_admissions_per_minute: None,
+        // The built-in defaults for a room stored before `[rooms.outflow]`.
+        outflow: crate::config::OutflowConfig::default(),
+        claim_timeout_secs: 0,
     }
 }
 
@@ -590,6 +696,16 @@ mod tests {
             opens_at: Some(2000),
             event_capacity: Some(9),
             event_session_ttl_secs: Some(30),
+            claim_timeout_secs: 20,
+            outflow: crate::config::OutflowConfig {
+                mode: OutflowMode::Adaptive,
+                min_capacity: 2,
+                max_capacity: 80,
+                target_p95_ms: 300,
+                max_error_rate: 0.015,
+                interval_secs: 5,
+                health_secret: Some(Secret::new("0123456789abcdef0123456789abcdef")),
+            },
             ..blank("shop")
         }
     }
@@ -630,6 +746,14 @@ mod tests {
             ("ev_capacity", "9"),
             ("ev_ttl_ms", "30000"),
             ("ev_rate_cap", ""),
+            ("claim_ms", "20000"),
+            ("of_mode", "adaptive"),
+            ("of_min", "2"),
+            ("of_max", "80"),
+            ("of_p95", "300"),
+            ("of_err", "0.015"),
+            ("of_int", "5"),
+            ("of_secret", "0123456789abcdef0123456789abcdef"),
         ]
         .into_iter()
         .map(|(k, v)| (k.to_string(), v.to_string()))
@@ -659,6 +783,8 @@ mod tests {
         assert_eq!(cfg.stock, None);
         assert_eq!(cfg.pow_max_number, crate::config::DEFAULT_POW_MAX_NUMBER);
         assert_eq!((cfg.capacity, cfg.session_ttl_secs), (2, 60));
+        assert_eq!(cfg.outflow, crate::config::OutflowConfig::default());
+        assert_eq!(cfg.claim_timeout_secs, 0);
     }
 
     #[test]
@@ -692,6 +818,16 @@ mod tests {
             event_capacity: Some(0),
             event_session_ttl_secs: Some(0),
             event_max_admissions_per_minute: Some(12),
+            outflow: Some(OutflowPatch {
+                mode: Some(OutflowMode::Adaptive),
+                min_capacity: Some(3),
+                max_capacity: Some(40),
+                target_p95_ms: Some(250),
+                max_error_rate: Some(0.05),
+                interval_secs: Some(2),
+                health_secret: Some(Secret::new("h".repeat(32))),
+            }),
+            claim_timeout_secs: Some(30),
         };
         let mut h = written_before();
         h.extend(as_map(patch_fields(&patch)));

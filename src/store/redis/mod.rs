@@ -19,6 +19,7 @@ mod cfg_hash;
 mod codec;
 mod connection;
 mod library;
+mod outflow;
 #[cfg(test)]
 mod tests;
 mod webhook;
@@ -132,6 +133,9 @@ impl Store for RedisStore {
         for part in WEBHOOK_PARTS {
             del.arg(self.room_key(room, part));
         }
+        // Outflow reports lapse on their own; the sources and the decisions go now.
+        del.arg(self.room_key(room, "of:src"));
+        del.arg(self.room_key(room, "of:hist"));
         del.arg(format!("{}:pq", self.room_key(room, "st")));
         del.arg(format!("{}:pqd", self.room_key(room, "st")));
         for m in minute.saturating_sub(32)..=minute + 1 {

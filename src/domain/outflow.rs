@@ -1,0 +1,250 @@
+//! The adaptive outflow controller (docs/outflow.md): from one interval's signals about
+//! the origin (its latency to headers and its errors) and the room's load, the room's next
+//! capacity. Pure: no clock, no store, no HTTP; `crate::outflow` runs it per room under a
+//! lease and applies what it decides through the admin service.
+//!
+//! The rule is AIMD, as TCP's congestion control and Netflix's concurrency limits use it:
+//!
+//! - **Lower** (multiplicatively) when the p95 latency is over `target_p95_ms` or the error
+//!   rate over `max_error_rate`: by the factor that would bring the p95 back to target if
+//!   latency followed the load (`target / p95`), kept within [`MIN_FACTOR`],
+//!   [`MAX_FACTOR`]; [`MIN_FACTOR`] for errors, which say the origin is failing, not slow.
+//!   Nobody already in is sent out: the room admits again once enough sessions end.
+//! - **Raise** (additively, by [`step`]) while the origin is healthy with a margin (p95
+//!   under [`RAISE_BELOW`] of the target, errors under the limit), people are waiting and
+//!   the room uses its capacity (live sessions at least [`IN_USE`] of it): a capacity
+//!   nobody uses says nothing about whether the origin can take more.
+//! - **Hold** otherwise: between [`RAISE_BELOW`] and 1 × the target, nobody waiting, or too
+//!   few answers to judge ([`MIN_ANSWERS`]) and no report.
+//!
+//! Always within `min_capacity` and `max_capacity` (a capacity outside them is brought
+//! inside at the first decision).
+
+use serde::{Deserialize, Serialize};
+
+use crate::config::OutflowConfig;
+
+pub mod histogram;
+pub mod meter;
+pub use histogram::Histogram;
+pub use meter::{OriginMeter, Seen};
+
+/// The smallest and largest multiplicative decrease.
+pub const MIN_FACTOR: f64 = 0.5;
+pub const MAX_FACTOR: f64 = 0.8;
+/// The capacity is raised only while the p95 is under this share of the target.
+pub const RAISE_BELOW: f64 = 0.85;
+/// The capacity is raised only while this share of it is in use.
+pub const IN_USE: f64 = 0.9;
+/// Fewer gateway answers than this in an interval (and no report) say nothing.
+pub const MIN_ANSWERS: u64 = 20;
+/// The `eta_reason` given while the controller has lowered the capacity.
+pub const ORIGIN_BUSY: &str = "origin_busy";
+
+/// The additive step: a fortieth of the range between the bounds, at least 1, so the
+/// controller crosses it in 40 intervals.
+pub fn step(cfg: &OutflowConfig) -> u64 {
+    (cfg.max_capacity.saturating_sub(cfg.min_capacity))
+        .div_ceil(40)
+        .max(1)
+}
+
+/// One interval's figures from one source: the gateway of one instance (counts and a
+/// latency histogram) or a health report (a p95 and an error rate).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Report {
+    /// Answers the gateway got from the origin, errors included.
+    #[serde(default)]
+    pub answers: u64,
+    /// 5xx answers, timeouts and refused connections.
+    #[serde(default)]
+    pub errors: u64,
+    /// Latency to headers of the answers (not of timeouts).
+    #[serde(default)]
+    pub latency: Histogram,
+    /// A health report's figures (the origin's own measurements).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p95_ms: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_rate: Option<f64>,
+}
+
+/// What the controller knows of the origin over the interval: every source merged.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Signals {
+    pub answers: u64,
+    pub errors: u64,
+    /// The p95 latency (ms): the gateways' merged histogram's, or a report's if higher.
+    pub p95_ms: Option<f64>,
+    /// The error share: the gateways', or a report's if higher.
+    pub error_rate: Option<f64>,
+}
+
+impl Signals {
+    /// Merges the interval's reports: the gateways' histograms and counts add up (so the
+    /// p95 is that of every answer any instance saw); a health report is taken as it is,
+    /// and the worse of the two figures counts.
+    pub fn merge<'a>(reports: impl IntoIterator<Item = &'a Report>) -> Self {
+        let mut hist = Histogram::default();
+        let (mut answers, mut errors) = (0, 0);
+        let (mut rep_p95, mut rep_err): (Option<f64>, Option<f64>) = (None, None);
+        for r in reports {
+            answers += r.answers;
+            errors += r.errors;
+            hist.add(&r.latency);
+            if let Some(p) = r.p95_ms {
+                rep_p95 = Some(rep_p95.map_or(p, |q| q.max(p)));
+            }
+            if let Some(e) = r.error_rate {
+                rep_err = Some(rep_err.map_or(e, |q| q.max(e)));
+            }
+        }
+        let judged = answers >= MIN_ANSWERS;
+        let gw_p95 = (judged && hist.count() > 0).then(|| hist.quantile(0.95));
+        let gw_err = judged.then(|| errors as f64 / answers as f64);
+        let worst = |a: Option<f64>, b: Option<f64>| match (a, b) {
+            (Some(a), Some(b)) => Some(a.max(b)),
+            (a, b) => a.or(b),
+        };
+        Self {
+            answers,
+            errors,
+            p95_ms: worst(gw_p95, rep_p95),
+            error_rate: worst(gw_err, rep_err),
+        }
+    }
+}
+
+/// The room as the controller sees it at a decision.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Load {
+    pub capacity: u64,
+    /// Live sessions.
+    pub live: u64,
+    /// Visitors in line.
+    pub waiting: u64,
+}
+
+/// Why the controller lowered the capacity.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Cause {
+    Latency,
+    Errors,
+    /// The capacity was outside `min_capacity`/`max_capacity`.
+    Bounds,
+}
+
+/// Why it kept the capacity.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Hold {
+    /// Too few answers and no report.
+    NoSignal,
+    /// Healthy, but near the target.
+    NearTarget,
+    /// Healthy, but nobody waiting or the capacity not in use.
+    NotNeeded,
+    /// At a bound already.
+    AtBound,
+}
+
+/// What the controller decided.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Decision {
+    Raise { to: u64 },
+    Lower { to: u64, cause: Cause },
+    Hold(Hold),
+}
+
+impl Decision {
+    /// The capacity after the decision.
+    pub fn capacity(self, before: u64) -> u64 {
+        match self {
+            Self::Raise { to } | Self::Lower { to, .. } => to,
+            Self::Hold(_) => before,
+        }
+    }
+
+    /// A word for the audit log, metrics and the dashboard.
+    pub fn label(self) -> &'static str {
+        match self {
+            Self::Raise { .. } => "raise",
+            Self::Lower { .. } => "lower",
+            Self::Hold(_) => "hold",
+        }
+    }
+}
+
+/// The next capacity for a room in adaptive mode.
+pub fn decide(cfg: &OutflowConfig, load: Load, s: &Signals) -> Decision {
+    let (min, max) = (cfg.min_capacity, cfg.max_capacity);
+    let cap = load.capacity;
+    let bounded = cap.clamp(min, max);
+    let target = cfg.target_p95_ms as f64;
+    let slow = s.p95_ms.is_some_and(|p| p > target);
+    let failing = s.error_rate.is_some_and(|e| e > cfg.max_error_rate);
+    if slow || failing {
+        let factor = if failing {
+            MIN_FACTOR
+        } else {
+            // unwrap-free: slow implies a p95.
+            (target / s.p95_ms.unwrap_or(target)).clamp(MIN_FACTOR, MAX_FACTOR)
+        };
+        let to = ((bounded as f64 * factor).floor() as u64).clamp(min, max);
+        if to < cap {
+            let cause = if failing {
+                Cause::Errors
+            } else {
+                Cause::Latency
+            };
+            return Decision::Lower { to, cause };
+        }
+        return Decision::Hold(Hold::AtBound);
+    }
+    if bounded != cap {
+        return if bounded < cap {
+            Decision::Lower {
+                to: bounded,
+                cause: Cause::Bounds,
+            }
+        } else {
+            Decision::Raise { to: bounded }
+        };
+    }
+    let Some(p95) = s.p95_ms.or(s.error_rate.map(|_| 0.0)) else {
+        return Decision::Hold(Hold::NoSignal);
+    };
+    if p95 > target * RAISE_BELOW {
+        return Decision::Hold(Hold::NearTarget);
+    }
+    if load.waiting == 0 || (load.live as f64) < cap as f64 * IN_USE {
+        return Decision::Hold(Hold::NotNeeded);
+    }
+    if cap >= max {
+        return Decision::Hold(Hold::AtBound);
+    }
+    Decision::Raise {
+        to: (cap + step(cfg)).min(max),
+    }
+}
+
+/// One decision as the dashboard charts it and the store keeps it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Point {
+    /// When (ms since the epoch).
+    pub at_ms: u64,
+    /// The capacity after the decision.
+    pub capacity: u64,
+    /// The merged p95 (ms) and error share it was based on.
+    pub p95_ms: Option<f64>,
+    pub error_rate: Option<f64>,
+    /// `raise`, `lower` or `hold`.
+    pub decision: String,
+    /// Live sessions and visitors waiting then.
+    pub live: u64,
+    pub waiting: u64,
+}
+
+#[cfg(test)]
+mod tests;

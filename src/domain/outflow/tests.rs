@@ -1,0 +1,260 @@
+use super::*;
+use crate::config::{OutflowConfig, OutflowMode};
+
+fn cfg() -> OutflowConfig {
+    OutflowConfig {
+        mode: OutflowMode::Adaptive,
+        min_capacity: 10,
+        max_capacity: 410,
+        target_p95_ms: 200,
+        max_error_rate: 0.02,
+        interval_secs: 5,
+        health_secret: None,
+    }
+}
+
+fn sig(p95: f64, err: f64) -> Signals {
+    Signals {
+        answers: 500,
+        errors: (err * 500.0) as u64,
+        p95_ms: Some(p95),
+        error_rate: Some(err),
+    }
+}
+
+fn full(capacity: u64) -> Load {
+    Load {
+        capacity,
+        live: capacity,
+        waiting: 1000,
+    }
+}
+
+#[test]
+fn a_healthy_origin_with_people_waiting_gets_a_step_more_each_interval_up_to_the_maximum() {
+    assert_eq!(step(&cfg()), 10);
+    let mut cap = 380;
+    let mut seen = Vec::new();
+    for _ in 0..5 {
+        cap = decide(&cfg(), full(cap), &sig(50.0, 0.0)).capacity(cap);
+        seen.push(cap);
+    }
+    assert_eq!(seen, [390, 400, 410, 410, 410]);
+    assert_eq!(
+        decide(&cfg(), full(410), &sig(50.0, 0.0)),
+        Decision::Hold(Hold::AtBound)
+    );
+}
+
+#[test]
+fn a_slow_origin_lowers_the_capacity_by_target_over_p95_within_bounds() {
+    // p95 250 against 200: factor 0.8.
+    assert_eq!(
+        decide(&cfg(), full(100), &sig(250.0, 0.0)),
+        Decision::Lower {
+            to: 80,
+            cause: Cause::Latency
+        }
+    );
+    // Twice the target: 0.5 (not 0.8).
+    assert_eq!(
+        decide(&cfg(), full(100), &sig(400.0, 0.0)).capacity(100),
+        50
+    );
+    // Ten times: still 0.5 at most.
+    assert_eq!(
+        decide(&cfg(), full(100), &sig(2000.0, 0.0)).capacity(100),
+        50
+    );
+    // Never below the minimum, and holding there.
+    assert_eq!(decide(&cfg(), full(12), &sig(2000.0, 0.0)).capacity(12), 10);
+    assert_eq!(
+        decide(&cfg(), full(10), &sig(2000.0, 0.0)),
+        Decision::Hold(Hold::AtBound)
+    );
+}
+
+#[test]
+fn errors_over_the_limit_halve_the_capacity_even_when_fast() {
+    assert_eq!(
+        decide(&cfg(), full(100), &sig(20.0, 0.05)),
+        Decision::Lower {
+            to: 50,
+            cause: Cause::Errors
+        }
+    );
+    // At the limit is not over it.
+    assert!(matches!(
+        decide(&cfg(), full(100), &sig(20.0, 0.02)),
+        Decision::Raise { .. }
+    ));
+}
+
+#[test]
+fn it_holds_near_the_target_without_people_waiting_or_with_capacity_unused() {
+    assert_eq!(
+        decide(&cfg(), full(100), &sig(190.0, 0.0)),
+        Decision::Hold(Hold::NearTarget)
+    );
+    let nobody = Load {
+        waiting: 0,
+        ..full(100)
+    };
+    assert_eq!(
+        decide(&cfg(), nobody, &sig(50.0, 0.0)),
+        Decision::Hold(Hold::NotNeeded)
+    );
+    let unused = Load {
+        live: 60,
+        ..full(100)
+    };
+    assert_eq!(
+        decide(&cfg(), unused, &sig(50.0, 0.0)),
+        Decision::Hold(Hold::NotNeeded)
+    );
+}
+
+#[test]
+fn without_a_signal_it_holds_and_never_raises_blindly() {
+    assert_eq!(
+        decide(&cfg(), full(100), &Signals::default()),
+        Decision::Hold(Hold::NoSignal)
+    );
+    // 19 answers are too few to judge.
+    let few = Signals::merge([&Report {
+        answers: 19,
+        latency: hist(&[(10.0, 19)]),
+        ..Report::default()
+    }]);
+    assert_eq!(few.p95_ms, None);
+    assert_eq!(
+        decide(&cfg(), full(100), &few),
+        Decision::Hold(Hold::NoSignal)
+    );
+}
+
+#[test]
+fn a_capacity_outside_the_bounds_is_brought_inside() {
+    assert_eq!(
+        decide(&cfg(), full(5000), &Signals::default()),
+        Decision::Lower {
+            to: 410,
+            cause: Cause::Bounds
+        }
+    );
+    assert_eq!(
+        decide(&cfg(), full(1), &Signals::default()),
+        Decision::Raise { to: 10 }
+    );
+    // Over target and over the maximum: lowered from the maximum.
+    assert_eq!(
+        decide(&cfg(), full(5000), &sig(400.0, 0.0)).capacity(5000),
+        205
+    );
+}
+
+fn hist(points: &[(f64, u64)]) -> Histogram {
+    let mut h = Histogram::default();
+    for &(ms, n) in points {
+        for _ in 0..n {
+            h.record(ms);
+        }
+    }
+    h
+}
+
+#[test]
+fn gateways_merge_into_one_p95_and_a_worse_health_report_wins() {
+    let a = Report {
+        answers: 95,
+        errors: 0,
+        latency: hist(&[(20.0, 95)]),
+        ..Report::default()
+    };
+    let b = Report {
+        answers: 5,
+        errors: 3,
+        latency: hist(&[(900.0, 2)]),
+        ..Report::default()
+    };
+    let s = Signals::merge([&a, &b]);
+    assert_eq!((s.answers, s.errors), (100, 3));
+    assert!((s.error_rate.unwrap() - 0.03).abs() < 1e-9);
+    let p = s.p95_ms.unwrap();
+    assert!((19.0..22.0).contains(&p), "{p}");
+    let report = Report {
+        p95_ms: Some(450.0),
+        error_rate: Some(0.001),
+        ..Report::default()
+    };
+    let s = Signals::merge([&a, &b, &report]);
+    assert_eq!(s.p95_ms, Some(450.0));
+    assert!((s.error_rate.unwrap() - 0.03).abs() < 1e-9);
+    // A report alone is a signal.
+    let s = Signals::merge([&report]);
+    assert_eq!((s.p95_ms, s.error_rate), (Some(450.0), Some(0.001)));
+}
+
+/// Signals recorded from a sale through the gateway (bench/outflow, docs/outflow.md):
+/// p95 and error share per 5 s interval while the capacity moved; each row is what the
+/// controller saw and what it must decide.
+#[test]
+fn a_recorded_sale_with_a_slowdown_and_recovery() {
+    // (p95 ms, error share, live, waiting, expected capacity after)
+    let rows: &[(f64, f64, u64, u64, u64)] = &[
+        (40.0, 0.0, 100, 900, 110),  // healthy, full, people waiting: +10
+        (55.0, 0.0, 110, 880, 120),  // again
+        (120.0, 0.0, 120, 860, 130), // still under 0.85 × 200
+        (175.0, 0.0, 130, 840, 130), // near the target: hold
+        (610.0, 0.0, 130, 850, 65),  // the deploy gone wrong: 200/610 → 0.5
+        (320.0, 0.0, 125, 870, 40),  // still over (sessions still live): 200/320 → 0.625
+        (180.0, 0.0, 60, 900, 40),   // back under target, near it: hold
+        (90.0, 0.0, 40, 905, 50),    // recovered: climbing again
+        (80.0, 0.0, 50, 900, 60),
+        (70.0, 0.0, 60, 895, 70),
+        (95.0, 0.2, 70, 890, 35), // errors: halve
+    ];
+    let mut cap = 100;
+    for (i, &(p95, err, live, waiting, want)) in rows.iter().enumerate() {
+        let load = Load {
+            capacity: cap,
+            live,
+            waiting,
+        };
+        cap = decide(&cfg(), load, &sig(p95, err)).capacity(cap);
+        assert_eq!(cap, want, "interval {i}: p95 {p95}, errors {err}");
+    }
+}
+
+/// A closed loop against a model origin whose latency grows with the sessions in, and
+/// that slows down threefold in the middle of the sale: the capacity follows it down
+/// within two intervals and back up after.
+#[test]
+fn the_capacity_follows_a_slowdown_down_within_two_intervals_and_back_up() {
+    let c = OutflowConfig {
+        min_capacity: 5,
+        max_capacity: 205,
+        ..cfg()
+    };
+    // p95 = 20 ms + slowness × 1 ms per session in.
+    let p95 = |sessions: u64, slow: f64| 20.0 + slow * sessions as f64;
+    let mut cap = 50;
+    let mut trace = Vec::new();
+    for i in 0..120 {
+        let slow = if (60..80).contains(&i) { 3.0 } else { 1.0 };
+        let s = sig(p95(cap, slow), 0.0);
+        cap = decide(&c, full(cap), &s).capacity(cap);
+        trace.push((i, cap, s.p95_ms.unwrap()));
+    }
+    let before = trace[59].1;
+    // Healthy: 180 sessions give 200 ms; it settles where the model is under target.
+    assert!((140..=180).contains(&before), "{trace:?}");
+    // The slowdown starts at 60: under 200/3 ≈ 60 sessions within two intervals.
+    assert!(trace[61].1 <= 66, "{:?}", &trace[58..64]);
+    // Within the slowdown the origin's p95 is back under target after those two.
+    for &(i, _, p) in &trace[63..80] {
+        assert!(p <= 200.0 * 1.2, "interval {i}: {p}");
+    }
+    // And it climbs back after the recovery.
+    assert!(trace[119].1 >= before - 10, "{:?}", &trace[80..]);
+}
