@@ -123,9 +123,10 @@ pub struct Schedule {
     pub abandon: f64,
     /// The first place's estimate is known.
     pub known: bool,
-    /// Some session ended in the older half of the horizon: the tail's hazard rests on
-    /// at least one observation, not on the prior alone.
-    tail_seen: bool,
+    /// ms by which the k-th admission moves between the two extremes of what was not
+    /// seen: every session past the horizon ending there at once, or running to the
+    /// TTL (the same draws otherwise). The part of the wait the data cannot decide.
+    unseen: Vec<u64>,
     pub paused: bool,
     pub closed: bool,
     /// Admissions that can still happen (stock left); `None` = unlimited.
@@ -149,6 +150,7 @@ struct Stays {
 }
 
 /// One run's curve: a bootstrap Kaplan–Meier and a tail hazard (per ms).
+#[derive(Clone)]
 struct Curve {
     km: KaplanMeier,
     hazard: f64,
@@ -321,7 +323,6 @@ impl Schedule {
         if k == 0 {
             return s;
         }
-        s.tail_seen = stays.tail_ends > 0.0;
         // The same seed for every schedule of a room: successive schedules differ by what
         // the room did, not by the dice (a range that shrinks by luck would be shown).
         let mut rng = StdRng::seed_from_u64(b.session_ttl_ms);
@@ -334,6 +335,23 @@ impl Schedule {
             runs.push(times);
         }
         s.worst = simulate(b, k, |_, _| b.session_ttl_ms, &mut rng).0;
+        // The unseen part: the point curve with its tail at both extremes, on the same
+        // draws (one seed for both), so that only the tail differs between the two.
+        let point = stays.point();
+        let bound = |hazard: f64| {
+            let c = Curve {
+                hazard,
+                ..point.clone()
+            };
+            let mut rng = StdRng::seed_from_u64(b.session_ttl_ms ^ 0x5eed);
+            simulate(b, k, |rng, age| c.sample(rng.gen(), age), &mut rng).0
+        };
+        let (soon, late) = (bound(f64::INFINITY), bound(0.0));
+        s.unseen = soon
+            .iter()
+            .zip(&late)
+            .map(|(a, z)| z.saturating_sub(*a))
+            .collect();
         s.rate_limited = b.rate_cap_per_minute > 0 && capped * 2 > RUNS;
         if b.rate_cap_per_minute > 0 {
             let unbounded = EtaBasis {
@@ -392,9 +410,31 @@ impl Schedule {
             .get(i.min(self.cap_only.len().saturating_sub(1)))
             .is_some_and(|&c| hi <= c + LAG_LOW_MS);
         // Each side on its own: a range pressed against the TTL (the most any session
-        // can last) is narrow on that side for no reason the data gave.
-        let half = KNOWN_WIDTH / 2.0 * med.max(FLOOR_MS) as f64;
-        by_cap || (self.tail_seen && (med - lo) as f64 <= half && (hi - med) as f64 <= half)
+        // can last) is narrow on that side for no reason the data gave. And what the
+        // data cannot decide (the tail past the horizon, from "ends at once" to "runs to
+        // the TTL") must fit in the same width: else the range would be the model's
+        // assumption, not the data's.
+        let band = KNOWN_WIDTH * med.max(FLOOR_MS) as f64;
+        by_cap
+            || ((med - lo) as f64 <= band / 2.0
+                && (hi - med) as f64 <= band / 2.0
+                && self.unseen_at(i) as f64 <= band)
+    }
+
+    /// [`Schedule::unseen`] of the `i`-th admission, extrapolated past the simulated
+    /// ones at the pace of their later half (as the estimates are).
+    fn unseen_at(&self, i: usize) -> u64 {
+        let k = self.unseen.len();
+        if k == 0 {
+            return 0;
+        }
+        if i < k {
+            return self.unseen[i];
+        }
+        let (a, z) = ((k / 2).max(1) - 1, k - 1);
+        let (x, y) = (self.unseen[a], self.unseen[z]);
+        let slope = y.saturating_sub(x) as f64 / (z - a).max(1) as f64;
+        y + ((i - z) as f64 * slope) as u64
     }
 
     /// The estimate for the visitor at `position`, read at `now_ms` when the room had
