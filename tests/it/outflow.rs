@@ -61,3 +61,486 @@ fn a_claim_timeout_not_below_the_session_ttl_is_refused() {
     assert!(err.contains("rooms[0].claim_timeout_secs"), "{err}");
     load("session_ttl_secs = 60\nclaim_timeout_secs = 30\n").unwrap();
 }
+
+// --- The health endpoint and the controller on a real Redis ---
+
+use std::time::Duration;
+
+use anteroom::config::{GatewayRoute, OutflowConfig, RoomConfig, Secret};
+use anteroom::store::outflow::OutflowStore;
+use serde_json::{json, Value};
+
+use crate::helpers::origin::{Shape, SlowOrigin};
+use crate::helpers::{
+    client, free_port, prefix, room, spawn_app, test_settings, wait_until, RedisServer, Reply,
+    TestApp,
+};
+
+const SECRET: &str = "0123456789abcdef0123456789abcdef-health";
+
+/// An adaptive room: capacity `cap`, between `min` and `max`, p95 target 100 ms, deciding
+/// every second.
+fn adaptive(id: &str, cap: u64, min: u64, max: u64) -> RoomConfig {
+    RoomConfig {
+        outflow: OutflowConfig {
+            mode: OutflowMode::Adaptive,
+            min_capacity: min,
+            max_capacity: max,
+            target_p95_ms: 100,
+            max_error_rate: 0.05,
+            interval_secs: 1,
+            health_secret: Some(Secret::new(SECRET)),
+        },
+        ..room(id, cap)
+    }
+}
+
+async fn report(app: &TestApp, room: &str, bearer: Option<&str>, body: Value) -> Reply {
+    let mut req = client().post(app.url(&format!("/api/rooms/{room}/health")));
+    if let Some(b) = bearer {
+        req = req.bearer_auth(b);
+    }
+    Reply::from(req.json(&body).send().await.unwrap()).await
+}
+
+async fn capacity(app: &TestApp, room: &str) -> u64 {
+    app.engine.store.stats(room).await.unwrap().capacity
+}
+
+#[tokio::test]
+async fn a_health_report_needs_the_rooms_secret_and_sane_figures() {
+    let redis = RedisServer::start();
+    let plain = room("plain", 5);
+    let app = spawn_app(test_settings(
+        Some(redis.url()),
+        &prefix(),
+        vec![adaptive("r", 10, 2, 50), plain],
+    ))
+    .await;
+    let good = json!({"p95_ms": 120.5, "error_rate": 0.01});
+
+    for bearer in [None, Some("wrong"), Some(&SECRET[..SECRET.len() - 1])] {
+        let r = report(&app, "r", bearer, good.clone()).await;
+        assert_eq!(
+            (r.status, r.error_code()),
+            (401, "invalid_token"),
+            "{bearer:?}"
+        );
+    }
+    // Without a secret the room takes no reports, and says why.
+    let r = report(&app, "plain", Some(SECRET), good.clone()).await;
+    assert_eq!(r.status, 401);
+    assert!(r.body.to_string().contains("health_secret"), "{:?}", r.body);
+    assert_eq!(
+        report(&app, "nope", Some(SECRET), good.clone())
+            .await
+            .status,
+        404
+    );
+    // The credential comes before the body: nonsense without it is still a 401.
+    let r = report(&app, "r", None, json!({"p95_ms": "fast"})).await;
+    assert_eq!(r.status, 401);
+
+    let nonsense = [
+        (json!({"p95_ms": -1, "error_rate": 0}), "p95_ms"),
+        (json!({"p95_ms": 1e12, "error_rate": 0}), "p95_ms"),
+        (json!({"p95_ms": 100, "error_rate": 1.5}), "error_rate"),
+        (json!({"p95_ms": 100, "error_rate": -0.1}), "error_rate"),
+    ];
+    for (body, field) in nonsense {
+        let r = report(&app, "r", Some(SECRET), body.clone()).await;
+        assert_eq!((r.status, r.error_code()), (400, "invalid_field"), "{body}");
+        assert_eq!(r.body["error"]["field"], field, "{body}");
+    }
+    for body in [
+        json!({"p95_ms": 100}),
+        json!({"p95_ms": 100, "error_rate": 0, "extra": 1}),
+        json!("p95 100"),
+    ] {
+        let r = report(&app, "r", Some(SECRET), body.clone()).await;
+        assert_eq!((r.status, r.error_code()), (400, "bad_request"), "{body}");
+    }
+    let store: &dyn OutflowStore = app.engine.store.as_ref();
+    assert!(
+        store.origin_reports("r").await.unwrap().is_empty(),
+        "nothing refused was kept"
+    );
+
+    let r = report(&app, "r", Some(SECRET), good).await;
+    assert_eq!(r.status, 204, "{:?}", r.body);
+    let kept = store.origin_reports("r").await.unwrap();
+    assert_eq!(kept.len(), 1);
+    let kept: Value = serde_json::from_str(&kept[0]).unwrap();
+    assert_eq!(
+        (kept["p95_ms"].as_f64(), kept["error_rate"].as_f64()),
+        (Some(120.5), Some(0.01))
+    );
+}
+
+/// Reports a slow origin to `app` every 300 ms until dropped.
+fn keep_reporting(app: &TestApp, p95_ms: f64) -> tokio::task::JoinHandle<()> {
+    let url = app.url("/api/rooms/r/health");
+    tokio::spawn(async move {
+        loop {
+            let _ = client()
+                .post(&url)
+                .bearer_auth(SECRET)
+                .json(&json!({"p95_ms": p95_ms, "error_rate": 0}))
+                .send()
+                .await;
+            tokio::time::sleep(Duration::from_millis(300)).await;
+        }
+    })
+}
+
+fn decisions(app: &TestApp) -> u64 {
+    ["raise", "lower", "hold"]
+        .iter()
+        .map(|d| {
+            app.engine
+                .metrics
+                .outflow_decisions
+                .with_label_values(&["r", d])
+                .get()
+        })
+        .sum()
+}
+
+#[tokio::test]
+async fn one_instance_decides_for_a_room_and_another_takes_over_when_it_stops() {
+    let redis = RedisServer::start();
+    let p = prefix();
+    let settings = || test_settings(Some(redis.url()), &p, vec![adaptive("r", 40, 5, 50)]);
+    let a = spawn_app(settings()).await;
+    let b = spawn_app(settings()).await;
+    let reporter = keep_reporting(&a, 400.0);
+
+    // 40 → 20 → 10 → 5 (200 over 400: the largest cut, a half).
+    wait_until(
+        Duration::from_secs(15),
+        "capacity cut to the minimum",
+        || async { (capacity(&a, "r").await == 5).then_some(()) },
+    )
+    .await;
+    let (da, db) = (decisions(&a), decisions(&b));
+    assert!(
+        (da == 0) != (db == 0),
+        "exactly one instance decides: {da} and {db}"
+    );
+    let audit: Vec<Value> = a
+        .engine
+        .store
+        .audit(50)
+        .await
+        .unwrap()
+        .iter()
+        .map(|e| serde_json::from_str(e).unwrap())
+        .collect();
+    let cuts: Vec<_> = audit
+        .iter()
+        .filter(|e| e["room"] == "r" && e["action"] == "set capacity")
+        .collect();
+    assert_eq!(cuts.len(), 3, "{audit:?}");
+    assert!(cuts.iter().all(|e| e["who"] == "outflow"), "{cuts:?}");
+    assert_eq!(
+        cuts.iter()
+            .map(|e| e["new"].as_u64().unwrap())
+            .collect::<Vec<_>>(),
+        [5, 10, 20]
+    );
+
+    // The deciding instance stops (and gives its lease up); the other goes on.
+    let (leader, other) = if da > 0 { (a, b) } else { (b, a) };
+    leader.shutdown.cancel();
+    drop(leader);
+    reporter.abort();
+    let _reporter = keep_reporting(&other, 400.0);
+    let before = decisions(&other);
+    wait_until(
+        Duration::from_secs(10),
+        "the other instance deciding",
+        || async { (decisions(&other) > before + 1).then_some(()) },
+    )
+    .await;
+    assert_eq!(capacity(&other, "r").await, 5, "held at the minimum");
+}
+
+#[tokio::test]
+async fn waiting_visitors_are_told_the_origin_is_busy_when_it_lowers_the_capacity() {
+    let redis = RedisServer::start();
+    let app = spawn_app(test_settings(
+        Some(redis.url()),
+        &prefix(),
+        vec![adaptive("r", 4, 2, 50)],
+    ))
+    .await;
+    for _ in 0..4 {
+        assert_eq!(app.join("r").await.state(), "admitted");
+    }
+    let queued = app.join("r").await;
+    assert_eq!(queued.state(), "queued");
+    let _reporter = keep_reporting(&app, 500.0);
+    let token = queued.token();
+    wait_until(
+        Duration::from_secs(10),
+        "eta_reason origin_busy",
+        || async {
+            let s = app.status("r", &token).await;
+            (s.body["eta_reason"] == "origin_busy").then_some(())
+        },
+    )
+    .await;
+    assert!(capacity(&app, "r").await < 4);
+}
+
+/// The built-in gateway's own measurements drive the controller: an origin that turns
+/// slow gets fewer visitors within a few intervals, and more again once it recovers.
+#[tokio::test]
+async fn the_gateways_measurements_lower_the_capacity_when_the_origin_slows_and_raise_it_after() {
+    let redis = RedisServer::start();
+    let origin = SlowOrigin::start(Shape {
+        base_ms: 5.0,
+        knee: 1000.0,
+        limit: 10_000,
+    })
+    .await;
+    let gw_port = free_port();
+    let mut s = test_settings(Some(redis.url()), &prefix(), vec![adaptive("r", 20, 4, 40)]);
+    s.rooms[0].target_url = format!("http://127.0.0.1:{gw_port}/");
+    s.gateway.listen = Some(format!("127.0.0.1:{gw_port}"));
+    s.gateway.upstream = Some(origin.url());
+    s.gateway.routes = vec![GatewayRoute {
+        host: None,
+        path_prefix: "/shop".into(),
+        room: "r".into(),
+    }];
+    let app = spawn_app(s).await;
+    // 20 visitors in, browsing without pause; 30 more waiting.
+    let mut browsers = Vec::new();
+    for _ in 0..20 {
+        let r = app.join("r").await;
+        assert_eq!(r.state(), "admitted");
+        let pass = r.body["pass"].as_str().unwrap().to_string();
+        let url = format!("http://127.0.0.1:{gw_port}/shop/page");
+        browsers.push(tokio::spawn(async move {
+            let c = client();
+            loop {
+                let _ = c
+                    .get(&url)
+                    .header("cookie", format!("anteroom_pass_r={pass}"))
+                    .send()
+                    .await;
+            }
+        }));
+    }
+    for _ in 0..30 {
+        assert_eq!(app.join("r").await.state(), "queued");
+    }
+
+    // A deploy gone wrong: every page takes 300 ms, three times the target.
+    origin.set_slowness(60.0);
+    wait_until(Duration::from_secs(10), "capacity lowered", || async {
+        (capacity(&app, "r").await < 20).then_some(())
+    })
+    .await;
+    let low = wait_until(Duration::from_secs(10), "capacity at its low", || async {
+        let c = capacity(&app, "r").await;
+        (c <= 10).then_some(c)
+    })
+    .await;
+    // Recovered: 5 ms again, and it climbs (the 20 sessions live fill it).
+    origin.set_slowness(1.0);
+    wait_until(Duration::from_secs(15), "capacity raised again", || async {
+        (capacity(&app, "r").await > low).then_some(())
+    })
+    .await;
+    let points = anteroom::outflow::points(app.engine.store.as_ref(), "r", 50).await;
+    assert!(points
+        .iter()
+        .any(|p| p.decision == "lower" && p.p95_ms.unwrap_or(0.0) > 100.0));
+    assert!(points.iter().any(|p| p.decision == "raise"));
+    for b in browsers {
+        b.abort();
+    }
+}
+
+// --- The benchmark: fixed capacities against adaptive, on a shop that slows under load ---
+
+/// One run's figures.
+#[derive(Debug, Default)]
+struct Run {
+    label: String,
+    admitted: u64,
+    pages_ok: u64,
+    pages_failed: u64,
+    /// The origin's own p95 over the run, and per 5 s stretch.
+    p95_ms: f64,
+    stretches: Vec<(f64, f64, u64)>, // (p95 ms, error share, capacity at the end)
+}
+
+/// The shop: 10 ms a page alone, twice that with 10 requests in flight, 503 past 60.
+const SHOP: Shape = Shape {
+    base_ms: 10.0,
+    knee: 10.0,
+    limit: 60,
+};
+const TARGET_P95_MS: u64 = 150;
+const MAX_ERROR_RATE: f64 = 0.02;
+
+/// A crowd of `crowd` visitors joining at once a room in front of [`SHOP`] through the
+/// gateway; each, once admitted, browses `pages` pages 100 ms apart and leaves. Runs
+/// `secs` seconds; `slow` = (from s, to s, factor) slows the shop down in between.
+async fn sale(
+    label: &str,
+    outflow: Option<OutflowConfig>,
+    capacity: u64,
+    crowd: usize,
+    secs: u64,
+    slow: Option<(u64, u64, f64)>,
+) -> Run {
+    let redis = RedisServer::start();
+    let origin = SlowOrigin::start(SHOP).await;
+    let gw_port = free_port();
+    let mut r = room("r", capacity);
+    r.max_places_per_ip = 0;
+    r.session_ttl_secs = 600;
+    r.heartbeat_timeout_secs = 600;
+    if let Some(o) = outflow {
+        r.outflow = o;
+    }
+    let mut s = test_settings(Some(redis.url()), &prefix(), vec![r]);
+    s.rooms[0].target_url = format!("http://127.0.0.1:{gw_port}/");
+    s.gateway.listen = Some(format!("127.0.0.1:{gw_port}"));
+    s.gateway.upstream = Some(origin.url());
+    s.gateway.routes = vec![GatewayRoute {
+        host: None,
+        path_prefix: "/shop".into(),
+        room: "r".into(),
+    }];
+    let app = std::sync::Arc::new(spawn_app(s).await);
+    let admitted = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let stop = tokio_util::sync::CancellationToken::new();
+    let mut tasks = Vec::new();
+    for _ in 0..crowd {
+        let (app, admitted, stop) = (app.clone(), admitted.clone(), stop.clone());
+        let page = format!("http://127.0.0.1:{gw_port}/shop/page");
+        tasks.push(tokio::spawn(async move {
+            let mut r = app.join("r").await;
+            let token = r.token();
+            while r.state() != "admitted" {
+                tokio::select! {
+                    _ = stop.cancelled() => return,
+                    _ = tokio::time::sleep(Duration::from_millis(1000)) => {}
+                }
+                r = app.status("r", &token).await;
+            }
+            admitted.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let pass = r.body["pass"].as_str().unwrap_or_default().to_string();
+            let c = client();
+            for _ in 0..5 {
+                if stop.is_cancelled() {
+                    return;
+                }
+                let _ = c
+                    .get(&page)
+                    .header("cookie", format!("anteroom_pass_r={pass}"))
+                    .send()
+                    .await;
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+            app.release("r", &token).await;
+        }));
+    }
+    let mut run = Run {
+        label: label.into(),
+        ..Run::default()
+    };
+    let mut all = Vec::new();
+    origin.take();
+    for t in (5..=secs).step_by(5) {
+        if let Some((from, to, factor)) = slow {
+            origin.set_slowness(if (from..to).contains(&(t - 5)) { factor } else { 1.0 });
+        }
+        tokio::time::sleep(Duration::from_secs(5)).await;
+        let served = origin.take();
+        let total = served.ok + served.failed;
+        run.pages_ok += served.ok;
+        run.pages_failed += served.failed;
+        all.push((served.p95_ms, total));
+        run.stretches.push((
+            served.p95_ms,
+            if total == 0 { 0.0 } else { served.failed as f64 / total as f64 },
+            capacity_of(&app).await,
+        ));
+    }
+    stop.cancel();
+    for t in tasks {
+        let _ = t.await;
+    }
+    run.admitted = admitted.load(std::sync::atomic::Ordering::Relaxed);
+    // The run's p95: the worst stretch's, weighted view kept simple (stretches are equal).
+    let mut p: Vec<f64> = all.iter().filter(|s| s.1 > 0).map(|s| s.0).collect();
+    p.sort_by(f64::total_cmp);
+    run.p95_ms = p.last().copied().unwrap_or(0.0);
+    run
+}
+
+async fn capacity_of(app: &TestApp) -> u64 {
+    app.engine.store.stats("r").await.map(|s| s.capacity).unwrap_or(0)
+}
+
+fn adaptive_outflow() -> OutflowConfig {
+    OutflowConfig {
+        mode: OutflowMode::Adaptive,
+        min_capacity: 2,
+        max_capacity: 120,
+        target_p95_ms: TARGET_P95_MS,
+        max_error_rate: MAX_ERROR_RATE,
+        interval_secs: 2,
+        health_secret: None,
+    }
+}
+
+fn row(r: &Run) -> String {
+    let total = r.pages_ok + r.pages_failed;
+    format!(
+        "| {} | {} | {} | {:.1} % | {:.0} |",
+        r.label,
+        r.admitted,
+        r.pages_ok,
+        if total == 0 { 0.0 } else { 100.0 * r.pages_failed as f64 / total as f64 },
+        r.p95_ms
+    )
+}
+
+/// `cargo test --test it outflow::bench_fixed_capacities_against_adaptive -- --ignored
+/// --nocapture`: about 4 minutes; the table goes to docs/outflow.md#measured.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "a benchmark: minutes, prints a table"]
+async fn bench_fixed_capacities_against_adaptive() {
+    let (crowd, secs) = (600, 30);
+    let mut runs = Vec::new();
+    for cap in [10, 20, 40, 80, 120] {
+        runs.push(sale(&format!("fixed {cap}"), None, cap, crowd, secs, None).await);
+    }
+    runs.push(sale("adaptive (starts at 20)", Some(adaptive_outflow()), 20, crowd, secs, None).await);
+    println!("| capacity | admitted | pages served | errors | worst 5 s p95 (ms) |");
+    println!("|---|---|---|---|---|");
+    for r in &runs {
+        println!("{}", row(r));
+    }
+    let a = runs.last().unwrap();
+    println!("adaptive per 5 s (p95 ms, error share, capacity): {:?}", a.stretches);
+
+    let slow = sale(
+        "adaptive, shop 4x slower from 20 s to 40 s",
+        Some(adaptive_outflow()),
+        20,
+        1200,
+        60,
+        Some((20, 40, 4.0)),
+    )
+    .await;
+    println!("{}", row(&slow));
+    println!("slowdown per 5 s (p95 ms, error share, capacity): {:?}", slow.stretches);
+}

@@ -10,6 +10,7 @@ pub mod admin;
 pub mod browser;
 pub mod fairness;
 pub mod monitor;
+pub mod origin;
 pub mod raw;
 pub mod receiver;
 pub mod tls;
