@@ -442,6 +442,25 @@ pub fn wait_for_port(port: u16, what: &str) {
     );
 }
 
+/// Blocks until `GET path` on 127.0.0.1:`port` answers `200`. A process can accept
+/// connections (its listener bound) before it serves them: Anteroom binds first and then
+/// seeds its declared rooms, so a test that uses the store straight after
+/// [`wait_for_port`] could find no room yet.
+pub fn wait_for_http_ok(port: u16, path: &str, what: &str) {
+    use std::io::{Read, Write};
+    wait_sync(
+        || {
+            let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).ok()?;
+            s.set_read_timeout(Some(Duration::from_secs(2))).ok()?;
+            write!(s, "GET {path} HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n").ok()?;
+            let mut head = [0u8; 12];
+            s.read_exact(&mut head).ok()?;
+            head.ends_with(b" 200").then_some(())
+        },
+        what,
+    );
+}
+
 /// Blocking wait with a deadline (for harness set-up outside async code).
 pub fn wait_sync<T>(mut f: impl FnMut() -> Option<T>, what: &str) -> T {
     let deadline = Instant::now() + Duration::from_secs(20);

@@ -13,10 +13,12 @@ use anteroom::store::{
 use futures_util::future::join_all;
 use futures_util::StreamExt;
 
+mod caps;
 mod drops;
 mod line;
 mod modes;
 mod webhooks;
+use caps::*;
 use drops::*;
 use line::*;
 use modes::*;
@@ -2021,6 +2023,7 @@ conformance!(
     figures_stay_exact_through_the_admissions_a_call_makes,
     unclaimed_sessions_are_quiet_and_not_stays,
     places_per_group_are_capped_and_free_up,
+    the_places_per_group_cap_agrees_with_an_exact_count,
     watch_reports_each_visitor_in_one_call,
     admissions_are_published,
     patches_change_only_named_fields_and_promote,

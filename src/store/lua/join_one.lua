@@ -1,21 +1,28 @@
--- Counts a new place of visitor v against its group's cap (`group`: '' for none; places
--- that ended are dropped from the group as it is read; the group's set is at most `max`
--- plus those). Returns false, taking nothing, when the group already holds the most it
--- may: places in line, in the pre-queue, or live sessions.
+-- Counts a new place of visitor v against its group's cap (`group`: '' for none). The
+-- group's set holds every place it took since it was last pruned, some of which may have
+-- ended since: while it holds fewer than `max`, the live ones are fewer too and the place
+-- is taken without reading them (3 commands). Only a set at the cap is read, and the
+-- places that ended are dropped from it (O(places held)), so a group far from its cap pays
+-- nothing for the places it holds, and the answer is the one an exact count would give.
+-- Returns false, taking nothing, when the group already holds the most it may: places in
+-- line, in the pre-queue, or live sessions.
 local function take_group_place(v, group, max, now)
   if not group or group == '' then return true end
   local key = K_ST .. ':ip:' .. group
-  local held = redis.call('ZRANGE', key, 0, -1)
-  local n = 0
-  for i = 1, #held do
-    if redis.call('ZSCORE', K_Q, held[i]) or redis.call('ZSCORE', K_PQ, held[i])
-      or is_admitted(held[i], now) then
-      n = n + 1
-    else
-      redis.call('ZREM', key, held[i])
+  max = tonumber(max)
+  if redis.call('ZCARD', key) >= max then
+    local held = redis.call('ZRANGE', key, 0, -1)
+    local n = 0
+    for i = 1, #held do
+      if redis.call('ZSCORE', K_Q, held[i]) or redis.call('ZSCORE', K_PQ, held[i])
+        or is_admitted(held[i], now) then
+        n = n + 1
+      else
+        redis.call('ZREM', key, held[i])
+      end
     end
+    if n >= max then return false end
   end
-  if n >= tonumber(max) then return false end
   redis.call('ZADD', key, now, v)
   redis.call('PEXPIRE', key, PLACE_GROUP_TTL_MS)
   return true

@@ -319,9 +319,10 @@ impl Room {
         }
     }
 
-    /// Counts a new place of v against `limit`'s group (places that ended are dropped
-    /// from the group as it is read): false, taking nothing, when the group already holds
-    /// the most it may (places in line, in the pre-queue, or live sessions).
+    /// Counts a new place of v against `limit`'s group: false, taking nothing, when the
+    /// group already holds the most it may (places in line, in the pre-queue, or live
+    /// sessions). As in the Redis store (join_one.lua), the group's places are read, and
+    /// those that ended dropped, only when it has taken `max` since it was last pruned.
     pub(super) fn take_group_place(
         &mut self,
         v: &str,
@@ -331,20 +332,17 @@ impl Room {
         let Some(l) = limit else {
             return true;
         };
-        let held: Vec<String> = self
-            .groups
-            .remove(&l.group)
-            .unwrap_or_default()
-            .into_iter()
-            .filter(|m| {
+        let mut held = self.groups.remove(&l.group).unwrap_or_default();
+        if held.len() as u64 >= l.max {
+            held.retain(|m| {
                 self.queue.contains(m) || self.prequeue.contains_key(m) || self.is_admitted(m, now)
-            })
-            .collect();
-        let full = held.len() as u64 >= l.max;
-        let entry = self.groups.entry(l.group.clone()).or_insert(held);
-        if !full {
-            entry.push(v.to_string());
+            });
         }
+        let full = held.len() as u64 >= l.max;
+        if !full && !held.iter().any(|m| m == v) {
+            held.push(v.to_string());
+        }
+        self.groups.insert(l.group.clone(), held);
         !full
     }
 

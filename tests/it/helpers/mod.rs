@@ -470,7 +470,8 @@ impl ServerProcess {
             .stderr(out())
             .spawn()
             .expect("the anteroom binary");
-        wait_for_port(port, "the anteroom process to listen");
+        // Serving, not only listening: the declared rooms are seeded by then.
+        anteroom_testkit::wait_for_http_ok(port, "/healthz", "the anteroom process to serve");
         Self {
             port,
             child,
