@@ -45,6 +45,7 @@ use tokio_util::sync::CancellationToken;
 use crate::domain::admission::{eta_for, Engine, VisitorView};
 use crate::domain::eta::Eta;
 use crate::domain::identity::VisitorId;
+use crate::domain::told::{decide, RoomKind, Told};
 use crate::store::{
     AdmittedEvent, LineCursor, Placed, RoomState, RoomTick, StoreError, TickRequest, VisitorState,
     WatchEntry,
@@ -141,6 +142,11 @@ impl HubHandle {
 
 /// The `status` message for a view.
 pub fn status_message(v: &VisitorView) -> String {
+    let told = Told {
+        message: v.message,
+        figures: v.figures,
+        notes: v.notes.clone(),
+    };
     let msg = status_json(
         v.state,
         v.position,
@@ -149,6 +155,7 @@ pub fn status_message(v: &VisitorView) -> String {
         v.eta_reason,
         v.active,
         v.capacity,
+        &told,
     );
     let extra = event_fields(
         v.prequeue_opens_at.flatten(),
@@ -196,6 +203,7 @@ fn with_fields(mut msg: String, extra: &str) -> String {
 /// The `status` message, formatted directly: the hub sends thousands per tick, and every
 /// field is a number, a fixed state name or a fixed reason code, so no JSON value needs
 /// building.
+#[allow(clippy::too_many_arguments)]
 pub fn status_json(
     state: VisitorState,
     position: u64,
@@ -204,18 +212,27 @@ pub fn status_json(
     reason: Option<&'static str>,
     active: u64,
     capacity: u64,
+    told: &Told,
 ) -> String {
     let reason = match reason {
         Some(r) => format!(r#","eta_reason":"{r}""#),
         None => String::new(),
     };
+    // Codes are fixed identifiers (domain::told): quoting needs no escaping.
+    let list = |codes: &[&str]| {
+        let quoted: Vec<String> = codes.iter().map(|c| format!(r#""{c}""#)).collect();
+        quoted.join(",")
+    };
     format!(
-        r#"{{"type":"status","state":"{}","position":{position},"queue_length":{queue_length},"eta_seconds":{},"eta_low_seconds":{},"eta_high_seconds":{},"eta_known":{}{reason},"active":{active},"capacity":{capacity}}}"#,
+        r#"{{"type":"status","state":"{}","position":{position},"queue_length":{queue_length},"eta_seconds":{},"eta_low_seconds":{},"eta_high_seconds":{},"eta_known":{}{reason},"active":{active},"capacity":{capacity},"message":"{}","figures":[{}],"notes":[{}]}}"#,
         state.as_str(),
         eta.seconds,
         eta.low,
         eta.high,
         eta.known,
+        told.message,
+        list(told.figures),
+        list(&told.notes),
     )
 }
 
@@ -815,8 +832,25 @@ impl Hub {
         // `prequeue` sockets count down to, and whether a closed room's event ended.
         let schedule = match view.phase {
             crate::config::schedule::EventPhase::Open if !view.closed => None,
+            crate::config::schedule::EventPhase::Scheduled => {
+                engine.event_config(room, VisitorState::Scheduled).await
+            }
+            crate::config::schedule::EventPhase::Prequeue => {
+                engine.event_config(room, VisitorState::Prequeue).await
+            }
             _ => engine.room_config_cached(room).await.ok(),
         };
+        // What the room is, for what its visitors are told: the configuration already
+        // cached here (no store read per tick), its mode from this tick's view.
+        let mut kind = match &schedule {
+            Some(c) => RoomKind::of(c),
+            None => engine
+                .room_config_known(room)
+                .await
+                .map(|c| RoomKind::of(&c))
+                .unwrap_or_default(),
+        };
+        kind.random = view.mode == crate::config::QueueMode::Random;
         // About to open (its pre-queue, or its line, with the shuffle): look again soon.
         let next_opening = schedule.as_ref().and_then(|c| match view.phase {
             crate::config::schedule::EventPhase::Scheduled => c.prequeue_opens_at.or(c.opens_at),
@@ -892,6 +926,19 @@ impl Hub {
                         None => true,
                     };
                     if changed || flipped {
+                        let ended = snap.state == VisitorState::Closed
+                            && schedule
+                                .as_ref()
+                                .is_some_and(|c| c.closes_at.is_some_and(|t| view.now_ms >= t));
+                        let counting = match (&schedule, snap.state) {
+                            (Some(c), VisitorState::Scheduled) => {
+                                c.prequeue_opens_at.or(c.opens_at).is_some()
+                            }
+                            (Some(c), VisitorState::Prequeue) => c.opens_at.is_some(),
+                            _ => false,
+                        };
+                        let told =
+                            decide(snap.state, snap.position > 0, reason, kind, ended, counting);
                         let msg = status_json(
                             snap.state,
                             snap.position,
@@ -900,6 +947,7 @@ impl Hub {
                             reason,
                             snap.active,
                             snap.capacity,
+                            &told,
                         );
                         let msg = match (&schedule, snap.state) {
                             (Some(c), VisitorState::Scheduled | VisitorState::Prequeue) => {
@@ -1063,6 +1111,14 @@ mod tests {
             Some("capacity_lowered"),
             7,
             8,
+            &decide(
+                VisitorState::Paused,
+                true,
+                Some("capacity_lowered"),
+                RoomKind::default(),
+                false,
+                false,
+            ),
         );
         let v: serde_json::Value = serde_json::from_str(&m).unwrap();
         assert_eq!(
@@ -1070,7 +1126,8 @@ mod tests {
             json!({"type": "status", "state": "paused", "position": 3, "queue_length": 10,
                    "eta_seconds": 30, "eta_low_seconds": 20, "eta_high_seconds": 45,
                    "eta_known": true, "eta_reason": "capacity_lowered",
-                   "active": 7, "capacity": 8})
+                   "active": 7, "capacity": 8, "message": "paused",
+                   "figures": ["place", "eta", "in_line"], "notes": ["capacity_lowered"]})
         );
     }
 }

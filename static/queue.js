@@ -13,6 +13,12 @@
   var cfg = JSON.parse(root.getAttribute('data-config'));
   var t = cfg.strings;
   var ds = cfg.drop_strings || {};
+  var xs = cfg.told_strings || {};
+  // What the server decided (domain::told): the message, figures and notes codes, worded
+  // with cfg.messages and cfg.notes. Nothing on this page decides what to tell.
+  var shownMessage = root.getAttribute('data-message') || null;
+  var shownNotes = (cfg.initial_notes || []).slice();
+  var sticky = shownNotes.filter(function (c) { return (cfg.sticky_notes || []).indexOf(c) >= 0; });
   var $ = function (id) { return document.getElementById(id); };
 
   var BACKOFF_BASE_MS = 500;
@@ -34,7 +40,6 @@
   var failures = 0;
   var polling = false;
   var lastFrameAt = 0;
-  var lastEta = null;
   var done = false;
   // Whether the visitor holds a place now, and whether they ever did on this page: a
   // newcomer on a closed or sold-out room has none, and joins by itself when it opens.
@@ -53,7 +58,6 @@
   var prequeueAt = cfg.prequeue_opens_at || null;
   var clockOffset = cfg.now_ms ? cfg.now_ms - Date.now() : 0;
   var countdownTimer = null;
-  var closedReason = cfg.closed_reason || null;
   var fairnessShown = false;
   var fairnessAskedAt = 0;
   var fairnessDone = false;
@@ -90,18 +94,31 @@
     }
     return etaText(m.eta_low_seconds, m.eta_high_seconds);
   }
-  var REASONS = {
-    capacity_lowered: 'reason_capacity_lowered', capacity_raised: 'reason_capacity_raised',
-    paused: 'reason_paused', resumed: 'reason_resumed', rate_limited: 'reason_rate_limited',
-    sessions_longer_than_usual: 'reason_sessions_longer',
-    sessions_shorter_than_usual: 'reason_sessions_shorter',
-    places_restored: 'reason_places_restored', stock_may_run_out: 'reason_stock_may_run_out',
-    priority_lanes: 'reason_priority_lanes'
-  };
-  function reasonText(code) {
-    // The place was lost by being away too long: say so, never "you keep your place".
-    if (code === 'you_were_away') return cfg.away_note;
-    return code && REASONS[code] ? t[REASONS[code]] : null;
+  // Random mode's figure, worded as the server words it (web::visitor::chances).
+  function chancesText(m) {
+    if (m.state === 'paused') return xs.chances_paused;
+    if (m.eta_known === false) {
+      return m.eta_high_seconds > 0 ? fmt(xs.chances_unknown, { t: duration(m.eta_high_seconds) }) : t.eta_unknown;
+    }
+    return fmt(xs.chances, {
+      n: m.queue_length, median: duration(m.eta_seconds),
+      low: duration(m.eta_low_seconds), high: duration(m.eta_high_seconds)
+    });
+  }
+  // The notes: a sticky one ("you were away") until the visitor dismisses it, every
+  // other one exactly while the server sends it.
+  function noteText(code) {
+    var s = cfg.notes && cfg.notes[code];
+    return s ? fmt(s, { time: localTime(prequeueAt), open: localTime(opensAt) }) : '';
+  }
+  function renderNotes(codes) {
+    codes.forEach(function (c) {
+      if ((cfg.sticky_notes || []).indexOf(c) >= 0 && sticky.indexOf(c) < 0) sticky.push(c);
+    });
+    var all = sticky.concat(codes.filter(function (c) { return sticky.indexOf(c) < 0; }));
+    shownNotes = codes;
+    setText('eta-note', all.map(noteText).filter(function (x) { return x; }).join(' '));
+    show('dismiss-box', sticky.length > 0);
   }
   function ahead(position) {
     if (position <= 1) return t.ahead_none;
@@ -121,6 +138,13 @@
     var el = $('conn');
     if (el) el.classList.toggle('live', text === t.live);
   }
+  // "Live" only while updates arrive: the server sends a status at least every 5 s, so
+  // a socket silent for longer is not live, whatever its state says.
+  var STALE_MS = 9000;
+  var lastUpdate = '';
+  function notLive() {
+    conn(fmt(xs.not_live, { t: lastUpdate || '–' }));
+  }
   // The polite live region: only the place, the state and the admission are read out.
   function announce(text) {
     var el = $('announce');
@@ -130,7 +154,8 @@
   function touched() {
     var d = new Date();
     var hh = function (n) { return (n < 10 ? '0' : '') + n; };
-    setText('updated', fmt(t.updated_at, { t: d.getHours() + ':' + hh(d.getMinutes()) + ':' + hh(d.getSeconds()) }));
+    lastUpdate = d.getHours() + ':' + hh(d.getMinutes()) + ':' + hh(d.getSeconds());
+    setText('updated', fmt(t.updated_at, { t: lastUpdate }));
   }
 
   // The opening times and the server's clock from a view (join, status, socket frame).
@@ -138,7 +163,6 @@
     if (typeof m.now_ms === 'number') clockOffset = m.now_ms - Date.now();
     if (m.opens_at !== undefined) opensAt = m.opens_at;
     if (m.prequeue_opens_at !== undefined) prequeueAt = m.prequeue_opens_at;
-    if (m.closed_reason !== undefined) closedReason = m.closed_reason;
   }
   function serverNow() { return Date.now() + clockOffset; }
   // A moment in the visitor's own time zone, with the date when it is not today.
@@ -248,6 +272,7 @@
             draw: draw.slice(0, 8), rank: (i + 1).toLocaleString(locale),
             n: digests.length.toLocaleString(locale), ok: committed ? ds.fair_yes : ds.fair_no
           });
+        if (i >= 0) text += ' ' + xs.fair_rank_explain;
         if (!committed) text += ' ' + ds.fair_mismatch;
         setText('fair-result', text);
         fairnessDone = true;
@@ -267,53 +292,41 @@
     });
   }
 
-  var TEXTS = {
-    queued: ['title_queued', 'lead_queued'],
-    paused: ['title_paused', 'lead_paused'],
-    sold_out: ['title_sold_out', 'lead_sold_out'],
-    closed: ['title_closed', 'lead_closed'],
-    rejected: ['title_rejected', 'lead_rejected'],
-    not_queued: ['title_not_queued', 'lead_not_queued'],
-    admitted: ['title_admitted', 'lead_admitted']
-  };
+  var WAITING = { queued: 1, paused: 1 };
+  var COUNTING = { scheduled: 1, prequeue: 1 };
 
-  // A drop before its opening: the pre-queue's opening or the line's, in local time.
-  // (The titles are the table's; the leads with the time are the drop strings'.)
-  var DROP_TEXTS = {
-    scheduled: ['title_scheduled', 'lead_scheduled'],
-    prequeue: ['title_prequeue', 'lead_prequeue']
-  };
-
-  function setState(state) {
-    var pair = TEXTS[state] || DROP_TEXTS[state];
-    if (!pair) return;
-    var changed = cfg.state !== state;
-    root.className = root.className.replace(/state-[\w-]+/, 'state-' + state);
-    var title = t[pair[0]];
-    // Closed, sold out and rejected say whether the place is kept.
-    var lead = DROP_TEXTS[state] ? ds[pair[1]] : t[pair[1]];
-    if (state === 'scheduled') lead = fmt(lead, { time: localTime(prequeueAt || opensAt) });
-    if (state === 'prequeue') lead = fmt(lead, { time: localTime(opensAt) });
-    if (state === 'closed' && closedReason === 'event_ended') { title = t.title_event_ended; lead = t.lead_event_ended; }
-    setText('title', title);
-    if (state === 'closed' && hasPlace) lead = t.lead_closed_kept;
-    if (state === 'rejected' && hasPlace) lead = t.lead_rejected_kept;
-    if (state === 'sold_out' && hasPlace) lead = t.lead_sold_out_kept;
-    if (state === 'queued' && cfg.lanes) lead = t.lead_queued_lanes;
-    if (state === 'queued' && opensAt) lead = ds.lead_queued_drop;
+  // Shows what the server decided: the message (headline, lead), which figures, which
+  // notes. Returns the words a screen reader hears for it when the message changed.
+  function render(m) {
+    var said = cfg.messages[m.message];
+    if (!said) return '';
+    var changed = shownMessage !== m.message;
+    root.className = root.className.replace(/state-[\w-]+/, 'state-' + m.state);
+    root.setAttribute('data-message', m.message);
+    var lead = said.lead;
+    if (m.state === 'scheduled') lead = fmt(lead, { time: localTime(prequeueAt || opensAt) });
+    if (m.state === 'prequeue') lead = fmt(lead, { time: localTime(opensAt) });
+    setText('title', said.title);
     setText('lead', lead);
-    if (changed && state !== 'admitted') announce(title + '. ' + lead);
-    var waiting = state === 'queued' || state === 'paused';
+    var figures = m.figures || [];
+    var has = function (f) { return figures.indexOf(f) >= 0; };
+    var waiting = !!WAITING[m.state];
     show('numbers', waiting);
+    show('place-box', has('place'));
+    show('eta-box', has('eta'));
+    show('chances-box', has('chances'));
     var bar = root.querySelector('.progress');
-    if (bar) bar.hidden = !waiting;
+    if (bar) bar.hidden = !has('progress');
     show('keep-open', waiting);
-    show('rejoin', state === 'not_queued');
+    show('rejoin', m.state === 'not_queued');
     show('notify', waiting && notifyUsable());
-    cfg.state = state;
-    countdown(!!DROP_TEXTS[state]);
+    cfg.state = m.state;
+    shownMessage = m.message;
+    countdown(has('countdown') || (!!COUNTING[m.state] && countdownTarget() !== null));
     if (!waiting) show('fairness', false);
     else if (fairnessShown) show('fairness', true);
+    renderNotes(m.notes || []);
+    return changed && m.state !== 'admitted' ? said.title + '. ' + lead : '';
   }
 
   // A visitor who never held a place here (arrived while closed or sold out) and is
@@ -423,42 +436,39 @@
       if (sc) sc.hidden = false;
     }
     if (joinWhenOpen(m)) return;
-    setState(m.state);
-    if (m.state !== 'queued' && m.state !== 'paused') return;
-    maybeFairness();
-    if (m.position !== lastPlace) {
-      var now = Date.now();
-      if (m.position <= 3 || now - placeAnnouncedAt >= PLACE_ANNOUNCE_EVERY_MS) {
-        announce(fmt(t.announce_place, { n: m.position }));
-        placeAnnouncedAt = now;
+    // One announcement per update: a new state first, then the place with it, so the
+    // place never overwrites the state in the same tick.
+    var said = [render(m)];
+    if (WAITING[m.state]) {
+      maybeFairness();
+      var figures = m.figures || [];
+      if (figures.indexOf('place') >= 0 && m.position !== lastPlace) {
+        var now = Date.now();
+        if (said[0] || m.position <= 3 || now - placeAnnouncedAt >= PLACE_ANNOUNCE_EVERY_MS) {
+          said.push(fmt(t.announce_place, { n: m.position }));
+          placeAnnouncedAt = now;
+        }
+        lastPlace = m.position;
       }
-      lastPlace = m.position;
+      var start = Math.max(Number((store('sessionStorage') || {})[startKey] || 0), cfg.start || 0, m.position);
+      try { store('sessionStorage')[startKey] = String(start); } catch (e) { /* storage off */ }
+      setText('position', m.position);
+      setText('ahead', m.state === 'paused' && m.position <= 1 ? t.ahead_none_paused : ahead(m.position));
+      setText('in-line', fmt(t.in_line, { n: m.queue_length }));
+      setText('eta', etaShown(m));
+      setText('chances', chancesText(m));
+      // As the server counts it: place 1 of 1 is half-way (through the door is the rest).
+      var pct = Math.min(99, Math.floor((start + 1 - m.position) * 100 / (start + 1)));
+      var p = $('progress');
+      if (p) p.value = pct;
     }
-    var start = Math.max(Number((store('sessionStorage') || {})[startKey] || 0), cfg.start || 0, m.position);
-    try { store('sessionStorage')[startKey] = String(start); } catch (e) { /* storage off */ }
-    setText('position', m.position);
-    setText('ahead', m.state === 'paused' && m.position <= 1 ? t.ahead_none_paused : ahead(m.position));
-    setText('in-line', fmt(t.in_line, { n: m.queue_length }));
-    setText('eta', etaShown(m));
-    // The reason the server gives wins; else a note when the estimate left its range.
-    var reason = reasonText(m.eta_reason);
-    if (reason) setText('eta-note', reason);
-    else if (lastEta !== null && m.eta_known !== false) {
-      if (m.eta_seconds > lastEta.high) setText('eta-note', t.eta_went_up);
-      else if (m.eta_seconds < lastEta.low) setText('eta-note', t.eta_went_down);
-    }
-    lastEta = m.eta_known === false ? null
-      : { low: m.eta_low_seconds, high: m.eta_high_seconds };
-    // As the server counts it: place 1 of 1 is half-way (through the door is the rest).
-    var pct = Math.min(99, Math.floor((start + 1 - m.position) * 100 / (start + 1)));
-    var p = $('progress');
-    if (p) p.value = pct;
+    announce(said.filter(function (x) { return x; }).join(' '));
   }
 
   function admitted(m) {
     if (done) return;
     done = true;
-    setState('admitted');
+    render({ state: 'admitted', message: 'admitted', figures: [], notes: [] });
     announce(t.title_admitted + '. ' + t.lead_admitted);
     var p = $('progress');
     if (p) p.value = 100;
@@ -478,21 +488,16 @@
     }
   }
 
+  var closedFlip = false;
   function handle(m) {
+    if (m.type !== 'closed') closedFlip = false;
     switch (m.type) {
       case 'status': update(m); break;
       case 'admitted': admitted(m); break;
-      case 'paused':
-        setState('paused');
-        setText('eta', t.eta_paused);
-        setText('eta-note', t.reason_paused);
-        if ($('ahead') && $('position') && $('position').textContent === '1') setText('ahead', t.ahead_none_paused);
-        break;
-      case 'sold_out': setState('sold_out'); break;
-      case 'closed': setState('closed'); break;
-      case 'rejected': setState('rejected'); break;
-      case 'resumed': if (cfg.state === 'paused' || (cfg.state === 'rejected' && hasPlace)) setState('queued'); break;
-      default: break; // pong and future message types
+      // A room's state flips come with a status (which says what to show), but for a
+      // room deleted under the socket: then `closed` is the last word.
+      case 'closed': closedFlip = true; break;
+      default: break; // the other flips, pong and future message types
     }
   }
 
@@ -525,12 +530,18 @@
     sock.onmessage = function (e) {
       lastFrameAt = Date.now();
       touched();
+      if (ws === sock && $('conn') && !$('conn').classList.contains('live')) conn(t.live);
       var m;
       try { m = JSON.parse(e.data); } catch (err) { return; }
       handle(m);
     };
     sock.onclose = function () {
       if (ws === sock) ws = null;
+      if (closedFlip && !rejoining) {
+        render({ state: 'closed', message: hasPlace ? 'closed_kept' : 'closed', figures: [], notes: [] });
+        conn('');
+        return;
+      }
       if (rejoining) { rejoining = false; connect(); return; }
       if (!done) onWsFail();
     };
@@ -545,7 +556,8 @@
       setTimeout(connect, BACKOFF_CAP_MS);
       return;
     }
-    conn(t.reconnecting);
+    // "Your place is held" only to a visitor who holds one.
+    if (hasPlace) conn(t.reconnecting); else notLive();
     setTimeout(connect, backoff());
   }
 
@@ -586,6 +598,19 @@
     if (Date.now() - lastFrameAt > SILENCE_MS) { ws.close(); return; }
     try { ws.send('{"type":"ping"}'); } catch (e) { /* closing */ }
   }, PING_EVERY_MS);
+  setInterval(function () {
+    if (done || polling || !ws || ws.readyState !== 1) return;
+    if (Date.now() - lastFrameAt > STALE_MS && $('conn') && $('conn').classList.contains('live')) notLive();
+  }, 1000);
+
+  // "Got it": a sticky note goes once read.
+  var dismiss = $('dismiss');
+  if (dismiss) {
+    dismiss.addEventListener('click', function () {
+      sticky = [];
+      renderNotes(shownNotes.filter(function (c) { return (cfg.sticky_notes || []).indexOf(c) < 0; }));
+    });
+  }
 
   // "Notify me" button.
   function notifyUsable() {
@@ -667,7 +692,7 @@
     /* no commands are accepted from the parent yet */
   });
 
-  if (DROP_TEXTS[cfg.state]) countdown(true);
+  if (COUNTING[cfg.state]) countdown(true);
 
   var rejoin = $('rejoin-button');
   if (rejoin) rejoin.addEventListener('click', function () { location.reload(); });

@@ -16,6 +16,8 @@ use crate::error::DomainError;
 use crate::metrics::Metrics;
 use crate::store::{Admission, Released, Snapshot, Store, StoreError, VisitorState};
 
+mod told_view;
+
 /// What a visitor is told; the JSON body of join and status.
 #[derive(Clone, Debug, Serialize, PartialEq, utoipa::ToSchema)]
 pub struct VisitorView {
@@ -88,6 +90,18 @@ pub struct VisitorView {
     /// the event's `closes_at`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub closed_reason: Option<&'static str>,
+    /// What the visitor is told, decided here for every client
+    /// ([`crate::domain::told`], docs/visitor-page.md#what-a-visitor-is-told): the
+    /// headline and lead's code (`queued`, `queued_random`, `closed_kept`, …).
+    pub message: &'static str,
+    /// The figures shown with it (`place`, `eta`, `in_line`, `progress`, `chances`,
+    /// `countdown`).
+    #[schema(value_type = Vec<String>)]
+    pub figures: &'static [&'static str],
+    /// The notes shown with it, by code (every `eta_reason`, `eta_explain`,
+    /// `random_draw`, `any_time_before`); each lives exactly as long as it is sent, but
+    /// `you_were_away`, which the page keeps until the visitor dismisses it.
+    pub notes: Vec<&'static str>,
 }
 
 /// The `closed_reason` of a room whose event ended.
@@ -465,6 +479,9 @@ impl Engine {
             opens_at: None,
             now_ms: None,
             closed_reason: None,
+            message: crate::domain::told::message::ADMITTED,
+            figures: &[],
+            notes: Vec::new(),
         }
     }
 
@@ -546,44 +563,12 @@ impl Engine {
             opens_at: None,
             now_ms: None,
             closed_reason: None,
+            message: crate::domain::told::message::ADMITTED,
+            figures: &[],
+            notes: Vec::new(),
         };
         self.add_event_fields(room, s, &mut view).await;
         view
-    }
-
-    /// A scheduled event's fields ([`VisitorView::opens_at`], …), and in `random` mode the
-    /// position shown as the number waiting (each admission is a draw among them all).
-    async fn add_event_fields(&self, room: &str, s: &Snapshot, view: &mut VisitorView) {
-        let wanted = matches!(
-            s.state,
-            VisitorState::Scheduled
-                | VisitorState::Prequeue
-                | VisitorState::Closed
-                | VisitorState::Queued
-        );
-        if !wanted {
-            return;
-        }
-        let Ok(cfg) = self.room_config_cached(room).await else {
-            return;
-        };
-        let secs = |ms: Option<u64>| ms.map(|m| m / 1000);
-        match s.state {
-            VisitorState::Scheduled | VisitorState::Prequeue => {
-                view.prequeue_opens_at = Some(secs(cfg.prequeue_opens_at));
-                view.opens_at = Some(secs(cfg.opens_at));
-                view.now_ms = Some(s.now_ms);
-            }
-            VisitorState::Closed if cfg.closes_at.is_some_and(|c| s.now_ms >= c) => {
-                view.closed_reason = Some(CLOSED_EVENT_ENDED);
-            }
-            VisitorState::Queued
-                if cfg.mode == crate::config::QueueMode::Random && s.position > 0 =>
-            {
-                view.position = s.queue_length;
-            }
-            _ => {}
-        }
     }
 
     /// The place receipt for a snapshot that carries the place (see
@@ -823,6 +808,18 @@ impl Engine {
         visitor: &VisitorId,
         action: LimitedAction,
     ) -> Result<(), DomainError> {
+        self.check_window(visitor.as_str(), action).await
+    }
+
+    /// The `away` beacon's own window, as large as the visitor's: a page hidden or
+    /// reloaded sends one, and a reload must cost one request of the visitor's limit
+    /// (the page), not two (docs/visitor-page.md).
+    pub async fn check_away_limit(&self, visitor: &VisitorId) -> Result<(), DomainError> {
+        self.check_window(&format!("away:{}", visitor.as_str()), LimitedAction::Status)
+            .await
+    }
+
+    async fn check_window(&self, key: &str, action: LimitedAction) -> Result<(), DomainError> {
         let rl = &self.settings.rate_limit;
         if rl.visitor_requests == 0 {
             return Ok(());
@@ -830,7 +827,7 @@ impl Engine {
         let window_ms = u64::from(rl.visitor_window_secs) * 1000;
         match self
             .store
-            .hit_window(visitor.as_str(), u64::from(rl.visitor_requests), window_ms)
+            .hit_window(key, u64::from(rl.visitor_requests), window_ms)
             .await
         {
             Ok(d) if d.allowed => Ok(()),

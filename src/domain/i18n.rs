@@ -6,6 +6,7 @@
 use serde::Serialize;
 
 pub mod drops;
+pub mod told;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Lang {

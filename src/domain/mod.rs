@@ -23,6 +23,7 @@
 //! - [`revocation`]: ending a session early from its pass, for every gateway.
 //! - [`entry`]: enqueue tokens (one place per person).
 //! - [`pow`]: proof of work at join (ALTCHA's format).
+//! - [`told`]: what a visitor is told (message, figures, notes), for every client.
 //! - [`i18n`]: every visitor-facing string (English, Simplified Chinese) and the
 //!   language negotiation.
 
@@ -48,3 +49,4 @@ pub mod ratelimit;
 pub mod request_target;
 pub(crate) mod revocation;
 pub mod survival;
+pub mod told;

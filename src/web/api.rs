@@ -300,9 +300,9 @@ async fn away(
                 "no visitor identity: send the visitor token as the body, the anteroom_vid cookie or Authorization: Bearer <visitor_token>",
             )
         })?;
-    engine
-        .check_visitor_limit(&visitor, LimitedAction::Status)
-        .await?;
+    // Its own window: a reload (the page, and this beacon as the old page hides) costs
+    // one request of the visitor's limit.
+    engine.check_away_limit(&visitor).await?;
     engine.hold_away(&room, &visitor).await?;
     Ok(HttpResponse::NoContent()
         .insert_header(("Cache-Control", "no-store"))

@@ -6,6 +6,7 @@ use actix_web::http::StatusCode;
 use actix_web::{get, web, HttpRequest, HttpResponse};
 use askama::Template;
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 
 use super::error::ApiError;
 use super::support::{
@@ -15,6 +16,7 @@ use crate::config::RoomConfig;
 use crate::domain::admission::{Engine, VisitorView};
 use crate::domain::enter::{EnterOutcome, EnterRequest};
 use crate::domain::i18n::drops::DropStrings;
+use crate::domain::i18n::told::{Said, ToldStrings};
 use crate::domain::i18n::{Lang, Strings};
 use crate::domain::identity::VISITOR_COOKIE;
 use crate::domain::ratelimit::LimitedAction;
@@ -105,6 +107,15 @@ struct ScriptConfig<'a> {
     closed_reason: Option<&'static str>,
     strings: &'static Strings,
     drop_strings: &'static DropStrings,
+    told_strings: &'static ToldStrings,
+    /// Every `message` code's headline and lead, and every note code's sentence: the
+    /// script words what the server decided with these, and decides nothing itself.
+    messages: BTreeMap<&'static str, Said>,
+    notes: BTreeMap<&'static str, String>,
+    /// The notes the page was rendered with (a sticky one stays until dismissed).
+    initial_notes: Vec<&'static str>,
+    /// The notes the page keeps until the visitor dismisses them.
+    sticky_notes: &'static [&'static str],
 }
 
 #[derive(Template)]
@@ -116,12 +127,25 @@ struct QueuePage {
     counting: bool,
     /// The countdown as rendered (the script takes over on the server's clock).
     countdown: String,
+    x: &'static ToldStrings,
     footer: &'static str,
     room_name: String,
     state: &'static str,
+    /// The `message` code the page was rendered with.
+    message: &'static str,
     title: &'static str,
     lead: String,
     waiting: bool,
+    /// Which figures show (`domain::told::figure`).
+    show_place: bool,
+    show_eta: bool,
+    show_progress: bool,
+    show_chances: bool,
+    chances: String,
+    /// A sticky note is shown: the "Got it" button with it.
+    sticky: bool,
+    /// Reloads itself without scripts (not where scripts are needed: proof of work).
+    noscript_refresh: bool,
     position: u64,
     ahead: String,
     in_line: String,
@@ -142,6 +166,7 @@ struct QueuePage {
 #[template(path = "embed.html")]
 struct EmbedPage {
     t: &'static Strings,
+    x: &'static ToldStrings,
     /// A drop's countdown and fairness check (filled in by the script).
     d: &'static DropStrings,
     room_name: String,
@@ -152,6 +177,9 @@ struct EmbedPage {
 #[template(path = "message.html")]
 struct MessagePage {
     t: &'static Strings,
+    /// The page's code (`data-message`): `unavailable`, `rate_limited`, `restoring`,
+    /// `too_many_places`, … (docs/visitor-page.md#error-pages).
+    message: &'static str,
     title: &'static str,
     lead: String,
     /// No "Try again" when trying again cannot help (an unknown room).
@@ -167,36 +195,92 @@ struct DemoHostPage {
     room: String,
 }
 
+/// How long the outage page waits before it tries again by itself (seconds).
+pub const OUTAGE_RETRY_SECS: u64 = 5;
+
+/// How long the too-many-places page waits before it tries again by itself (seconds):
+/// a place of the network's frees up when someone is let in, which takes a while.
+pub const PLACES_RETRY_SECS: u64 = 30;
+
 /// An error as a page in the visitor's language.
 pub(super) fn error_page(lang: Lang, e: &ApiError, retry_url: String) -> HttpResponse {
-    let t = lang.strings();
+    error_page_for(lang, e, retry_url, true)
+}
+
+/// [`error_page`], saying whether the visitor may hold a place (`may_hold_place`: false
+/// for a first-time visitor, who has none to keep).
+pub(super) fn error_page_for(
+    lang: Lang,
+    e: &ApiError,
+    retry_url: String,
+    may_hold_place: bool,
+) -> HttpResponse {
+    let (t, x) = (lang.strings(), lang.told_strings());
+    // Every page that trying again can help tries again by itself, with a countdown.
     let retry_after_secs = match e {
         ApiError::RateLimited { retry_after_secs }
         | ApiError::Restoring {
             retry_after_secs, ..
         } => Some(*retry_after_secs),
+        ApiError::TooManyPlaces(_) => Some(PLACES_RETRY_SECS),
+        ApiError::Unavailable => Some(OUTAGE_RETRY_SECS),
         _ => None,
     };
-    let (title, lead, retry) = match e {
-        ApiError::UnknownRoom(_) => (t.err_unknown_room, t.err_unknown_room_lead.into(), None),
-        ApiError::NotFound(_) => (t.err_not_found, t.err_not_found_lead.into(), None),
+    let (message, title, lead, retry) = match e {
+        ApiError::UnknownRoom(_) => (
+            "unknown_room",
+            t.err_unknown_room,
+            t.err_unknown_room_lead.into(),
+            None,
+        ),
+        ApiError::NotFound(_) => (
+            "not_found",
+            t.err_not_found,
+            t.err_not_found_lead.into(),
+            None,
+        ),
         ApiError::RateLimited { retry_after_secs } => (
+            "rate_limited",
             t.err_rate_limited,
             t.err_rate_limited_lead
                 .replace("{n}", &retry_after_secs.to_string()),
             Some(retry_url),
         ),
         ApiError::Restoring { .. } => (
+            "restoring",
             t.err_restoring,
             t.err_restoring_lead.into(),
             Some(retry_url),
         ),
-        ApiError::Forbidden(_) => (t.err_not_embeddable, t.err_not_embeddable_lead.into(), None),
-        ApiError::TooManyPlaces(_) => (t.err_places, t.err_places_lead.into(), Some(retry_url)),
+        ApiError::Forbidden(_) => (
+            "not_embeddable",
+            t.err_not_embeddable,
+            t.err_not_embeddable_lead.into(),
+            None,
+        ),
+        ApiError::TooManyPlaces(_) => (
+            "too_many_places",
+            t.err_places,
+            x.err_places_retry.into(),
+            Some(retry_url),
+        ),
         ApiError::Unauthorized { code, .. } if code.starts_with("token_") => {
-            (t.err_entry, t.err_entry_lead.into(), None)
+            ("entry_required", t.err_entry, t.err_entry_lead.into(), None)
         }
+        ApiError::Unavailable if !may_hold_place => (
+            "unavailable_newcomer",
+            t.err_unavailable,
+            x.err_unavailable_newcomer.into(),
+            Some(retry_url),
+        ),
+        ApiError::Unavailable => (
+            "unavailable",
+            t.err_unavailable,
+            x.err_unavailable_kept.into(),
+            Some(retry_url),
+        ),
         _ => (
+            "error",
             t.err_unavailable,
             t.err_unavailable_lead.into(),
             Some(retry_url),
@@ -206,6 +290,7 @@ pub(super) fn error_page(lang: Lang, e: &ApiError, retry_url: String) -> HttpRes
         actix_web::ResponseError::status_code(e),
         render(MessagePage {
             t,
+            message,
             title,
             lead,
             retry_url: retry,
@@ -238,27 +323,38 @@ fn progress(start: u64, position: u64) -> u64 {
     ((start + 1 - position) * 100 / (start + 1)).min(99)
 }
 
-/// Title and lead for a state; closed, sold out and rejected say whether the place is
-/// kept.
-fn texts(
-    t: &'static Strings,
-    state: VisitorState,
-    has_place: bool,
-) -> (&'static str, &'static str) {
-    match state {
-        VisitorState::Queued => (t.title_queued, t.lead_queued),
-        VisitorState::Paused => (t.title_paused, t.lead_paused),
-        VisitorState::SoldOut if has_place => (t.title_sold_out, t.lead_sold_out_kept),
-        VisitorState::SoldOut => (t.title_sold_out, t.lead_sold_out),
-        VisitorState::Closed if has_place => (t.title_closed, t.lead_closed_kept),
-        VisitorState::Closed => (t.title_closed, t.lead_closed),
-        VisitorState::Rejected if has_place => (t.title_rejected, t.lead_rejected_kept),
-        VisitorState::Rejected => (t.title_rejected, t.lead_rejected),
-        VisitorState::NotQueued => (t.title_not_queued, t.lead_not_queued),
-        VisitorState::Admitted => (t.title_admitted, t.lead_admitted),
-        VisitorState::Scheduled => (t.title_scheduled, t.lead_scheduled),
-        VisitorState::Prequeue => (t.title_prequeue, t.lead_prequeue),
+/// Random mode's figure: the share of the people waiting let in within the wait's
+/// quantiles (`static/queue.js` words it the same way).
+fn chances(lang: Lang, view: &VisitorView) -> String {
+    let (t, x) = (lang.strings(), lang.told_strings());
+    if view.state == VisitorState::Paused {
+        return x.chances_paused.to_string();
     }
+    if !view.eta_known {
+        return if view.eta_high_seconds > 0 {
+            x.chances_unknown
+                .replace("{t}", &t.duration(view.eta_high_seconds))
+        } else {
+            t.eta_unknown.to_string()
+        };
+    }
+    x.chances
+        .replace("{n}", &view.queue_length.to_string())
+        .replace("{median}", &t.duration(view.eta_seconds))
+        .replace("{low}", &t.duration(view.eta_low_seconds))
+        .replace("{high}", &t.duration(view.eta_high_seconds))
+}
+
+/// The notes as the page shows them, by code: the timeout in `you_were_away`, the
+/// event's times (UTC here; the script writes them in the visitor's time zone).
+fn note_text(lang: Lang, code: &str, cfg: &RoomConfig) -> String {
+    let Some(s) = lang.note(code) else {
+        return String::new();
+    };
+    let utc = |ms: Option<u64>| ms.map(DropStrings::utc).unwrap_or_default();
+    with_timeout(s, cfg)
+        .replace("{time}", &utc(cfg.prequeue_opens_at))
+        .replace("{open}", &utc(cfg.opens_at))
 }
 
 fn query_string(pairs: &[(&str, String)]) -> String {
@@ -368,8 +464,18 @@ async fn verifying_page(
     let grace = engine.settings.reaper.hidden_grace_secs;
     let mut page = queue_page_body(room, cfg, &view, q, lang, Some(&grant), grace);
     page.state = "verifying";
+    page.message = crate::domain::told::message::VERIFYING;
     page.title = t.pow_title;
     page.lead = t.pow_lead.into();
+    // Without scripts the check cannot run: say so, never reload forever.
+    page.noscript_refresh = false;
+    (
+        page.waiting,
+        page.show_place,
+        page.show_eta,
+        page.show_progress,
+    ) = (false, false, false, false);
+    page.show_chances = false;
     let mut config: serde_json::Value =
         serde_json::from_str(&page.config).map_err(|e| ApiError::Internal(e.to_string()))?;
     config["pow_check"] = serde_json::json!(true);
@@ -417,9 +523,10 @@ struct DropTexts {
 
 fn drop_texts(lang: Lang, cfg: &RoomConfig, view: &VisitorView) -> Option<DropTexts> {
     let d = lang.drop_strings();
-    let (lead, at) = match view.state {
-        VisitorState::Scheduled => (d.lead_scheduled, cfg.prequeue_opens_at.or(cfg.opens_at)?),
-        VisitorState::Prequeue => (d.lead_prequeue, cfg.opens_at?),
+    let lead = lang.said(view.message)?.lead;
+    let at = match view.state {
+        VisitorState::Scheduled => cfg.prequeue_opens_at.or(cfg.opens_at)?,
+        VisitorState::Prequeue => cfg.opens_at?,
         _ => return None,
     };
     let now = view.now_ms.unwrap_or_else(crate::clock::wall_ms);
@@ -459,6 +566,7 @@ fn script_config(
     }
     let ws_qs = query_string(&ws_query);
     let position = view.map(|v| v.position).unwrap_or(0);
+    let told_table = lang.told_table();
     let c = ScriptConfig {
         room,
         room_name: cfg.display_name(),
@@ -499,6 +607,15 @@ fn script_config(
         closed_reason: view.and_then(|v| v.closed_reason),
         strings: lang.strings(),
         drop_strings: lang.drop_strings(),
+        told_strings: lang.told_strings(),
+        messages: told_table.0,
+        notes: told_table
+            .1
+            .into_iter()
+            .map(|(c, s)| (c, with_timeout(s, cfg)))
+            .collect(),
+        initial_notes: view.map(|v| v.notes.clone()).unwrap_or_default(),
+        sticky_notes: crate::domain::told::note::STICKY,
     };
     // unwrap: this struct always serialises.
     serde_json::to_string(&c).unwrap()
@@ -514,20 +631,22 @@ fn queue_page_body(
     hidden_grace_secs: u64,
 ) -> QueuePage {
     let t = lang.strings();
-    let (mut title, mut lead) = texts(t, view.state, view.position > 0);
-    if view.closed_reason.is_some() {
-        (title, lead) = (t.title_event_ended, t.lead_event_ended);
-    }
-    // With priority lanes the line is not first come first served overall: never say so.
-    let lanes = !cfg.lanes.is_empty();
-    if lanes && view.state == VisitorState::Queued {
-        lead = t.lead_queued_lanes;
-    }
-    // A drop's line is the draw's order, then arrival's.
-    let is_drop = cfg.opens_at.is_some();
-    if is_drop && view.state == VisitorState::Queued {
-        lead = lang.drop_strings().lead_queued_drop;
-    }
+    // What the visitor is told is the view's decision (domain::told); the page words it.
+    let said = lang.said(view.message).unwrap_or_else(|| {
+        lang.said(crate::domain::told::message::QUEUED)
+            .unwrap_or_default()
+    });
+    let kind = crate::domain::told::RoomKind::of(cfg);
+    let lanes = kind.lanes;
+    let is_drop = kind.drop;
+    let shows = |f: &str| view.figures.contains(&f);
+    use crate::domain::told::{figure, note};
+    let notes: Vec<String> = view
+        .notes
+        .iter()
+        .map(|c| note_text(lang, c, cfg))
+        .filter(|s| !s.is_empty())
+        .collect();
     let drop = drop_texts(lang, cfg, view);
     let start = q.start.unwrap_or(0).max(view.position);
     let mut refresh = vec![
@@ -554,18 +673,29 @@ fn queue_page_body(
             .unwrap_or_default(),
         footer: if is_drop {
             lang.drop_strings().footer_drop
+        } else if kind.random {
+            lang.told_strings().footer_random
         } else if lanes {
             t.footer_lanes
         } else {
             t.footer
         },
+        x: lang.told_strings(),
         room_name: cfg.display_name().to_string(),
         state: view.state.as_str(),
-        title,
+        message: view.message,
+        title: said.title,
         lead: drop
             .as_ref()
-            .map_or_else(|| lead.to_string(), |d| d.lead.clone()),
+            .map_or_else(|| said.lead.to_string(), |d| d.lead.clone()),
         waiting: matches!(view.state, VisitorState::Queued | VisitorState::Paused),
+        show_place: shows(figure::PLACE),
+        show_eta: shows(figure::ETA),
+        show_progress: shows(figure::PROGRESS),
+        show_chances: shows(figure::CHANCES),
+        chances: chances(lang, view),
+        sticky: view.notes.iter().any(|c| note::STICKY.contains(c)),
+        noscript_refresh: true,
         position: view.position,
         ahead: if view.state == VisitorState::Paused && view.position <= 1 {
             t.ahead_none_paused.to_string()
@@ -580,11 +710,7 @@ fn queue_page_body(
         },
         progress: progress(start, view.position),
         keep_open: keep_open(t, cfg, hidden_grace_secs),
-        eta_note: match view.eta_reason {
-            Some(crate::domain::eta::reason::YOU_WERE_AWAY) => with_timeout(t.you_were_away, cfg),
-            Some(code) => t.reason(code).unwrap_or(t.eta_explain).to_string(),
-            None => t.eta_explain.to_string(),
-        },
+        eta_note: notes.join(" "),
         refresh_secs: NOSCRIPT_REFRESH_SECS,
         refresh_url: format!("/r/{room}?{}", query_string(&refresh)),
         rejoin_url: rejoin_url(room, q, lang),
@@ -646,6 +772,7 @@ async fn embed_page(
             StatusCode::OK,
             render(EmbedPage {
                 t: lang.strings(),
+                x: lang.told_strings(),
                 d: lang.drop_strings(),
                 room_name: cfg.display_name().to_string(),
                 config,
