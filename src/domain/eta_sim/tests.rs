@@ -41,14 +41,16 @@ fn five_hundred_generated_crowds_hold_their_measured_figures() {
     let scores = score_all(0..500, Size::TEST);
     let s = Summary::of(&scores);
     println!("{}", report(&scores));
-    // Measured when the model went in: 368 judged, 61.4 % both, 72.0 % error, 66.8 %
-    // inside, 82.1 % known within 10 s, 8.3 % of waits past the range.
+    // Measured with the unseen-tail rule (release build of these tests, same figures in
+    // debug: the simulator is deterministic): 362 judged, 72.1 % both, 80.4 % error,
+    // 75.4 % inside, 80.3 % known within 10 s, 6.4 % of waits past the range, 6.0 %
+    // before it. Targets: 90 % both, worst 35 %, 90 % known within 10 s.
     assert!(s.scenarios >= 350, "{s:?}");
-    assert!(s.both_ok >= 0.58, "{s:?}");
-    assert!(s.error_ok >= 0.68, "{s:?}");
-    assert!(s.inside_ok >= 0.63, "{s:?}");
-    assert!(s.known_10s >= 0.80, "{s:?}");
-    assert!(s.short_range <= 0.10, "{s:?}");
+    assert!(s.both_ok >= 0.70, "{s:?}");
+    assert!(s.error_ok >= 0.78, "{s:?}");
+    assert!(s.inside_ok >= 0.73, "{s:?}");
+    assert!(s.known_10s >= 0.78, "{s:?}");
+    assert!(s.short_range <= 0.08, "{s:?}");
 }
 
 /// `CROWDS=150 cargo test --lib some_crowds -- --ignored --nocapture`: the report
