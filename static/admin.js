@@ -17,6 +17,9 @@
   // The room list: one compact row a room (searchable, filtered by state); one room's
   // card at a time below it, the one named in the address (#room-<id>) or the first.
   var rows = {};
+  // The latest figures of every room; a card is made only for a room shown (the one
+  // selected, or one shown before): 100 cards, each with its chart, took ~1 s to build.
+  var latest = {};
   var rowsEl = document.getElementById('room-rows');
   var selected = null;
   var SVGNS = 'http://www.w3.org/2000/svg';
@@ -211,7 +214,6 @@
     wire(c);
     roomsEl.appendChild(node);
     cards[room.id] = c;
-    if (selected === null && !fromHash()) selected = room.id;
     node.hidden = room.id !== selected;
     detail(c);
     c.detailTimer = setInterval(function () { detail(c); }, DETAIL_EVERY_MS);
@@ -225,6 +227,8 @@
   var DETAIL_EVERY_MS = 30000;
   function detail(c) {
     if (cards[c.id] !== c) { clearInterval(c.detailTimer); return; }
+    if (c.id !== selected) return;
+    deadLetters(c);
     api('GET', base(c.id)).then(function (res) {
       var a = res.fifo_audit;
       if (!a) return;
@@ -247,6 +251,78 @@
           : 'not revealed yet' + (f.opens_at ? ' (at the opening, ' + new Date(f.opens_at).toLocaleString() + ')' : '')));
         set(c.f.prequeue, (f.prequeue_count || 0).toLocaleString('en') + ' in the pre-queue');
       }, function () { /* no fairness record: not a drop */ });
+  }
+
+  // A room's webhook dead letters (read when its card is shown, every 30 s, and when
+  // the live figures say the list changed): each with its event, when and why it was
+  // given up, and a Replay button; the outcome is said under the list.
+  var ROLE_RANK = { viewer: 0, operator: 1, owner: 2 }[root.getAttribute('data-role') || 'owner'];
+  function deadSay(c, text, bad) {
+    var f = c.f.dead_feedback;
+    f.textContent = text;
+    f.className = 'flash' + (bad ? ' bad' : '');
+    f.hidden = false;
+    clearTimeout(c.deadTimer);
+    c.deadTimer = setTimeout(function () { f.hidden = true; }, 8000);
+  }
+  function deadLetters(c) {
+    var w = c.room && c.room.webhook;
+    if (!w || !(w.dead_letters_kept || w.dead_letters)) { c.f.dead_box.hidden = true; return; }
+    api('GET', base(c.id) + '/webhook/dead-letters').then(function (res) { showDead(c, res); },
+      function () { /* the next round tries again */ });
+  }
+  function replay(c, eventId, button) {
+    var path = base(c.id) + '/webhook/dead-letters/' + (eventId ? encodeURIComponent(eventId) + '/' : '') + 'replay';
+    button.disabled = true;
+    api('POST', path).then(function (res) {
+      var n = res.replayed.length;
+      button.disabled = false;
+      deadSay(c, n
+        ? (eventId ? 'Replayed event ' + eventId : 'Replayed ' + n + (n === 1 ? ' dead letter' : ' dead letters')) +
+          ': sent again within a second, with the same webhook-id.'
+        : 'Nothing to replay: no dead letter is kept now.');
+      deadLetters(c);
+    }, function (err) {
+      button.disabled = false;
+      deadSay(c, 'Not replayed: ' + err.message, true);
+    });
+  }
+  function showDead(c, res) {
+    var list = res.dead_letters, ul = c.f.dead_list, counts = res.counts;
+    c.f.dead_box.hidden = !list.length && !counts.dead_letters;
+    set(c.f.dead_text, list.length
+      ? list.length + (list.length === 1 ? ' delivery' : ' deliveries') + ' given up' +
+        (counts.dead_letters > list.length ? ' (of ' + counts.dead_letters + ' since the room was created; older ones were replayed or not kept)' : '') +
+        '. Replay sends a letter again with all its attempts.'
+      : 'None kept now (' + counts.dead_letters + ' given up since the room was created, all replayed or not kept).');
+    while (ul.firstChild) ul.removeChild(ul.firstChild);
+    list.slice(0, 20).forEach(function (l) {
+      var li = el('li');
+      li.appendChild(el('strong', null, l.type || 'event'));
+      li.appendChild(el('code', null, l.event_id));
+      li.appendChild(el('span', 'why small', 'given up ' + new Date(l.dead_at).toLocaleString() + ' after ' +
+        l.attempts + (l.attempts === 1 ? ' attempt' : ' attempts') + ': ' + l.error));
+      var b = el('button', 'button secondary', 'Replay');
+      b.type = 'button';
+      b.setAttribute('aria-label', 'Replay ' + (l.type || 'event') + ' ' + l.event_id);
+      b.addEventListener('click', function () { replay(c, l.event_id, b); });
+      li.appendChild(b);
+      var d = el('details');
+      d.appendChild(el('summary', 'small', 'Payload'));
+      d.appendChild(el('pre', null, JSON.stringify(l.payload, null, 2)));
+      li.appendChild(d);
+      ul.appendChild(li);
+    });
+    if (list.length > 20) ul.appendChild(el('li', 'small muted', 'and ' + (list.length - 20) + ' older (Replay all replays them too)'));
+    var all = c.node.querySelector('[data-do="replay-all"]');
+    all.hidden = list.length < 2;
+    // Replaying needs an owner (docs/admin.md#users-and-roles); the server refuses others.
+    if (ROLE_RANK < 2) {
+      c.node.querySelectorAll('.dead-letters button').forEach(function (b) {
+        b.disabled = true;
+        b.title = 'Your role cannot replay webhooks';
+      });
+    }
   }
 
   function rateHint(c) {
@@ -281,12 +357,15 @@
   }
 
   function fill(room) {
-    var c = card(room);
     if (!room.series && room.series_tail) {
-      room.series = mergeSeries(c.room && c.room.series, room.series_tail);
+      room.series = mergeSeries(latest[room.id] && latest[room.id].series, room.series_tail);
     }
-    c.room = room;
+    latest[room.id] = room;
     row(room);
+    if (selected === null && !fromHash()) selected = room.id;
+    if (room.id !== selected && !cards[room.id]) return;
+    var c = card(room);
+    c.room = room;
     set(c.f.name, room.name);
     set(c.f.id, room.id);
     // A mode other than FIFO, or queueing everyone, shows beside the state.
@@ -314,6 +393,9 @@
     // Signed webhook: deliveries waiting for a retry, and those given up (dead letters).
     c.f.webhook_box.hidden = !room.webhook;
     if (room.webhook) set(c.f.webhook, room.webhook.pending + ' / ' + room.webhook.dead_letters);
+    var deadKey = room.webhook ? room.webhook.dead_letters + '/' + room.webhook.dead_letters_kept : '';
+    if (c.deadKey !== undefined && deadKey !== c.deadKey && c.id === selected) deadLetters(c);
+    c.deadKey = deadKey;
     // Priority lanes: each lane's share, who waits in it and who was let in from it (with
     // the part of all let in from a lane that this is).
     c.f.lanes_box.hidden = !room.lanes.length;
@@ -393,6 +475,7 @@
   function drop(id) {
     if (cards[id]) { cards[id].node.remove(); clearInterval(cards[id].detailTimer); delete cards[id]; }
     if (rows[id]) { rows[id].tr.remove(); delete rows[id]; }
+    delete latest[id];
     if (selected === id) selected = null;
   }
 
@@ -402,8 +485,11 @@
   }
 
   function select(id) {
+    var was = selected, existed = !!cards[id];
     selected = id;
+    if (!existed && latest[id]) fill(latest[id]);
     Object.keys(cards).forEach(function (k) { cards[k].node.hidden = k !== id; });
+    if (existed && id !== was) detail(cards[id]);
     Object.keys(rows).forEach(function (k) {
       if (k === id) rows[k].tr.setAttribute('aria-current', 'true');
       else rows[k].tr.removeAttribute('aria-current');
@@ -473,7 +559,7 @@
   filterEl.addEventListener('change', refilter);
   window.addEventListener('hashchange', function () {
     var id = fromHash();
-    if (id && cards[id]) select(id);
+    if (id && latest[id]) select(id);
   });
 
   // A live message: the whole overview (`full`, and the page's initial data), or only
@@ -484,12 +570,12 @@
     var seen = {};
     o.rooms.forEach(function (r) { seen[r.id] = true; fill(r); });
     if (full) {
-      Object.keys(cards).forEach(function (id) { if (!seen[id]) drop(id); });
+      Object.keys(latest).forEach(function (id) { if (!seen[id]) drop(id); });
     }
     (o.removed || []).forEach(drop);
     if (selected === null || !cards[selected]) {
       var first = fromHash();
-      if (!first || !cards[first]) first = Object.keys(cards)[0];
+      if (!first || !latest[first]) first = Object.keys(latest)[0];
       if (first) select(first);
     }
     refilter();
@@ -652,6 +738,8 @@
 
   function wire(c) {
     var node = c.node, id = c.id;
+    var all = node.querySelector('[data-do="replay-all"]');
+    all.addEventListener('click', function () { replay(c, null, all); });
     c.form.addEventListener('submit', function (e) { e.preventDefault(); save(c); });
     c.form.elements.max_admissions_per_minute.addEventListener('input', function () { rateHint(c); });
     node.querySelector('[data-do="load-current"]').addEventListener('click', function () { loadCurrent(c); });
