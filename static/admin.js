@@ -588,6 +588,8 @@
     }
     if ('store_data_lost_at' in o) lossBanner(o);
     if (o.audit) auditRows(o.audit);
+    // The sections under the list are shown once it is drawn (anteroom.css says why).
+    root.classList.add('ready');
   }
 
   function lossBanner(o) {
