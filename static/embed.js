@@ -30,6 +30,32 @@
   frame.style.colorScheme = 'normal';
   script.parentNode.insertBefore(frame, script.nextSibling);
 
+  // A site the room does not allow: the frame is refused by the browser (a grey box
+  // with no word to anyone), so ask the queue whether this site may show the room and,
+  // if not, put the queue's explanation where the frame was: the shop owner sees why.
+  if (window.fetch) {
+    var check = queueOrigin + '/api/rooms/' + encodeURIComponent(room) + '/embeddable?origin=' +
+      encodeURIComponent(location.origin) + (lang ? '&lang=' + encodeURIComponent(lang) : '');
+    fetch(check, { credentials: 'omit', cache: 'no-store' }).then(function (r) {
+      return r.ok ? r.json() : null;
+    }).then(function (a) {
+      if (!a || a.allowed !== false || !frame.parentNode) return;
+      var box = document.createElement('div');
+      box.setAttribute('role', 'alert');
+      box.setAttribute('data-anteroom-refused', room);
+      box.style.cssText = 'max-width:560px;padding:12px 16px;border:2px solid #b3261e;' +
+        'border-radius:8px;background:#fff;color:#1c1b1f;font:16px/1.4 system-ui,sans-serif';
+      var h = document.createElement('strong');
+      h.textContent = a.title || '';
+      var p = document.createElement('p');
+      p.style.margin = '6px 0 0';
+      p.textContent = a.message || '';
+      box.appendChild(h);
+      box.appendChild(p);
+      frame.parentNode.replaceChild(box, frame);
+    }, function () { /* the queue cannot be asked: the frame stays as it is */ });
+  }
+
   window.addEventListener('message', function (e) {
     if (e.origin !== queueOrigin || e.source !== frame.contentWindow) return;
     var d = e.data;

@@ -272,7 +272,8 @@
             draw: draw.slice(0, 8), rank: (i + 1).toLocaleString(locale),
             n: digests.length.toLocaleString(locale), ok: committed ? ds.fair_yes : ds.fair_no
           });
-        if (i >= 0) text += ' ' + xs.fair_rank_explain;
+        // "rank 7 of 8" beside "place 5": why they differ (the server's words).
+        show('fair-rank', i >= 0);
         if (!committed) text += ' ' + ds.fair_mismatch;
         setText('fair-result', text);
         fairnessDone = true;

@@ -16,7 +16,9 @@
 pub(crate) mod admin;
 pub(crate) mod api;
 pub(crate) mod assets;
+pub(crate) mod compress_html;
 pub(crate) mod demo;
+pub(crate) mod embed_check;
 pub(crate) mod error;
 pub(crate) mod fairness;
 pub(crate) mod frame_guard;
@@ -46,6 +48,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     openapi::configure(cfg);
     outflow::configure(cfg);
     visitor::configure(cfg);
+    embed_check::configure(cfg);
     ws::configure(cfg);
     assets::configure(cfg);
     demo::configure(cfg);
@@ -76,10 +79,11 @@ pub fn serve(
         }
         // The Logger runs a regex per request even when its lines are filtered out
         // (~4 % of CPU under load), so it is only installed when asked for.
-        app.wrap(actix_web::middleware::Condition::new(
-            access_log,
-            access_logger(),
-        ))
+        app.wrap(actix_web::middleware::from_fn(compress_html::gzip_html))
+            .wrap(actix_web::middleware::Condition::new(
+                access_log,
+                access_logger(),
+            ))
         .app_data(engine.clone())
         .app_data(hub.clone())
         .app_data(web::JsonConfig::default().error_handler(json_error_handler))

@@ -198,10 +198,6 @@ struct DemoHostPage {
 /// How long the outage page waits before it tries again by itself (seconds).
 pub const OUTAGE_RETRY_SECS: u64 = 5;
 
-/// How long the too-many-places page waits before it tries again by itself (seconds):
-/// a place of the network's frees up when someone is let in, which takes a while.
-pub const PLACES_RETRY_SECS: u64 = 30;
-
 /// An error as a page in the visitor's language.
 pub(super) fn error_page(lang: Lang, e: &ApiError, retry_url: String) -> HttpResponse {
     error_page_for(lang, e, retry_url, true)
@@ -222,7 +218,7 @@ pub(super) fn error_page_for(
         | ApiError::Restoring {
             retry_after_secs, ..
         } => Some(*retry_after_secs),
-        ApiError::TooManyPlaces(_) => Some(PLACES_RETRY_SECS),
+        ApiError::TooManyPlaces(_) => Some(super::error::TOO_MANY_PLACES_RETRY_SECS),
         ApiError::Unavailable => Some(OUTAGE_RETRY_SECS),
         _ => None,
     };
@@ -376,9 +372,12 @@ async fn queue_page(
     let q = page_query(&req);
     let lang = lang_of(&req, q.lang.as_deref());
     let retry = req.uri().to_string();
+    // A visitor who brings no identity holds no place: an outage page must not say
+    // "you keep your place" to them.
+    let known = req.cookie(VISITOR_COOKIE).is_some();
     match queue_page_inner(&req, &room, &q, &engine, lang).await {
         Ok(res) => res,
-        Err(e) => error_page(lang, &e, retry),
+        Err(e) => error_page_for(lang, &e, retry, known),
     }
 }
 
@@ -415,7 +414,12 @@ async fn queue_page_inner(
         }
         EnterOutcome::StoreDown { visitor } => {
             // Keep the identity the join was made under: the reload finds the place.
-            let mut res = error_page(lang, &ApiError::Unavailable, req.uri().to_string());
+            let mut res = error_page_for(
+                lang,
+                &ApiError::Unavailable,
+                req.uri().to_string(),
+                cookie.is_some(),
+            );
             let _ = res.add_cookie(&identity_cookie(engine, &visitor));
             return Ok(res);
         }

@@ -9,6 +9,7 @@ mod api;
 mod browser;
 mod browser_admin;
 mod browser_drops;
+mod browser_told;
 mod budget;
 mod caddy;
 mod cluster;
