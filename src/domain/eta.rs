@@ -27,8 +27,11 @@
 //!
 //! **Uncertainty** comes from two draws per run: a Bayesian bootstrap of the curve
 //! (every observation weighted by an Exp(1) draw: Rubin 1981) and the tail hazard drawn
-//! from its posterior, Gamma(ends + ½, time at risk) (Jeffreys prior). Few observations
-//! give runs that disagree, hence a wide range.
+//! from its posterior, Gamma(ends + ½, time at risk) (Jeffreys prior). And each run
+//! draws a share of its lengths from an exponential at its mean ([`PRIOR_WEIGHT`]: a
+//! Dirichlet-process posterior, of which the Bayesian bootstrap is the no-prior limit),
+//! so that a curve resting on a few ends does not claim that no other length can come.
+//! Few observations give runs that disagree, hence a wide range.
 //!
 //! Point = median run; range = the [`QUANTILES`] of the runs, widened by the promotion
 //! lag (a freed slot is filled by the next promote, within a second).
@@ -70,6 +73,14 @@ const TARGET_ERROR: f64 = 0.2;
 /// width of `TARGET_ERROR · 2Z / 0.674` (0.98 × the wait) keeps the median error at the
 /// target.
 pub const KNOWN_WIDTH: f64 = TARGET_ERROR * 2.0 * Z / 0.674;
+/// The prior's weight, in observations, in each run's curve: the runs draw the curve
+/// from a Dirichlet-process posterior (Ferguson 1973) whose prior is an exponential at
+/// the run's mean length (the most spread-out shape for a given mean), worth one
+/// observation. The Bayesian bootstrap alone (weight 0) only ever draws lengths already
+/// seen: after three ends of 20-30 s it is sure that every stay is 20-30 s. With the
+/// prior, a curve resting on few ends spreads as a stay of unknown shape would, and the
+/// range with it; with hundreds of ends the prior's share is under 1 %.
+const PRIOR_WEIGHT: f64 = 1.0;
 /// Slack for the promotion lag: a freed slot is filled by the next promote.
 const LAG_LOW_MS: u64 = 1_000;
 const LAG_HIGH_MS: u64 = 2_000;
@@ -149,12 +160,16 @@ struct Stays {
     tail_exposure_s: f64,
 }
 
-/// One run's curve: a bootstrap Kaplan–Meier and a tail hazard (per ms).
+/// One run's curve: a bootstrap Kaplan–Meier and a tail hazard (per ms), and the share
+/// of lengths drawn from the prior shape instead (see [`PRIOR_WEIGHT`]).
 #[derive(Clone)]
 struct Curve {
     km: KaplanMeier,
     hazard: f64,
     ttl: u64,
+    /// Share of this run's lengths drawn from the prior: exponential at `prior_mean`.
+    prior: f64,
+    prior_mean: f64,
 }
 
 impl Stays {
@@ -192,18 +207,32 @@ impl Stays {
             km: KaplanMeier::fit_weighted(&self.obs, |_| 1.0),
             hazard: self.hazard((self.tail_ends + 0.5).max(1e-9)),
             ttl: self.ttl,
+            prior: 0.0,
+            prior_mean: 0.0,
         }
     }
 
     /// One run's curve: observations reweighted, the tail hazard drawn.
     fn draw(&self, rng: &mut StdRng) -> Curve {
-        let km = KaplanMeier::fit_weighted(&self.obs, |_| -(1.0 - rng.gen::<f64>()).ln());
+        let mut total = 0.0;
+        let km = KaplanMeier::fit_weighted(&self.obs, |_| {
+            let w = -(1.0 - rng.gen::<f64>()).ln();
+            total += w;
+            w
+        });
         let g = gamma(rng, self.tail_ends + 0.5);
-        Curve {
+        // The prior's weight in this run: its Dirichlet share beside the observations'.
+        let w0 = gamma(rng, PRIOR_WEIGHT);
+        let mut c = Curve {
             km,
             hazard: self.hazard(g),
             ttl: self.ttl,
-        }
+            prior: 0.0,
+            prior_mean: 0.0,
+        };
+        c.prior_mean = c.mean().max(1.0);
+        c.prior = w0 / (w0 + total);
+        c
     }
 
     /// Hazard per ms for `ends` over the tail's time at risk; 0 (hold to the TTL)
@@ -218,6 +247,39 @@ impl Stays {
 }
 
 impl Curve {
+    /// A session length for a session already `age` old: from the prior's shape or the
+    /// data's, each in proportion to its share of the sessions that reach `age`.
+    fn draw(&self, rng: &mut StdRng, age: u64) -> u64 {
+        let u: f64 = rng.gen();
+        if self.prior > 0.0 {
+            let a = age as f64;
+            let s0 = self.prior * (-a / self.prior_mean).exp();
+            let s1 = (1.0 - self.prior) * self.survival(age);
+            if rng.gen::<f64>() * (s0 + s1) < s0 {
+                // Exponential: memoryless, so the remaining time does not depend on age.
+                let rest = -(1.0 - u).ln() * self.prior_mean;
+                return (a + rest).min(self.ttl as f64) as u64;
+            }
+        }
+        self.sample(u, age)
+    }
+
+    /// The share of sessions that reach `age`: the curve, then the tail hazard.
+    fn survival(&self, age: u64) -> f64 {
+        let h = self.km.horizon();
+        if age <= h || self.hazard <= 0.0 {
+            return if age >= self.ttl {
+                0.0
+            } else {
+                self.km.survival(age)
+            };
+        }
+        if age >= self.ttl {
+            return 0.0;
+        }
+        self.km.left() * (-self.hazard * (age - h) as f64).exp()
+    }
+
     /// A session length for a session already `age` old, at uniform draw `u` ∈ [0, 1).
     fn sample(&self, u: f64, age: u64) -> u64 {
         let target = self.km.survival(age) * (1.0 - u);
@@ -330,7 +392,7 @@ impl Schedule {
         let mut capped = 0usize;
         for _ in 0..RUNS {
             let curve = stays.draw(&mut rng);
-            let (times, by_cap) = simulate(b, k, |rng, age| curve.sample(rng.gen(), age), &mut rng);
+            let (times, by_cap) = simulate(b, k, |rng, age| curve.draw(rng, age), &mut rng);
             capped += by_cap as usize;
             runs.push(times);
         }

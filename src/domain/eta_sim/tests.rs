@@ -41,16 +41,17 @@ fn five_hundred_generated_crowds_hold_their_measured_figures() {
     let scores = score_all(0..500, Size::TEST);
     let s = Summary::of(&scores);
     println!("{}", report(&scores));
-    // Measured with the unseen-tail rule (release build of these tests, same figures in
-    // debug: the simulator is deterministic): 362 judged, 72.1 % both, 80.4 % error,
-    // 75.4 % inside, 80.3 % known within 10 s, 6.4 % of waits past the range, 6.0 %
-    // before it. Targets: 90 % both, worst 35 %, 90 % known within 10 s.
-    assert!(s.scenarios >= 350, "{s:?}");
-    assert!(s.both_ok >= 0.70, "{s:?}");
-    assert!(s.error_ok >= 0.78, "{s:?}");
-    assert!(s.inside_ok >= 0.73, "{s:?}");
+    // Measured with the unseen-tail rule and the exponential prior (release build of
+    // these tests, same figures in debug: the simulator is deterministic): 360 judged,
+    // 73.3 % both, 80.6 % error, 78.1 % inside, 79.8 % known within 10 s, 5.7 % of waits
+    // past the range, 5.4 % before it. Targets: 90 % both, worst 35 %, 90 % known
+    // within 10 s.
+    assert!(s.scenarios >= 355, "{s:?}");
+    assert!(s.both_ok >= 0.72, "{s:?}");
+    assert!(s.error_ok >= 0.79, "{s:?}");
+    assert!(s.inside_ok >= 0.77, "{s:?}");
     assert!(s.known_10s >= 0.78, "{s:?}");
-    assert!(s.short_range <= 0.08, "{s:?}");
+    assert!(s.short_range <= 0.07, "{s:?}");
 }
 
 /// `CROWDS=150 cargo test --lib some_crowds -- --ignored --nocapture`: the report
@@ -76,7 +77,10 @@ fn one_crowd_in_detail() {
     let step = std::env::var("STEP").map_or(7, |v| v.parse().unwrap());
     for (i, s) in play(&sc).iter().enumerate().step_by(step) {
         let (Some((at, e)), Some(adm)) = (s.first_known, s.admitted_at) else {
-            println!("{i} joined {} admitted {:?} never known", s.joined, s.admitted_at);
+            println!(
+                "{i} joined {} admitted {:?} never known",
+                s.joined, s.admitted_at
+            );
             continue;
         };
         println!(
