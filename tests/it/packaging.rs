@@ -580,6 +580,7 @@ async fn the_deb_installs_runs_with_redis_and_removes_cleanly() {
     if !may_install() {
         return;
     }
+    use std::os::unix::process::CommandExt;
     let dir = tempfile::tempdir().unwrap();
     let deb = build_deb(dir.path());
     // Purge whatever happens below, so a failed run does not leave the package behind.
@@ -629,9 +630,17 @@ async fn the_deb_installs_runs_with_redis_and_removes_cleanly() {
     // group only), on the installed configuration plus what an operator sets first.
     let redis = RedisServer::start();
     let port = free_port();
-    let mut child = Command::new("runuser")
-        .args(["-u", "anteroom", "--", "/usr/bin/anteroom"])
+    let id = |flag: &str| -> u32 {
+        stdout(&run(Command::new("id").args([flag, "anteroom"])))
+            .trim()
+            .parse()
+            .unwrap()
+    };
+    // Started as that user directly (not through runuser), so killing it below kills it.
+    let mut child = Command::new("/usr/bin/anteroom")
         .args(["--config", "/etc/anteroom/anteroom.toml"])
+        .uid(id("-u"))
+        .gid(id("-g"))
         .env("ANTEROOM_LISTEN", format!("127.0.0.1:{port}"))
         .env("ANTEROOM_REDIS_URL", redis.url())
         .env("ANTEROOM_KEY_PREFIX", prefix())
