@@ -141,6 +141,7 @@
   // "Live" only while updates arrive: the server sends a status at least every 5 s, so
   // a socket silent for longer is not live, whatever its state says.
   var STALE_MS = 9000;
+  var lastUpdateAt = Date.now();
   var lastUpdate = '';
   function notLive() {
     conn(fmt(xs.not_live, { t: lastUpdate || '–' }));
@@ -530,10 +531,15 @@
     };
     sock.onmessage = function (e) {
       lastFrameAt = Date.now();
-      touched();
-      if (ws === sock && $('conn') && !$('conn').classList.contains('live')) conn(t.live);
       var m;
       try { m = JSON.parse(e.data); } catch (err) { return; }
+      // A pong says the socket is open, not that the room's news arrives: only the
+      // server's own messages count as updates (an outage of its store stops them).
+      if (m.type !== 'pong') {
+        lastUpdateAt = Date.now();
+        touched();
+        if (ws === sock && $('conn') && !$('conn').classList.contains('live')) conn(t.live);
+      }
       handle(m);
     };
     sock.onclose = function () {
@@ -601,7 +607,7 @@
   }, PING_EVERY_MS);
   setInterval(function () {
     if (done || polling || !ws || ws.readyState !== 1) return;
-    if (Date.now() - lastFrameAt > STALE_MS && $('conn') && $('conn').classList.contains('live')) notLive();
+    if (Date.now() - lastUpdateAt > STALE_MS && $('conn') && $('conn').classList.contains('live')) notLive();
   }, 1000);
 
   // "Got it": a sticky note goes once read.
