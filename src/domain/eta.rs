@@ -134,10 +134,10 @@ pub struct Schedule {
     pub abandon: f64,
     /// The first place's estimate is known.
     pub known: bool,
-    /// ms by which the k-th admission moves between the two extremes of what was not
-    /// seen: every session past the horizon ending there at once, or running to the
-    /// TTL (the same draws otherwise). The part of the wait the data cannot decide.
-    unseen: Vec<u64>,
+    /// ms to the k-th admission at the two extremes of what was not seen: every session
+    /// past the horizon ending there at once, or running to the TTL (the same draws
+    /// otherwise). Between them lies the part of the wait the data cannot decide.
+    unseen: Vec<(u64, u64)>,
     pub paused: bool,
     pub closed: bool,
     /// Admissions that can still happen (stock left); `None` = unlimited.
@@ -409,11 +409,7 @@ impl Schedule {
             simulate(b, k, |rng, age| c.sample(rng.gen(), age), &mut rng).0
         };
         let (soon, late) = (bound(f64::INFINITY), bound(0.0));
-        s.unseen = soon
-            .iter()
-            .zip(&late)
-            .map(|(a, z)| z.saturating_sub(*a))
-            .collect();
+        s.unseen = soon.into_iter().zip(late).collect();
         s.rate_limited = b.rate_cap_per_minute > 0 && capped * 2 > RUNS;
         if b.rate_cap_per_minute > 0 {
             let unbounded = EtaBasis {
@@ -472,31 +468,38 @@ impl Schedule {
             .get(i.min(self.cap_only.len().saturating_sub(1)))
             .is_some_and(|&c| hi <= c + LAG_LOW_MS);
         // Each side on its own: a range pressed against the TTL (the most any session
-        // can last) is narrow on that side for no reason the data gave. And what the
-        // data cannot decide (the tail past the horizon, from "ends at once" to "runs to
-        // the TTL") must fit in the same width: else the range would be the model's
-        // assumption, not the data's.
-        let band = KNOWN_WIDTH * med.max(FLOOR_MS) as f64;
+        // can last) is narrow on that side for no reason the data gave.
+        let half = KNOWN_WIDTH / 2.0;
+        let band = half * med.max(FLOOR_MS) as f64;
+        // And whatever the data cannot decide (the tail past the horizon, from "ends at
+        // once" to "runs to the TTL"), the point must be within the same share of the
+        // wait that would follow, measured as the error is (against the real wait):
+        // else the point is the model's assumption, not the data's.
+        let (soon, late) = self.unseen_at(i);
+        let off = |x: u64| med.abs_diff(x) as f64 / x.max(FLOOR_MS) as f64;
         by_cap
-            || ((med - lo) as f64 <= band / 2.0
-                && (hi - med) as f64 <= band / 2.0
-                && self.unseen_at(i) as f64 <= band)
+            || ((med - lo) as f64 <= band
+                && (hi - med) as f64 <= band
+                && off(soon) <= half
+                && off(late) <= half)
     }
 
     /// [`Schedule::unseen`] of the `i`-th admission, extrapolated past the simulated
     /// ones at the pace of their later half (as the estimates are).
-    fn unseen_at(&self, i: usize) -> u64 {
+    fn unseen_at(&self, i: usize) -> (u64, u64) {
         let k = self.unseen.len();
         if k == 0 {
-            return 0;
+            return (0, 0);
         }
         if i < k {
             return self.unseen[i];
         }
         let (a, z) = ((k / 2).max(1) - 1, k - 1);
-        let (x, y) = (self.unseen[a], self.unseen[z]);
-        let slope = y.saturating_sub(x) as f64 / (z - a).max(1) as f64;
-        y + ((i - z) as f64 * slope) as u64
+        let on = |x: u64, y: u64| {
+            y + ((i - z) as f64 * y.saturating_sub(x) as f64 / (z - a).max(1) as f64) as u64
+        };
+        let ((s0, l0), (s1, l1)) = (self.unseen[a], self.unseen[z]);
+        (on(s0, s1), on(l0, l1))
     }
 
     /// The estimate for the visitor at `position`, read at `now_ms` when the room had
