@@ -41,7 +41,7 @@
       'button[data-act="open"], form[data-act="queueing"] select, form[data-act="queueing"] button, ' +
       'form[data-act="stock"] input, form[data-act="stock"] button, form[data-act="remove"] input, ' +
       'form[data-act="remove"] button, [data-f="found_list"] button'],
-    [2, 'button[data-act="flush"], button[data-act="delete"]']
+    [2, 'button[data-act="flush"], button[data-act="delete"], [data-do="replay-all"], [data-f="dead_list"] button']
   ];
   function lock(scope) {
     NEEDS.forEach(function (n) {

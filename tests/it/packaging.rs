@@ -637,7 +637,14 @@ async fn the_deb_installs_runs_with_redis_and_removes_cleanly() {
             .unwrap()
     };
     // Started as that user directly (not through runuser), so killing it below kills it.
-    let mut child = Command::new("/usr/bin/anteroom")
+    struct Killed(std::process::Child);
+    impl Drop for Killed {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let child = Command::new("/usr/bin/anteroom")
         .args(["--config", "/etc/anteroom/anteroom.toml"])
         .uid(id("-u"))
         .gid(id("-g"))
@@ -649,6 +656,8 @@ async fn the_deb_installs_runs_with_redis_and_removes_cleanly() {
         .stdout(std::process::Stdio::null())
         .spawn()
         .unwrap();
+    // Killed however the checks below end, so purge can remove its user.
+    let child = Killed(child);
     let client = crate::helpers::client();
     let url = format!("http://127.0.0.1:{port}/readyz");
     let status = wait_until(
@@ -670,8 +679,7 @@ async fn the_deb_installs_runs_with_redis_and_removes_cleanly() {
         .await
         .unwrap()
         .status();
-    let _ = child.kill();
-    let _ = child.wait();
+    drop(child);
     assert_eq!((status, rooms.as_u16()), (200, 200));
 
     // Remove keeps the configuration (a conffile); purge takes everything.

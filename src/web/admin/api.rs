@@ -20,7 +20,8 @@ use crate::web::support::room_id;
 
 /// The OpenAPI description of these routes (merged into `/api/openapi.json`). Every
 /// route also answers the admin credential's errors: `401 no_credential` /
-/// `invalid_token`, `403 forbidden` (a foreign `Origin`, a missing CSRF token), `404
+/// `invalid_token`, `403 forbidden` (a foreign `Origin`, a missing CSRF token), `403
+/// forbidden_role` (the user's role may not make this change: `super::roles`), `404
 /// not_found` (the admin interface off), `429 rate_limited` (failed authentications).
 #[derive(OpenApi)]
 #[openapi(

@@ -7,7 +7,8 @@
 //!   closing, opening, stock, removing one visitor.
 //! - **owner**: rooms' secrets and webhooks (a `PUT` naming `entry`, `entry_secret`,
 //!   `entry_public_key`, `webhook_url` or `webhook_secret`: [`OWNER_FIELDS`], checked by
-//!   the handler, which alone sees the body), deleting a room, flushing its line.
+//!   the handler, which alone sees the body), replaying webhook dead letters (not in
+//!   [`RULES`], so an owner's), deleting a room, flushing its line.
 //!
 //! A change route missing from [`RULES`] needs an owner: a route added without a
 //! thought about roles is closed, not open.
