@@ -35,16 +35,19 @@ struct State {
     latencies: Mutex<Vec<f64>>,
 }
 
-/// A running origin; stopped when dropped.
+/// A running origin, on a runtime of its own (its latencies are its own, not those of
+/// the test's tasks); stopped when dropped.
 pub struct SlowOrigin {
     pub port: u16,
     state: Arc<State>,
-    task: tokio::task::JoinHandle<()>,
+    runtime: Option<tokio::runtime::Runtime>,
 }
 
 impl Drop for SlowOrigin {
     fn drop(&mut self) {
-        self.task.abort();
+        if let Some(rt) = self.runtime.take() {
+            rt.shutdown_background();
+        }
     }
 }
 
@@ -55,16 +58,25 @@ pub struct Served {
     pub failed: u64,
     /// The p95 of the latencies of every answer (ms).
     pub p95_ms: f64,
+    /// Every answer's latency (ms), sorted.
+    pub latencies: Vec<f64>,
 }
 
 impl SlowOrigin {
     pub async fn start(shape: Shape) -> Self {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let port = listener.local_addr().unwrap().port();
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .unwrap();
+        let std_listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        std_listener.set_nonblocking(true).unwrap();
+        let port = std_listener.local_addr().unwrap().port();
         let state = Arc::new(State::default());
         state.slowness.store(1000, Ordering::Relaxed);
         let st = state.clone();
-        let task = tokio::spawn(async move {
+        runtime.spawn(async move {
+            let listener = tokio::net::TcpListener::from_std(std_listener).unwrap();
             loop {
                 let Ok((stream, _)) = listener.accept().await else {
                     continue;
@@ -81,7 +93,11 @@ impl SlowOrigin {
                 });
             }
         });
-        Self { port, state, task }
+        Self {
+            port,
+            state,
+            runtime: Some(runtime),
+        }
     }
 
     pub fn url(&self) -> String {
@@ -108,6 +124,7 @@ impl SlowOrigin {
             ok: self.state.ok.swap(0, Ordering::Relaxed),
             failed: self.state.failed.swap(0, Ordering::Relaxed),
             p95_ms,
+            latencies: l,
         }
     }
 }
