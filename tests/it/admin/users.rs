@@ -502,6 +502,7 @@ async fn a_viewers_dashboard_has_every_change_control_disabled() {
     let driver = Driver::start();
     let (c, _profile) = driver.browser(&["--window-size=1280,1400"], true).await;
     c.goto(&app.url("/admin")).await.unwrap();
+    assert_accessible(&c, "the sign-in page with a name and password form").await;
     let type_in = |css: &'static str, v: &'static str| {
         let c = c.clone();
         async move {
