@@ -526,24 +526,42 @@ impl Schedule {
         if self.stock.is_some_and(|left| n > left) {
             return Eta::default();
         }
-        let k = self.points.len() as u64;
-        let (point, worst) = if n <= k {
-            (self.points[(n - 1) as usize], self.worst[(n - 1) as usize])
-        } else {
-            // Past the simulated places: on at the pace of the later half of the
-            // simulated admissions (the first ones wait on the sessions live now, a
-            // different pace), each of median, low and high on its own.
-            let (a, b) = ((k / 2).max(1) as usize - 1, k as usize - 1);
-            let on = |x: u64, y: u64| {
-                y + ((n - k) as f64 * (y - x) as f64 / (b - a).max(1) as f64) as u64
-            };
-            let ((m0, l0, h0), (m1, l1, h1)) = (self.points[a], self.points[b]);
-            (
-                (on(m0, m1), on(l0, l1), on(h0, h1)),
-                on(self.worst[a], self.worst[b]),
-            )
+        // Who of those ahead will be dropped for silence is a draw, not a share: of the
+        // `position − 1` ahead, Binomial(position − 1, abandon). The range runs from the
+        // admission the most exits put the visitor at (low) to the fewest (high), at the
+        // range's quantiles (±Zσ, normal approximation); the point stays at the share.
+        let ahead = position.saturating_sub(1) as f64;
+        let sd = Z * (ahead * self.abandon * (1.0 - self.abandon)).sqrt();
+        let shift = admits as i64 - self.admits as i64;
+        let at_exits = |x: f64| {
+            let x = x.clamp(0.0, ahead) as i64;
+            (position as i64 - x + shift).max(1) as u64
         };
-        self.shown((n - 1) as usize, point, worst, elapsed)
+        let n_low = at_exits((ahead * self.abandon + sd).ceil()).min(n);
+        let n_high = at_exits((ahead * self.abandon - sd).floor()).max(n);
+        let ((med, _, _), _) = self.place(n);
+        let ((_, lo, _), _) = self.place(n_low);
+        let ((_, _, hi), worst) = self.place(n_high);
+        self.shown((n - 1) as usize, (med, lo, hi), worst, elapsed)
+    }
+
+    /// (median, low, high) and the worst case of the `n`-th admission (n ≥ 1), past the
+    /// simulated ones on at the pace of the later half of the simulated admissions (the
+    /// first ones wait on the sessions live now, a different pace), each on its own.
+    fn place(&self, n: u64) -> ((u64, u64, u64), u64) {
+        let k = self.points.len() as u64;
+        if n <= k {
+            return (self.points[(n - 1) as usize], self.worst[(n - 1) as usize]);
+        }
+        let (a, b) = ((k / 2).max(1) as usize - 1, k as usize - 1);
+        let on = |x: u64, y: u64| {
+            y + ((n - k) as f64 * y.saturating_sub(x) as f64 / (b - a).max(1) as f64) as u64
+        };
+        let ((m0, l0, h0), (m1, l1, h1)) = (self.points[a], self.points[b]);
+        (
+            (on(m0, m1), on(l0, l1), on(h0, h1)),
+            on(self.worst[a], self.worst[b]),
+        )
     }
 
     /// The estimate as shown `elapsed` ms after the schedule: known, or the worst case.

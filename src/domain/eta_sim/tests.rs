@@ -41,17 +41,17 @@ fn five_hundred_generated_crowds_hold_their_measured_figures() {
     let scores = score_all(0..500, Size::TEST);
     let s = Summary::of(&scores);
     println!("{}", report(&scores));
-    // Measured with the unseen tail judged against the real wait at both extremes and
-    // the exponential prior (release build of these tests, same figures in debug: the
-    // simulator is deterministic): 359 judged, 74.7 % both, 81.9 % error, 78.8 % inside,
-    // 78.6 % known within 10 s, 5.4 % of waits past the range, 5.0 % before it.
-    // Targets: 90 % both, worst 35 %, 90 % known within 10 s.
+    // Measured with the unseen tail judged against the real wait at both extremes, the
+    // exponential prior and the exits ahead as a draw (release build of these tests, same
+    // figures in debug: the simulator is deterministic): 359 judged, 75.2 % both, 82.5 %
+    // error, 79.7 % inside, 78.5 % known within 10 s, 3.8 % of waits past the range,
+    // 5.0 % before it. Targets: 90 % both, worst 35 %, 90 % known within 10 s.
     assert!(s.scenarios >= 355, "{s:?}");
-    assert!(s.both_ok >= 0.74, "{s:?}");
-    assert!(s.error_ok >= 0.81, "{s:?}");
-    assert!(s.inside_ok >= 0.78, "{s:?}");
+    assert!(s.both_ok >= 0.75, "{s:?}");
+    assert!(s.error_ok >= 0.82, "{s:?}");
+    assert!(s.inside_ok >= 0.79, "{s:?}");
     assert!(s.known_10s >= 0.78, "{s:?}");
-    assert!(s.short_range <= 0.06, "{s:?}");
+    assert!(s.short_range <= 0.045, "{s:?}");
 }
 
 /// `CROWDS=150 cargo test --lib some_crowds -- --ignored --nocapture`: the report
