@@ -51,13 +51,16 @@ fn hash_password() -> anyhow::Result<()> {
 
 #[actix_web::main]
 async fn main() -> anyhow::Result<()> {
+    // Arguments first: `hash-password` prints only the hash on stdout (a log line before
+    // it would end up in a configuration file).
+    let config = config_path()?;
     anteroom::telemetry::init();
     // Every queue socket is a descriptor: raise the soft limit to the hard one.
     match rlimit::increase_nofile_limit(u64::MAX) {
         Ok(n) => tracing::info!(limit = n, "file descriptor limit"),
         Err(e) => tracing::warn!(error = %e, "could not raise the file descriptor limit"),
     }
-    let settings = Settings::load(config_path()?.as_deref())?;
+    let settings = Settings::load(config.as_deref())?;
     let app = Application::build(settings).await?;
     let shutdown = CancellationToken::new();
     // SIGHUP reads the TLS certificates again (open connections keep theirs).

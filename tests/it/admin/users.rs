@@ -560,3 +560,52 @@ async fn a_viewers_dashboard_has_every_change_control_disabled() {
     assert_accessible(&c, "the viewer's dashboard").await;
     c.close().await.unwrap();
 }
+
+/// `anteroom hash-password` reads the password on standard input and prints an argon2id
+/// PHC string that a user's `password_hash` accepts and that signs them in; no password
+/// on stdin is an error, not an empty hash.
+#[tokio::test]
+async fn hash_password_prints_a_hash_a_user_signs_in_with() {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    let hash = |input: &str| {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_anteroom"))
+            .arg("hash-password")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(input.as_bytes())
+            .unwrap();
+        child.wait_with_output().unwrap()
+    };
+    let out = hash("correct horse battery staple\n");
+    assert!(out.status.success());
+    let phc = String::from_utf8(out.stdout).unwrap().trim().to_string();
+    assert!(phc.starts_with("$argon2id$v=19$"), "{phc}");
+    let empty = hash("");
+    assert!(!empty.status.success() && empty.stdout.is_empty());
+
+    let r = RedisServer::start();
+    let mut s = admin_settings(&r, &prefix(), vec![room("r", 1)]);
+    let mut sam = user("sam", Role::Viewer);
+    sam.password_hash = Some(anteroom::config::Secret::new(phc));
+    s.admin.users = vec![sam];
+    s.validate().unwrap();
+    let app = spawn_app(s).await;
+    let ok = login_form(
+        &app,
+        &[
+            ("name", "sam"),
+            ("password", "correct horse battery staple"),
+        ],
+        None,
+    )
+    .await;
+    assert_eq!(ok.status(), 303);
+}
