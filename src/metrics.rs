@@ -10,9 +10,9 @@
 //! instance's own: aggregate with `sum`. `anteroom_webhook_dead_letters` and
 //! `anteroom_webhook_pending` are room figures read from the store (rooms with a webhook).
 //! The outflow figures `anteroom_origin_p95_ms` and `anteroom_origin_error_ratio` (the
-//! controller's last decision's signals, read from the store: `max`) and
-//! `anteroom_no_shows_total` (room figure: `max`); `anteroom_outflow_decisions_total` and
-//! `anteroom_health_reports_total` are this instance's own (`sum`).
+//! controller's last decision's signals, read from the store: `max`);
+//! `anteroom_outflow_decisions_total` and `anteroom_health_reports_total` are this
+//! instance's own (`sum`).
 
 use prometheus::{
     Encoder, GaugeVec, IntCounter, IntCounterVec, IntGauge, IntGaugeVec, Opts, Registry,
@@ -77,9 +77,6 @@ pub struct Metrics {
     pub outflow_decisions: IntCounterVec,
     /// Health reports received, by room and `outcome` (accepted, unauthorized, invalid).
     pub health_reports: IntCounterVec,
-    /// Admissions taken back because the pass was never presented, per room (from the
-    /// store).
-    no_shows: IntCounterVec,
 }
 
 fn gauge(r: &Registry, name: &str, help: &str, labels: &[&str]) -> IntGaugeVec {
@@ -163,12 +160,7 @@ impl Metrics {
                 "Origin health reports received (accepted, unauthorized, invalid)",
                 &["room", "outcome"],
             ),
-            no_shows: counter(
-                &r,
-                "anteroom_no_shows_total",
-                "Admissions taken back because the pass was never presented",
-                &["room"],
-            ),
+
             reaped: counter(
                 &r,
                 "anteroom_reaped_total",
@@ -366,11 +358,6 @@ impl Metrics {
         }
     }
 
-    /// Sets the room's no-show count (a store figure).
-    pub fn observe_no_shows(&self, room: &str, total: u64) {
-        Self::follow(&self.no_shows, &[room], total);
-    }
-
     /// Forgets a deleted room's series.
     pub fn forget_room(&self, room: &str) {
         for v in [
@@ -385,7 +372,6 @@ impl Metrics {
         }
         let _ = self.admissions.remove_label_values(&[room]);
         let _ = self.reaped.remove_label_values(&[room, "abandoned"]);
-        let _ = self.no_shows.remove_label_values(&[room]);
         let _ = self.origin_p95.remove_label_values(&[room]);
         let _ = self.origin_errors.remove_label_values(&[room]);
     }

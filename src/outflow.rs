@@ -75,6 +75,14 @@ pub async fn outflow_once(
             None => {
                 due.insert(room.clone(), now_ms + interval_ms);
                 meter.take(&room);
+                if cfg.claim_timeout_secs > 0 {
+                    tracing::warn!(
+                        room,
+                        claim_timeout_secs = cfg.claim_timeout_secs,
+                        "claim_timeout_secs is set but no-show reclaim is not built yet: \
+                         slots are held until the session expires (docs/outflow.md#no-shows)"
+                    );
+                }
                 continue;
             }
             Some(_) => {}

@@ -93,7 +93,11 @@ impl Drop for OwnRuntime {
 }
 
 /// Starts the gateway on `listener` with `workers` threads (0: one per core), serving
-/// until `cancel`. `revoked` is fed by [`revoked::run_poller`], which the caller runs.
+/// until `cancel`. `revoked` is fed by [`revoked::run_poller`], which the caller runs;
+/// `meter` is read by the outflow task (`crate::outflow`).
+// Each argument is a separate piece the composition root owns; a struct for them would
+// only be built here.
+#[allow(clippy::too_many_arguments)]
 pub fn start(
     listener: std::net::TcpListener,
     settings: &GatewaySettings,

@@ -20,7 +20,7 @@ pub struct Histogram(BTreeMap<u16, u64>);
 
 impl Histogram {
     fn bucket(ms: f64) -> u16 {
-        if !(ms > 1.0) {
+        if ms.is_nan() || ms <= 1.0 {
             return 0;
         }
         (ms.ln() / GROWTH.ln()).floor().min(LAST as f64) as u16
