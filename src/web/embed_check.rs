@@ -7,8 +7,9 @@
 
 use actix_web::{get, web, HttpRequest, HttpResponse};
 use serde::{Deserialize, Serialize};
+use utoipa::{OpenApi, ToSchema};
 
-use super::error::ApiError;
+use super::error::{ApiError, ErrorBody};
 use super::support::room_id;
 use crate::domain::admission::Engine;
 use crate::domain::i18n::Lang;
@@ -17,6 +18,11 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.service(embeddable);
 }
 
+/// The OpenAPI description of this route (merged into `/api/openapi.json`).
+#[derive(OpenApi)]
+#[openapi(paths(embeddable), components(schemas(Embeddable)))]
+pub struct Doc;
+
 #[derive(Deserialize)]
 struct Query {
     origin: String,
@@ -24,7 +30,7 @@ struct Query {
 }
 
 /// The answer: `allowed`, and when not, a headline and a sentence for the host page.
-#[derive(Serialize)]
+#[derive(Serialize, ToSchema)]
 struct Embeddable {
     allowed: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -43,6 +49,21 @@ pub(crate) fn origin_allowed(embed_origins: &[String], origin: &str) -> bool {
     embed_origins.iter().any(|e| e.trim_end_matches('/') == o)
 }
 
+/// Whether the widget may be shown on a site (`embed_origins`), and if not the words
+/// `embed.js` shows there instead.
+#[utoipa::path(
+    tag = "visitor",
+    params(
+        ("room" = String, Path, description = "Room id, `[A-Za-z0-9_-]{1,64}`."),
+        ("origin" = String, Query, description = "The host page's origin, `https://shop.example`."),
+        ("lang" = Option<String>, Query, description = "`en` or `zh` (else `Accept-Language`)."),
+    ),
+    responses(
+        (status = 200, description = "Whether the origin may embed the room.", body = Embeddable),
+        (status = 404, description = "`unknown_room`.", body = ErrorBody),
+        (status = 503, description = "`store_unavailable`.", body = ErrorBody, headers(("Retry-After" = u64, description = "Seconds to wait."))),
+    )
+)]
 #[get("/api/rooms/{room}/embeddable")]
 async fn embeddable(
     req: HttpRequest,

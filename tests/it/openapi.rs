@@ -27,6 +27,8 @@ const API_ROUTES: &[&str] = &[
     "GET /api/rooms/{room}/verify",
     "POST /api/rooms/{room}/revoke",
     "GET /api/rooms/{room}/challenge",
+    "GET /api/rooms/{room}/embeddable",
+    "POST /api/rooms/{room}/health",
     "GET /api/admin/rooms",
     "GET /api/admin/rooms/{room}",
     "PUT /api/admin/rooms/{room}",
