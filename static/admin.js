@@ -225,11 +225,53 @@
   // heavy to push every second): the FIFO audit from the room's detail, and a drop's
   // commitment and seed from its public fairness record.
   var DETAIL_EVERY_MS = 30000;
+  // The adaptive outflow's decisions (docs/outflow.md): the capacity as bars, the
+  // origin's p95 as a line on its own scale, the target as a grid line; the last
+  // decision's figures (errors included) in words.
+  function outflowChart(c, res) {
+    var pts = res.outflow || [], box = c.f.outflow_box, svg = c.f.outflow_chart;
+    if (!box || !svg) return;
+    box.hidden = pts.length === 0;
+    if (!pts.length) return;
+    while (svg.firstChild) svg.removeChild(svg.firstChild);
+    var W = 600, H = 120, n = pts.length, bw = W / n;
+    var target = (res.config.outflow || {}).target_p95_ms || 0;
+    var capTop = niceMax(Math.max.apply(null, pts.map(function (p) { return p.capacity; }).concat([1])));
+    var msTop = niceMax(Math.max.apply(null, pts.map(function (p) { return p.p95_ms || 0; }).concat([target * 1.5, 1])));
+    var shape = function (tag, attrs) {
+      var e = document.createElementNS(SVGNS, tag);
+      Object.keys(attrs).forEach(function (k) { e.setAttribute(k, attrs[k]); });
+      svg.appendChild(e);
+    };
+    pts.forEach(function (p, i) {
+      var h = (p.capacity / capTop) * (H - 4);
+      shape('rect', { x: (i * bw).toFixed(1), y: (H - h).toFixed(1), width: Math.max(1, bw - 1).toFixed(1), height: h.toFixed(1), 'class': 'bar-a' });
+    });
+    var ty = (H - (target / msTop) * (H - 4)).toFixed(1);
+    if (target) shape('line', { x1: '0', x2: String(W), y1: ty, y2: ty, 'class': 'grid' });
+    var line = [];
+    pts.forEach(function (p, i) {
+      if (p.p95_ms === null || p.p95_ms === undefined) return;
+      line.push(((i + 0.5) * bw).toFixed(1) + ',' + (H - (Math.min(p.p95_ms, msTop) / msTop) * (H - 4)).toFixed(1));
+    });
+    if (line.length) shape('polyline', { points: line.join(' '), 'class': 'line-q' });
+    var last = pts[pts.length - 1];
+    var p95 = last.p95_ms === null ? 'no signal' : Math.round(last.p95_ms) + ' ms p95';
+    var err = last.error_rate === null ? '' : ', ' + (last.error_rate * 100).toFixed(1) + ' % errors';
+    var now = 'Capacity ' + last.capacity + ' (' + last.decision + '): origin ' + p95 + err +
+      ' against a target of ' + target + ' ms; ' + last.live + ' live, ' + last.waiting + ' waiting.';
+    set(c.f.outflow_now, now);
+    var label = 'Adaptive outflow, last ' + n + ' decisions: capacity bars from 0 to ' + capTop +
+      ', origin p95 line from 0 to ' + msTop + ' ms, target line at ' + target + ' ms. ' + now;
+    if (svg.getAttribute('aria-label') !== label) svg.setAttribute('aria-label', label);
+  }
+
   function detail(c) {
     if (cards[c.id] !== c) { clearInterval(c.detailTimer); return; }
     if (c.id !== selected) return;
     deadLetters(c);
     api('GET', base(c.id)).then(function (res) {
+      outflowChart(c, res);
       var a = res.fifo_audit;
       if (!a) return;
       set(c.f.fifo_audit, a.admissions

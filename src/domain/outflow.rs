@@ -230,7 +230,7 @@ pub fn decide(cfg: &OutflowConfig, load: Load, s: &Signals) -> Decision {
 }
 
 /// One decision as the dashboard charts it and the store keeps it.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct Point {
     /// When (ms since the epoch).
     pub at_ms: u64,

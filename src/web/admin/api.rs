@@ -42,6 +42,7 @@ use crate::web::support::room_id;
         Overview,
         RoomDetail,
         FifoAudit,
+        crate::domain::outflow::Point,
         RoomVersion,
         PutRoomBody,
         StaleRoom,
@@ -72,6 +73,9 @@ pub struct RoomDetail {
     /// Admission order against ticket order over the last hour (0 discordant pairs in
     /// a FIFO room).
     pub fifo_audit: FifoAudit,
+    /// The adaptive outflow controller's last decisions, oldest first (docs/outflow.md);
+    /// empty for a room it never decided for.
+    pub outflow: Vec<crate::domain::outflow::Point>,
 }
 
 /// `409 conflict` of a `PUT` based on a version the room is no longer at: nothing
@@ -166,7 +170,7 @@ async fn list_rooms(_a: Admin, engine: web::Data<Engine>) -> Result<HttpResponse
     params(("room" = String, Path, description = "Room id, `[A-Za-z0-9_-]{1,64}`.")),
     security(("admin_token" = []), ("admin_session" = [])),
     responses(
-        (status = 200, description = "The room's configuration, version, live figures and FIFO audit.", body = RoomDetail),
+        (status = 200, description = "The room's configuration, version, live figures, FIFO audit and adaptive outflow decisions.", body = RoomDetail),
         (status = 404, description = "`unknown_room`; `not_found`: the admin interface is off.", body = ErrorBody),
         (status = 401, description = "`no_credential`, `invalid_token`.", body = ErrorBody, headers(("WWW-Authenticate" = String, description = "`Bearer`"))),
         (status = 403, description = "`forbidden`: a foreign `Origin`, or a dashboard session without the right `X-CSRF-Token`.", body = ErrorBody),
@@ -184,11 +188,18 @@ async fn get_room(
     let room = room_id(&room)?;
     let (config, version, live) = service::room(&engine, &room).await?;
     let fifo_audit = fifo_audit::audit(&engine, &room).await?;
+    let outflow = crate::outflow::points(
+        engine.store.as_ref(),
+        &room,
+        crate::store::outflow::CHART_POINTS,
+    )
+    .await;
     Ok(HttpResponse::Ok().json(RoomDetail {
         config,
         version,
         live,
         fifo_audit,
+        outflow,
     }))
 }
 
