@@ -155,8 +155,8 @@ pub struct Strings {
     pub reason_places_restored: &'static str,
     pub reason_stock_may_run_out: &'static str,
     pub reason_priority_lanes: &'static str,
-    pub progress_label: &'static str,
     pub reason_origin_busy: &'static str,
+    pub progress_label: &'static str,
     pub keep_open: &'static str,
     /// After `keep_open` when a hidden page keeps the place longer; `{m}`: minutes.
     pub keep_open_hidden: &'static str,
@@ -285,8 +285,8 @@ pub static EN: Strings = Strings {
     reason_places_restored: "The waiting room recovered from a fault; you kept your place.",
     reason_stock_may_run_out: "Fewer items are left than people ahead of you: it may sell out before your turn. You keep your place in case more are added.",
     reason_priority_lanes: "This line has priority lanes: people in them are let in alongside it, so your place can move back a little as they arrive.",
-    progress_label: "Progress through the line",
     reason_origin_busy: "The site is under strain, so fewer people are let in at a time until it recovers; the wait is longer.",
+    progress_label: "Progress through the line",
     keep_open: "Keep this tab open. If you leave, we hold your place for {n} seconds.",
     keep_open_hidden: "If you only switch tabs or lock your phone, we hold it for {m} minutes.",
     live: "Live",
@@ -404,8 +404,8 @@ pub static ZH: Strings = Strings {
     reason_stock_may_run_out:
         "剩余数量少于排在您前面的人数：轮到您之前可能已售罄。您的位置会保留，以防补货。",
     reason_priority_lanes: "本队伍设有优先通道：优先通道中的人会与队伍交替进入，因此他们到达时您的位置可能会稍稍后移。",
-    progress_label: "排队进度",
     reason_origin_busy: "网站当前负载较高，在恢复之前同时放行的人数会减少，因此等待时间变长。",
+    progress_label: "排队进度",
     keep_open: "请保持此页面打开。离开后，我们会为您保留位置 {n} 秒。",
     keep_open_hidden: "如果只是切换标签页或锁屏，我们会为您保留 {m} 分钟。",
     live: "实时",
@@ -527,8 +527,8 @@ impl Strings {
             r::PLACES_RESTORED => self.reason_places_restored,
             r::STOCK_MAY_RUN_OUT => self.reason_stock_may_run_out,
             r::PRIORITY_LANES => self.reason_priority_lanes,
-            _ => return None,
             crate::domain::outflow::ORIGIN_BUSY => self.reason_origin_busy,
+            _ => return None,
         })
     }
 
