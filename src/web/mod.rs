@@ -84,12 +84,12 @@ pub fn serve(
                 access_log,
                 access_logger(),
             ))
-        .app_data(engine.clone())
-        .app_data(hub.clone())
-        .app_data(web::JsonConfig::default().error_handler(json_error_handler))
-        .app_data(web::QueryConfig::default().error_handler(query_error_handler))
-        .app_data(web::PathConfig::default().error_handler(path_error_handler))
-        .configure(configure)
+            .app_data(engine.clone())
+            .app_data(hub.clone())
+            .app_data(web::JsonConfig::default().error_handler(json_error_handler))
+            .app_data(web::QueryConfig::default().error_handler(query_error_handler))
+            .app_data(web::PathConfig::default().error_handler(path_error_handler))
+            .configure(configure)
     })
     .workers(if settings.workers == 0 {
         std::thread::available_parallelism()

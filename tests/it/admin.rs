@@ -3,8 +3,8 @@
 mod fifo;
 mod sso;
 mod stock;
-mod versions;
 mod users;
+mod versions;
 mod visitors;
 
 use std::time::{Duration, Instant};

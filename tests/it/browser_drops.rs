@@ -197,7 +197,13 @@ async fn a_prequeued_visitor_counts_down_moves_into_the_line_checks_the_draw_and
     );
     wait_text(&c, "#fair-result", &want).await;
     // The rank is the draw's, not the place: the page says why they differ.
-    assert!(c.find(Locator::Css("#fair-rank")).await.unwrap().is_displayed().await.unwrap());
+    assert!(c
+        .find(Locator::Css("#fair-rank"))
+        .await
+        .unwrap()
+        .is_displayed()
+        .await
+        .unwrap());
     // The commitment the page checked is the published one.
     let f = app.get("/api/rooms/d/fairness").await;
     assert_eq!(f.body["seed"], seed);
@@ -367,7 +373,13 @@ async fn a_prequeued_page_without_websockets_polls_into_the_line_at_the_opening(
     );
     wait_text(&c, "#fair-result", &want).await;
     // The rank is the draw's, not the place: the page says why they differ.
-    assert!(c.find(Locator::Css("#fair-rank")).await.unwrap().is_displayed().await.unwrap());
+    assert!(c
+        .find(Locator::Css("#fair-rank"))
+        .await
+        .unwrap()
+        .is_displayed()
+        .await
+        .unwrap());
     screenshot(&c, "fairness-zh").await;
     assert_accessible(&c, "the Chinese queue page with the fairness check").await;
     c.close().await.unwrap();

@@ -180,7 +180,12 @@ const BUDGETS: &[Budget] = &[
     budget("queued join, 200 together, not batched", 1.05, 17.0, 260.0),
     // The places-per-network cap reads the address's places only at its cap (join_one.lua):
     // 137.5 commands here when it read them on every new place.
-    budget("queued join, one address's 21st-220th place", 1.05, 17.0, 260.0),
+    budget(
+        "queued join, one address's 21st-220th place",
+        1.05,
+        17.0,
+        260.0,
+    ),
     // Answered from the hub's view of the line: its cost is the hub tick's, per room.
     budget("queued status", 0.02, 0.25, 3.0),
     budget("admitted status", 1.05, 12.0, 150.0),

@@ -32,7 +32,11 @@ pub(super) async fn the_places_per_group_cap_agrees_with_an_exact_count(b: Backe
             next += 1;
             let r = s.join_limited("r", &v(i), Some(&g)).await;
             if live.len() < MAX {
-                assert!(r.is_ok(), "step {step}: {} live, refused: {r:?}", live.len());
+                assert!(
+                    r.is_ok(),
+                    "step {step}: {} live, refused: {r:?}",
+                    live.len()
+                );
                 live.push(i);
             } else {
                 assert!(
@@ -48,5 +52,8 @@ pub(super) async fn the_places_per_group_cap_agrees_with_an_exact_count(b: Backe
             ended += 1;
         }
     }
-    assert!(refused > 20 && ended > 20, "{refused} refused, {ended} ended");
+    assert!(
+        refused > 20 && ended > 20,
+        "{refused} refused, {ended} ended"
+    );
 }
