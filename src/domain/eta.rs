@@ -7,6 +7,8 @@
 //! admission from now, `n = ⌈p·(1 − f)⌉`, where `f` is the share of queue exits that are
 //! visitors dropped for silence (the last five minutes' reaped ÷ (reaped + admitted), or
 //! the share of the line silent for over half the heartbeat timeout now, the larger).
+//! That share gives the point; who of the `p − 1` ahead leaves is a draw
+//! (Binomial(p − 1, f)), and the range spans it at its quantiles.
 //! The time of that admission comes from [`RUNS`] simulations of the room from its
 //! present state: live sessions end, freed slots are filled in order, the rate cap's
 //! sliding minute and the stock left hold admissions back.
