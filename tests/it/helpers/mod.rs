@@ -470,8 +470,17 @@ impl ServerProcess {
             .stderr(out())
             .spawn()
             .expect("the anteroom binary");
-        // Serving, not only listening: the declared rooms are seeded by then.
-        anteroom_testkit::wait_for_http_ok(port, "/healthz", "the anteroom process to serve");
+        // Serving, not only listening: the declared rooms are seeded by then. (A listener
+        // with TLS, `tls_cert` before any section, is only waited on to listen.)
+        let main_tls = extra
+            .lines()
+            .take_while(|l| !l.trim_start().starts_with('['))
+            .any(|l| l.trim_start().starts_with("tls_cert"));
+        if main_tls {
+            wait_for_port(port, "the anteroom process to listen");
+        } else {
+            anteroom_testkit::wait_for_http_ok(port, "/healthz", "the anteroom process to serve");
+        }
         Self {
             port,
             child,
