@@ -53,6 +53,7 @@ use crate::store::{
 
 pub mod count;
 pub mod mailbox;
+pub mod promise;
 use count::{Counted, Counts};
 
 /// How often rooms are refreshed.
@@ -120,6 +121,9 @@ pub struct HubStats {
     pub store_calls: AtomicU64,
     pub sockets: AtomicU64,
     pub pushes: AtomicU64,
+    /// When the waiting socket written to longest ago was last written to, as of the
+    /// last tick (`promise`; 0: none).
+    pub oldest_write: AtomicU64,
 }
 
 /// A cheap handle on the hub.
@@ -301,6 +305,8 @@ struct Watched {
     counted: Counted,
     /// An admission read by `places`, to push at this tick.
     found: Option<WatchEntry>,
+    /// The first known estimate it was sent (judged when it is let in).
+    estimate: promise::FirstEstimate,
 }
 
 /// How long a socket whose place was put back is told so (`eta_reason: "places_restored"`).
@@ -530,6 +536,8 @@ impl Hub {
             return;
         };
         w.admitted = true;
+        w.estimate
+            .judge(&self.engine.metrics, &ev.room, Instant::now());
         for c in &w.conns {
             let to = c.redirect_base.as_deref().unwrap_or(&target);
             let view = self.engine.admitted_view(&ev.room, &id, &ev.admission, to);
@@ -592,6 +600,7 @@ impl Hub {
         if n.is_multiple_of(SWEEP_EVERY_TICKS) {
             self.engine.line_views.sweep(crate::clock::wall_ms());
         }
+        self.stats.note_oldest_write(&self.rooms);
     }
 
     /// One tick of a room followed only for its statuses (no socket here): the room's
@@ -886,6 +895,7 @@ impl Hub {
                 WatchEntry::Admitted(a) => {
                     if !w.admitted {
                         w.admitted = true;
+                        w.estimate.judge(&engine.metrics, room, now);
                         for c in &w.conns {
                             let to = c.redirect_base.as_deref().unwrap_or(&view.target_url);
                             let v = engine.admitted_view(room, &id, a, to);
@@ -971,6 +981,9 @@ impl Hub {
                             let _ = c.tx.send(Push::Text(msg.clone()));
                         }
                         w.last = Some((snap.position, snap.queue_length, snap.state, reason, now));
+                        if snap.state == VisitorState::Queued {
+                            w.estimate.shown(&eta, now);
+                        }
                         self.stats.pushes.fetch_add(1, Ordering::Relaxed);
                     }
                 }

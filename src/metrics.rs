@@ -13,13 +13,40 @@
 //! controller's last decision's signals, read from the store: `max`);
 //! `anteroom_outflow_decisions_total` and `anteroom_health_reports_total` are this
 //! instance's own (`sum`).
+//!
+//! For alerts and the dashboard (issue 32; `deploy/prometheus`, `deploy/grafana`):
+//! `anteroom_http_responses_total{class}` (HTTP answers by status class, the probes left
+//! out: `web::http_metrics`), `anteroom_ready` (1 while `/readyz` would answer 200, set by
+//! each scrape and each probe), `anteroom_ws_longest_silence_seconds` (how long the queue
+//! socket that has waited longest for a message has waited, against
+//! `anteroom_ws_silence_promise_seconds`: `hub::promise`), `anteroom_eta_error_ratio` and
+//! `anteroom_eta_judged_total` (the first known estimate a socket was sent, judged at its
+//! admission), `anteroom_store_call_seconds{class}` ([`store_latency`]) are this
+//! instance's own; `anteroom_wait_seconds` (join to admission, per room: [`waits`]) is the
+//! room's, read from the store.
 
 use prometheus::{
-    Encoder, GaugeVec, IntCounter, IntCounterVec, IntGauge, IntGaugeVec, Opts, Registry,
-    TextEncoder,
+    Encoder, Gauge, GaugeVec, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGauge,
+    IntGaugeVec, Opts, Registry, TextEncoder,
 };
 
 use crate::store::RoomStats;
+
+pub mod store_latency;
+pub mod waits;
+
+pub use store_latency::{StoreLatency, StoreOp};
+
+/// The metrics exported as histograms (their series are `<name>_bucket`, `_sum` and
+/// `_count`).
+pub const HISTOGRAMS: [&str; 3] = [
+    "anteroom_wait_seconds",
+    "anteroom_eta_error_ratio",
+    "anteroom_store_call_seconds",
+];
+
+/// The HTTP status classes counted, in order (`1xx` is the WebSocket upgrade).
+pub const HTTP_CLASSES: [&str; 5] = ["1xx", "2xx", "3xx", "4xx", "5xx"];
 
 #[derive(Clone)]
 pub struct Metrics {
@@ -77,6 +104,21 @@ pub struct Metrics {
     pub outflow_decisions: IntCounterVec,
     /// Health reports received, by room and `outcome` (accepted, unauthorized, invalid).
     pub health_reports: IntCounterVec,
+    /// HTTP answers by status class, [`HTTP_CLASSES`]' order (resolved once: a request
+    /// costs one atomic add).
+    http_responses: [IntCounter; 5],
+    /// 1 while `/readyz` would answer 200, 0 otherwise.
+    pub ready: IntGauge,
+    /// Seconds the queue socket that has waited longest for a message has waited.
+    ws_longest_silence: Gauge,
+    /// Per room, the waits from join to admission (from the store's minute buckets).
+    pub waits: waits::Waits,
+    /// |first known estimate − the wait that followed| ÷ max(the wait, 10 s), per room.
+    pub eta_error: HistogramVec,
+    /// The same estimates by where the wait fell: `inside` its range, `before` it, `after`.
+    pub eta_judged: IntCounterVec,
+    /// Store calls' durations by class.
+    pub store_latency: StoreLatency,
 }
 
 fn gauge(r: &Registry, name: &str, help: &str, labels: &[&str]) -> IntGaugeVec {
@@ -109,6 +151,17 @@ impl Default for Metrics {
 impl Metrics {
     pub fn new() -> Self {
         let r = Registry::new();
+        {
+            // A constant, exported so an alert compares the silence with the promise
+            // (`hub::promise`). unwrap: static, valid name; registered once.
+            let g = Gauge::new(
+                "anteroom_ws_silence_promise_seconds",
+                "The longest a waiting queue socket should go without a message (docs/websocket.md)",
+            )
+            .unwrap();
+            r.register(Box::new(g.clone())).unwrap();
+            g.set(crate::hub::promise::SILENCE_PROMISE.as_secs_f64());
+        }
         Self {
             queue_length: gauge(&r, "anteroom_queue_length", "Visitors waiting", &["room"]),
             active: gauge(&r, "anteroom_active", "Live admitted sessions", &["room"]),
@@ -287,8 +340,103 @@ impl Metrics {
                 r.register(Box::new(c.clone())).unwrap();
                 c
             },
+            http_responses: {
+                let v = counter(
+                    &r,
+                    "anteroom_http_responses_total",
+                    "HTTP answers by status class (1xx: WebSocket upgrades); /healthz, /readyz and /metrics are not counted",
+                    &["class"],
+                );
+                HTTP_CLASSES.map(|c| v.with_label_values(&[c]))
+            },
+            ready: {
+                // unwrap: static, valid name; registered once.
+                let g = IntGauge::new(
+                    "anteroom_ready",
+                    "1 while /readyz answers 200 (the store answers and holds every declared room), else 0",
+                )
+                .unwrap();
+                r.register(Box::new(g.clone())).unwrap();
+                g
+            },
+            ws_longest_silence: {
+                // unwrap: static, valid name; registered once.
+                let g = Gauge::new(
+                    "anteroom_ws_longest_silence_seconds",
+                    "Seconds since the queue socket that has waited longest was last sent a message (0: no socket waiting)",
+                )
+                .unwrap();
+                r.register(Box::new(g.clone())).unwrap();
+                g
+            },
+            waits: {
+                let w = waits::Waits::new();
+                // unwrap: a valid, unique descriptor; registered once.
+                r.register(Box::new(w.clone())).unwrap();
+                w
+            },
+            eta_error: {
+                // unwrap: static, valid name, labels and buckets; registered once.
+                let h = HistogramVec::new(
+                    HistogramOpts::new(
+                        "anteroom_eta_error_ratio",
+                        "First known estimate a queue socket was sent, judged at the admission: |estimate - wait| / max(wait, 10 s)",
+                    )
+                    .buckets(vec![0.05, 0.1, 0.2, 0.35, 0.5, 0.75, 1.0, 1.5, 2.0, 5.0]),
+                    &["room"],
+                )
+                .unwrap();
+                r.register(Box::new(h.clone())).unwrap();
+                h
+            },
+            eta_judged: counter(
+                &r,
+                "anteroom_eta_judged_total",
+                "First known estimates judged at the admission, by where the wait fell (inside the range shown, before it, after it)",
+                &["room", "outcome"],
+            ),
+            store_latency: StoreLatency::register(&r),
             registry: r,
         }
+    }
+
+    /// Counts an HTTP answer of status `status`.
+    pub fn http_response(&self, status: u16) {
+        if let Some(c) = (status / 100)
+            .checked_sub(1)
+            .and_then(|i| self.http_responses.get(i as usize))
+        {
+            c.inc();
+        }
+    }
+
+    /// Records how long the queue socket that has waited longest has waited (None: no
+    /// socket waits for a message).
+    pub fn observe_silence(&self, longest: Option<std::time::Duration>) {
+        self.ws_longest_silence
+            .set(longest.map_or(0.0, |d| d.as_secs_f64()));
+    }
+
+    /// Records one room's waits (minutes read from the store at scrape time).
+    pub fn observe_waits(&self, room: &str, minutes: &[crate::store::MinuteStats]) {
+        self.waits.observe(room, minutes);
+    }
+
+    /// Judges the first known estimate a socket was sent (`shown`: seconds, low, high)
+    /// against the wait that followed it (`waited`).
+    pub fn judge_eta(&self, room: &str, shown: (u64, u64, u64), waited: std::time::Duration) {
+        let (seconds, low, high) = shown;
+        let w = waited.as_secs_f64();
+        let error = (seconds as f64 - w).abs() / w.max(10.0);
+        self.eta_error.with_label_values(&[room]).observe(error);
+        let outcome = if w < low as f64 {
+            "before"
+        } else if w > high as f64 {
+            "after"
+        } else {
+            "inside"
+        };
+        self.eta_judged.with_label_values(&[room, outcome]).inc();
     }
 
     /// Records the WebSocket hub's counters (this instance).
@@ -374,6 +522,7 @@ impl Metrics {
         let _ = self.reaped.remove_label_values(&[room, "abandoned"]);
         let _ = self.origin_p95.remove_label_values(&[room]);
         let _ = self.origin_errors.remove_label_values(&[room]);
+        self.waits.forget(room);
     }
 
     /// The Prometheus text exposition.

@@ -64,6 +64,7 @@ async fn healthz() -> HttpResponse {
 )]
 #[get("/readyz")]
 async fn readyz(engine: web::Data<Engine>) -> HttpResponse {
+    let missing = readiness(&engine).await;
     let unavailable = |code, message, missing_rooms| {
         HttpResponse::ServiceUnavailable().json(Readiness {
             status: "unavailable",
@@ -75,7 +76,7 @@ async fn readyz(engine: web::Data<Engine>) -> HttpResponse {
             missing_rooms,
         })
     };
-    match engine.missing_rooms().await {
+    match missing {
         Ok(missing) if missing.is_empty() => HttpResponse::Ok().json(Readiness {
             status: "ready",
             error: None,
@@ -91,6 +92,15 @@ async fn readyz(engine: web::Data<Engine>) -> HttpResponse {
         ),
         Err(_) => unavailable("store_unavailable", "the store did not answer".into(), None),
     }
+}
+
+/// What `/readyz` answers from: the declared rooms the store lacks (`Err`: the store did
+/// not answer). Sets `anteroom_ready` to match, so the metric and the probe tell one truth.
+async fn readiness(engine: &Engine) -> Result<Vec<String>, ()> {
+    let missing = engine.missing_rooms().await.map_err(|_| ());
+    let ready = matches!(&missing, Ok(m) if m.is_empty());
+    engine.metrics.ready.set(i64::from(ready));
+    missing
 }
 
 /// Prometheus text; room figures are read from the store now. With `metrics_token`
@@ -133,13 +143,27 @@ async fn metrics(
             s.pushes.load(Relaxed),
             s.store_calls.load(Relaxed),
         );
+        engine.metrics.observe_silence(s.longest_silence());
     }
-    match engine.store.rooms().await {
+    let rooms = engine.store.rooms().await;
+    // What /readyz would answer, from the same list (`readiness`).
+    let ready = rooms.as_ref().is_ok_and(|present| {
+        engine
+            .declared_rooms
+            .iter()
+            .all(|d| present.contains(&d.id))
+    });
+    engine.metrics.ready.set(i64::from(ready));
+    match rooms {
         Ok(rooms) => {
             for room in rooms {
                 match engine.store.stats(&room).await {
                     Ok(s) => engine.metrics.observe_room(&room, &s),
                     Err(_) => engine.metrics.forget_room(&room),
+                }
+                let minutes = engine.metrics.waits.minutes_to_read(&room);
+                if let Ok(r) = engine.store.report(&room, minutes).await {
+                    engine.metrics.observe_waits(&room, &r.minutes);
                 }
                 if let Some(p) = crate::outflow::points(engine.store.as_ref(), &room, 1)
                     .await

@@ -5,7 +5,8 @@
 //! - [`visitor`]: the queue page, the embed widget and the demo host page.
 //! - [`ws`]: the queue WebSocket (upgrade checks and the per-socket loop).
 //! - [`admin`]: the dashboard and the admin API, behind one auth extractor.
-//! - [`health`]: probes, metrics and the JWK set; [`openapi`]: the OpenAPI document of
+//! - [`health`]: probes, metrics and the JWK set; [`http_metrics`]: answers counted by
+//!   status class; [`openapi`]: the OpenAPI document of
 //!   the JSON API; [`demo`]: the demo origin;
 //!   [`assets`]: the static files compiled into the binary.
 //! - [`support`]: what the handlers share; [`error`]: [`ApiError`](error::ApiError),
@@ -23,6 +24,7 @@ pub(crate) mod error;
 pub(crate) mod fairness;
 pub(crate) mod frame_guard;
 pub(crate) mod health;
+pub(crate) mod http_metrics;
 pub(crate) mod openapi;
 pub(crate) mod outflow;
 pub(crate) mod support;
@@ -84,6 +86,7 @@ pub fn serve(
                 access_log,
                 access_logger(),
             ))
+            .wrap(actix_web::middleware::from_fn(http_metrics::count_responses))
             .app_data(engine.clone())
             .app_data(hub.clone())
             .app_data(web::JsonConfig::default().error_handler(json_error_handler))
