@@ -218,7 +218,7 @@ fn trivial_server(listen: &str) -> Result<(), String> {
 /// asks its status, in a room whose queue grows as it goes.
 fn memstore(a: &Args) -> Result<(), String> {
     use anteroom::config::RoomConfig;
-    use anteroom::store::{memory::MemoryStore, Store};
+    use anteroom::store::{memory::MemoryStore, AdminStore, AdmissionStore, RoomStore};
     use std::sync::Arc;
     let tasks = a.num("tasks", 2usize)?;
     let duration = Duration::from_secs_f64(a.num("duration", 5.0)?);

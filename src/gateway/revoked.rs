@@ -177,6 +177,7 @@ pub async fn run_poller(
 mod tests {
     use super::*;
     use crate::store::memory::MemoryStore;
+    use crate::store::RevocationStore;
 
     fn rev(visitor: &str, serial: u64, exp: u64) -> Revocation {
         Revocation {

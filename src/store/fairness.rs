@@ -2,6 +2,10 @@
 //! seed and its commitment, and the steps of a pre-queue shuffle
 //! (docs/design.md#the-pre-queue-shuffle).
 
+use async_trait::async_trait;
+
+use super::StoreResult;
+
 /// A room's fairness record ([`Store::fairness`](super::Store::fairness)): what `GET
 /// /api/rooms/{room}/fairness` publishes (docs/design.md#the-pre-queue-shuffle).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -99,4 +103,32 @@ pub enum ShuffleStep {
     WrongSeed,
     /// Not time yet (before `opens_at`), or no pre-queue.
     NotDue,
+}
+
+/// A scheduled event's fair start: the seed, its commitment, the pre-queue and the
+/// shuffle; the drops task's role.
+#[async_trait]
+pub trait FairnessStore: Send + Sync {
+    /// The room's event seed (64 lowercase hex): sets it to `candidate` if the room has
+    /// none, and returns the value it holds (every instance agrees). The seed is drawn
+    /// when the pre-queue opens; only its SHA-256 is published until the shuffle.
+    async fn event_seed(&self, room: &str, candidate: &str) -> StoreResult<String>;
+    /// The room's fairness record (commitment, seed once revealed, pre-queue count, times).
+    async fn fairness(&self, room: &str) -> StoreResult<Fairness>;
+    /// The pre-queue, `count` visitors from rank `offset` (by arrival; the order does not
+    /// matter: the shuffle sorts it), for the shuffle to list it in pages.
+    async fn prequeue_page(&self, room: &str, offset: u64, count: u32) -> StoreResult<Vec<String>>;
+    /// One step of the shuffle, atomic and idempotent: puts `visitors` (ranks `first_rank`,
+    /// `first_rank + 1`, …, 0-based, of the published order) in line with tickets in that
+    /// order, ahead of everyone who joined after `opens_at`; with `last`, marks the room
+    /// shuffled (exactly once: a step on a shuffled room does nothing). Only at or after
+    /// `opens_at`, and only with the room's own `seed`.
+    async fn shuffle_step(
+        &self,
+        room: &str,
+        seed: &str,
+        first_rank: u64,
+        visitors: &[String],
+        last: bool,
+    ) -> StoreResult<ShuffleStep>;
 }

@@ -11,7 +11,10 @@
 //! position is its old one, less the `left` tickets below its own, plus the `back` ones
 //! below it: exact, computed by the hub.
 
-use super::WatchEntry;
+use async_trait::async_trait;
+use futures_util::stream::BoxStream;
+
+use super::{AdmittedEvent, RoomView, SocketCount, StoreResult, WatchEntry};
 
 /// About how many log entries a room keeps (`CHANGES_KEEP` in Lua): a hub further behind
 /// than that reads its sockets' places again.
@@ -118,4 +121,36 @@ mod tests {
         assert_eq!(LineChange::parse("12:z:7:v"), None);
         assert_eq!(LineChange::parse("12:l:x:v"), None);
     }
+}
+
+/// The hub's batched view of the line (one round trip per room per tick, whatever the
+/// number of sockets), admissions as they happen, and the socket counts it reports.
+#[async_trait]
+pub trait LineStore: Send + Sync {
+    /// Room figures plus, for each visitor, where it stands; refreshes queued visitors'
+    /// heartbeats. One store round trip for the whole batch.
+    async fn watch(
+        &self,
+        room: &str,
+        visitors: &[String],
+    ) -> StoreResult<(RoomView, Vec<WatchEntry>)>;
+    /// A hub's tick for one room (docs/design.md#socket-updates): renews this instance's
+    /// hold on the visitors it has sockets for, holds `hold` and lets `unhold` go, and
+    /// returns the room figures, the line log's changes since the hub's cursor and where
+    /// each newly held visitor stands. One round trip whatever the number of sockets.
+    async fn tick(&self, room: &str, req: &TickRequest<'_>) -> StoreResult<RoomTick>;
+    /// Where each visitor stands (with its ticket), exact at the returned cursor; claims
+    /// admitted visitors' sessions, refreshes no heartbeat.
+    async fn places(
+        &self,
+        room: &str,
+        visitors: &[String],
+    ) -> StoreResult<(RoomView, Vec<Placed>, LineCursor)>;
+    /// Admissions as they happen, from every instance. The stream ends when the
+    /// subscription breaks (the caller subscribes again).
+    async fn subscribe(&self) -> StoreResult<BoxStream<'static, AdmittedEvent>>;
+    /// Records this instance's open sockets per room.
+    async fn report_sockets(&self, instance: &str, counts: &[(String, u64)]) -> StoreResult<()>;
+    /// Socket counts reported in the last minute, by instance and room.
+    async fn sockets(&self) -> StoreResult<Vec<SocketCount>>;
 }

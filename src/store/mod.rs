@@ -33,25 +33,46 @@
 //!   patch may name the version it was based on ([`Store::patch_room_if`]): if the room
 //!   has moved on, nothing is written (optimistic concurrency for the admin API).
 
+mod admin;
+mod admission;
+mod events;
 mod fairness;
 pub(crate) mod join_batch;
+mod lease;
 pub(crate) mod line;
 pub mod memory;
 pub mod outflow;
+mod recovery;
 pub mod redis;
 pub(crate) mod revocation;
+mod rooms;
 pub(crate) mod sentinel;
 pub(crate) mod webhook;
 
-pub use fairness::{commitment_of, new_seed, seed_revealed, Fairness, ShuffleStep};
-pub use line::{LineChange, LineCursor, Placed, RoomTick, TickRequest};
-pub use revocation::{Revocation, RevocationPage};
+pub use admin::AdminStore;
+pub use admission::AdmissionStore;
+pub use events::EventStore;
+pub use fairness::{commitment_of, new_seed, seed_revealed, Fairness, FairnessStore, ShuffleStep};
+pub use lease::LeaseStore;
+pub use line::{LineChange, LineCursor, LineStore, Placed, RoomTick, TickRequest};
+pub use outflow::OutflowStore;
+pub use recovery::RecoveryStore;
+pub use revocation::{Revocation, RevocationPage, RevocationStore};
+pub use rooms::RoomStore;
+
+/// Every role trait, for code that calls store methods on a concrete backend
+/// (`MemoryStore`, `RedisStore`) rather than through `dyn Store`:
+/// `use anteroom::store::prelude::*;`.
+pub mod prelude {
+    pub use super::{
+        AdminStore, AdmissionStore, EventStore, FairnessStore, LeaseStore, LineStore, OutflowStore,
+        RecoveryStore, RevocationStore, RoomStore,
+    };
+}
 pub use webhook::{
     WebhookCounts, WebhookDeadLetter, WebhookRetry, WebhookSettle, MAX_DEAD_LETTERS_KEPT,
 };
 
-use async_trait::async_trait;
-use futures_util::stream::BoxStream;
 use serde::Serialize;
 
 use crate::config::RoomConfig;
@@ -807,310 +828,41 @@ impl From<::redis::RedisError> for StoreError {
 
 pub type StoreResult<T> = Result<T, StoreError>;
 
-/// The admission store. All methods are atomic per room.
-#[async_trait]
-pub trait Store: outflow::OutflowStore + Send + Sync + 'static {
-    /// Writes a room's live configuration. With `create_only`, an existing room is left
-    /// untouched and `false` is returned.
-    async fn put_room(&self, cfg: &RoomConfig, create_only: bool) -> StoreResult<bool>;
-    /// How many times the store failed over to another node (Redis Sentinel) since this
-    /// instance connected. Replication is asynchronous, so each may have lost the last
-    /// writes: the keeper then puts back what it knows, as after a data loss.
-    fn failovers(&self) -> u64 {
-        0
-    }
-    /// Re-creates a room missing from the store (create-only, as `put_room`) and holds
-    /// it for `hold_ms`: no admissions and no new places (a join that needs one gets
-    /// [`StoreError::Held`]) while the instances put back the places and sessions the
-    /// store lost (`restore_place`, `restore_session`, which the hold does not stop).
-    async fn recreate_room(&self, cfg: &RoomConfig, hold_ms: u64) -> StoreResult<bool>;
-    /// The live configuration of a room and its version, read together.
-    async fn room_versioned(&self, room: &str) -> StoreResult<Option<(RoomConfig, u64)>>;
-    /// The live configuration of a room.
-    async fn room(&self, room: &str) -> StoreResult<Option<RoomConfig>> {
-        Ok(self.room_versioned(room).await?.map(|(cfg, _)| cfg))
-    }
-    /// All room ids, sorted.
-    async fn rooms(&self) -> StoreResult<Vec<String>>;
-    /// Removes a room and everything in it. Returns whether it existed.
-    async fn delete_room(&self, room: &str) -> StoreResult<bool>;
+/// The admission store, every role together (`Arc<dyn Store>` is what the application
+/// holds). All methods are atomic per room. A backend implements each role; a task that
+/// needs one role takes only that one (docs/design.md, "The store's roles").
+pub trait Store:
+    RoomStore
+    + AdmissionStore
+    + LineStore
+    + AdminStore
+    + RecoveryStore
+    + EventStore
+    + LeaseStore
+    + FairnessStore
+    + RevocationStore
+    + OutflowStore
+    + Send
+    + Sync
+    + 'static
+{
+}
 
-    /// Join (idempotent); see the module rules.
-    async fn join(&self, room: &str, visitor: &str) -> StoreResult<Snapshot> {
-        self.join_limited(room, visitor, None).await
-    }
-    /// Join, and when it takes a new place (a queue place or a walk-in session) count it
-    /// against `limit`'s group: a group already holding `limit.max` places or live
-    /// sessions in the room gets [`StoreError::TooManyPlaces`] and nothing changes.
-    /// Places that ended (admitted and expired, released, reaped, flushed) stop counting.
-    async fn join_limited(
-        &self,
-        room: &str,
-        visitor: &str,
-        limit: Option<&PlaceLimit>,
-    ) -> StoreResult<Snapshot> {
-        let opts = JoinOptions {
-            limit: limit.cloned(),
-            lane: None,
-            score: None,
-        };
-        self.join_with(room, visitor, &opts).await
-    }
-    /// [`Self::join_limited`], and a new queue place goes in `opts.lane` (see
-    /// [`LANE_STRIDE`]); an existing place or session is kept as it is.
-    async fn join_with(
-        &self,
-        room: &str,
-        visitor: &str,
-        opts: &JoinOptions,
-    ) -> StoreResult<Snapshot>;
-    /// Where the visitor stands; refreshes a queued visitor's heartbeat.
-    async fn status(&self, room: &str, visitor: &str) -> StoreResult<Snapshot>;
-    /// [`Self::status`] with a queued visitor's ticket and join time (two more reads: for
-    /// the place receipt the status API hands out).
-    async fn status_placed(&self, room: &str, visitor: &str) -> StoreResult<Snapshot>;
-    /// Puts back a place the store forgot (it lost its data) with its original `ticket`
-    /// and join time, so places put back in any order keep their order, and later tickets
-    /// come after it. It does not promote (the promoter lets the restored in, in ticket
-    /// order, once every instance has put its places back). A visitor who holds a place or
-    /// a session keeps it.
-    async fn restore_place(
-        &self,
-        room: &str,
-        visitor: &str,
-        ticket: u64,
-        joined_at_ms: u64,
-    ) -> StoreResult<Snapshot>;
-    /// The visitor's page went to the background and said so: a queued visitor keeps the
-    /// place for `grace_ms` from now without a heartbeat (the heartbeat is moved forward,
-    /// never back; no effect when `grace_ms` is not longer than the room's heartbeat
-    /// timeout). Returns whether the visitor is queued.
-    async fn hold_away(&self, room: &str, visitor: &str, grace_ms: u64) -> StoreResult<bool>;
-    /// The room's events after the stream id `after` ("0" or "" for the oldest kept), at
-    /// most `count`, oldest first. Each is added by the atomic change it records.
-    async fn events(&self, room: &str, after: &str, count: u32) -> StoreResult<Vec<RoomEvent>>;
-    /// The webhook deliverer's cursor in the room's stream: the last event id delivered
-    /// or parked for a retry ("" before the first).
-    async fn webhook_cursor(&self, room: &str) -> StoreResult<String>;
-    /// Moves the cursor to `cursor`, parks `retries` and keeps (and counts) the `dead`
-    /// letters, in one atomic step (an event is never both behind the cursor and lost).
-    async fn webhook_advance(
-        &self,
-        room: &str,
-        cursor: &str,
-        retries: &[WebhookRetry],
-        dead: &[WebhookDeadLetter],
-    ) -> StoreResult<()>;
-    /// Parked deliveries due at `now_ms` or before, soonest first, at most `limit`.
-    async fn webhook_due(
-        &self,
-        room: &str,
-        now_ms: u64,
-        limit: u32,
-    ) -> StoreResult<Vec<WebhookRetry>>;
-    /// Records what a retry of `event_id` did. Settling a record that is not there does
-    /// nothing.
-    async fn webhook_settle(
-        &self,
-        room: &str,
-        event_id: &str,
-        outcome: &WebhookSettle,
-    ) -> StoreResult<()>;
-    /// The room's pending retries and dead letters.
-    async fn webhook_counts(&self, room: &str) -> StoreResult<WebhookCounts>;
-    /// The dead letters the room keeps (the newest [`MAX_DEAD_LETTERS_KEPT`]), newest
-    /// first.
-    async fn webhook_dead_letters(&self, room: &str) -> StoreResult<Vec<WebhookDeadLetter>>;
-    /// Moves the kept dead letter of `event_id` (every kept one, with `None`) back to the
-    /// retries, due at `due_ms` with no attempt made (the deliverer then gives it all of
-    /// `webhooks.max_attempts` again); answers the event ids moved, none when there was
-    /// no such letter. Atomic per letter: two replays of one letter move it once.
-    async fn webhook_replay(
-        &self,
-        room: &str,
-        event_id: Option<&str>,
-        due_ms: u64,
-    ) -> StoreResult<Vec<String>>;
-    /// A page of the room's live sessions (those expiring at or after `q.expires_from`,
-    /// from now on when that is past; soonest expiry first, at most `q.limit`) and, with
-    /// `q.gone_after`, the releases since: each instance keeps a picture of the live
-    /// sessions this way to put them back after a data loss
-    /// ([`KnownSessions`](crate::domain::known_sessions::KnownSessions)).
-    async fn sessions(&self, room: &str, q: &SessionsQuery) -> StoreResult<SessionsPage>;
-    /// Puts back an admission the store forgot, from the visitor's unexpired pass, so it
-    /// counts against capacity again (`admits` raised to its serial). Nothing happens if
-    /// it has expired, or the visitor holds a session (answer: is it this one) or a place.
-    /// Returns whether this admission is live now.
-    async fn restore_session(
-        &self,
-        room: &str,
-        visitor: &str,
-        admission: &Admission,
-    ) -> StoreResult<bool>;
-    /// Leaves the queue or ends the session at once, then promotes. Returns whether the
-    /// visitor held a session or a place, the live session it ended (so its pass can be
-    /// written to the revocation log), and who was admitted as a result.
-    async fn release_ended(&self, room: &str, visitor: &str) -> StoreResult<Released>;
-    /// [`Self::release_ended`] without the ended session: whether the visitor held a
-    /// session or a place, and who was admitted.
-    async fn release(&self, room: &str, visitor: &str) -> StoreResult<(bool, Vec<String>)> {
-        let r = self.release_ended(room, visitor).await?;
-        Ok((r.held, r.admitted))
-    }
-    /// Admits queue heads while capacity, stock and the rate cap allow (at most `limit`).
-    async fn promote(&self, room: &str, limit: u32) -> StoreResult<Vec<String>>;
-    /// Whether this admission is still live (not released, removed or expired). A live
-    /// one is claimed: its visitor is there (see [`EtaBasis::quiet`]); `status`, `watch`
-    /// and `release` claim too.
-    async fn session_live(&self, room: &str, visitor: &str, serial: u64) -> StoreResult<bool>;
-    /// Renews the live session `serial` of `visitor` on activity (a room's
-    /// `renew_on_activity`): its expiry becomes now + `ttl_ms`, capped at its issue time +
-    /// `cap_ms`, never earlier than it was. Returns the session as it is now, or `None`
-    /// when that session is not live (ended, expired, or superseded by a newer one).
-    async fn extend_session(
-        &self,
-        room: &str,
-        visitor: &str,
-        serial: u64,
-        ttl_ms: u64,
-        cap_ms: u64,
-    ) -> StoreResult<Option<Admission>>;
-    /// Drops up to `batch` silent queued visitors and prunes up to `batch` expired sessions.
-    async fn reap(&self, room: &str, batch: u32) -> StoreResult<ReapBatch>;
-    /// Figures for one room.
-    async fn stats(&self, room: &str) -> StoreResult<RoomStats>;
-
-    /// Takes the named lease if free (`SET NX PX`) or renews it if `token` holds it.
-    /// Lease names are `<room>/<purpose>`.
-    async fn acquire_lease(&self, name: &str, token: &str, ttl_ms: u64) -> StoreResult<bool>;
-    /// Releases the lease only if `token` still holds it (compare-and-delete).
-    async fn release_lease(&self, name: &str, token: &str) -> StoreResult<bool>;
-
-    /// Counts one request against `key` in a fixed window.
-    async fn hit_window(
-        &self,
-        key: &str,
-        limit: u64,
-        window_ms: u64,
-    ) -> StoreResult<WindowDecision>;
-
-    /// Room figures plus, for each visitor, where it stands; refreshes queued visitors'
-    /// heartbeats. One store round trip for the whole batch.
-    async fn watch(
-        &self,
-        room: &str,
-        visitors: &[String],
-    ) -> StoreResult<(RoomView, Vec<WatchEntry>)>;
-
-    /// A hub's tick for one room (docs/design.md#socket-updates): renews this instance's
-    /// hold on the visitors it has sockets for, holds `hold` and lets `unhold` go, and
-    /// returns the room figures, the line log's changes since the hub's cursor and where
-    /// each newly held visitor stands. One round trip whatever the number of sockets.
-    async fn tick(&self, room: &str, req: &TickRequest<'_>) -> StoreResult<RoomTick>;
-
-    /// Where each visitor stands (with its ticket), exact at the returned cursor; claims
-    /// admitted visitors' sessions, refreshes no heartbeat.
-    async fn places(
-        &self,
-        room: &str,
-        visitors: &[String],
-    ) -> StoreResult<(RoomView, Vec<Placed>, LineCursor)>;
-
-    /// Admissions as they happen, from every instance. The stream ends when the
-    /// subscription breaks (the caller subscribes again).
-    async fn subscribe(&self) -> StoreResult<BoxStream<'static, AdmittedEvent>>;
-
-    /// Changes the given config fields atomically, then promotes. With `expected`, only
-    /// if the room is at that version (checked in the same atomic step as the write).
-    async fn patch_room_if(
-        &self,
-        room: &str,
-        patch: &RoomPatch,
-        expected: Option<u64>,
-    ) -> StoreResult<PatchOutcome>;
-    /// Changes the given config fields atomically, then promotes; returns who was admitted.
-    async fn patch_room(&self, room: &str, patch: &RoomPatch) -> StoreResult<Vec<String>> {
-        match self.patch_room_if(room, patch, None).await? {
-            PatchOutcome::Applied { admitted, .. } => Ok(admitted),
-            PatchOutcome::Stale { .. } => Err(StoreError::Protocol(
-                "a patch without a version came back stale".into(),
-            )),
-        }
-    }
-    /// Sets or tops up stock atomically with admissions, then promotes.
-    /// Returns (old, new, admitted).
-    async fn change_stock(
-        &self,
-        room: &str,
-        change: StockChange,
-    ) -> StoreResult<(Option<u64>, Option<u64>, Vec<String>)>;
-    /// The queued and admitted visitors whose id starts with `id_prefix` (lowercase hex),
-    /// at most `limit`: admitted ones first (by id), then queued ones by position. Reads
-    /// only; a queued visitor's heartbeat is not refreshed. Scans the queue and the
-    /// sessions in steps, so a long queue never blocks the store.
-    async fn find_visitors(
-        &self,
-        room: &str,
-        id_prefix: &str,
-        limit: usize,
-    ) -> StoreResult<Vec<FoundVisitor>>;
-    /// Empties the queue (sessions stay). Returns how many were waiting.
-    async fn flush(&self, room: &str) -> StoreResult<u64>;
-    /// Figures and the last `minutes` minutes of history.
-    async fn report(&self, room: &str, minutes: u32) -> StoreResult<RoomReport>;
-    /// Promotes (so the basis is what snapshots read after it see), then reads what the
-    /// ETA is computed from ([`EtaBasis`]).
-    async fn eta_basis(&self, room: &str) -> StoreResult<EtaBasis>;
-
-    /// Records this instance's open sockets per room.
-    async fn report_sockets(&self, instance: &str, counts: &[(String, u64)]) -> StoreResult<()>;
-    /// Socket counts reported in the last minute, by instance and room.
-    async fn sockets(&self) -> StoreResult<Vec<SocketCount>>;
-
-    /// Appends to the audit log, keeping the newest `keep` entries.
-    async fn audit_push(&self, entry: &str, keep: u32) -> StoreResult<()>;
-    /// The newest `limit` audit entries, newest first.
-    async fn audit(&self, limit: u32) -> StoreResult<Vec<String>>;
-
-    /// Cheap liveness check (readiness probe).
-    async fn ping(&self) -> StoreResult<()>;
-    /// The store's epoch: sets it to `candidate` if the store has none, and returns the
-    /// value it holds. A store that lost its data (restarted empty, failed over to an
-    /// empty replica, FLUSHALL) answers with a value this instance has not seen before.
-    async fn epoch(&self, candidate: &str) -> StoreResult<String>;
-
-    /// The room's event seed (64 lowercase hex): sets it to `candidate` if the room has
-    /// none, and returns the value it holds (every instance agrees). The seed is drawn
-    /// when the pre-queue opens; only its SHA-256 is published until the shuffle.
-    async fn event_seed(&self, room: &str, candidate: &str) -> StoreResult<String>;
-    /// The room's fairness record (commitment, seed once revealed, pre-queue count, times).
-    async fn fairness(&self, room: &str) -> StoreResult<Fairness>;
-    /// The pre-queue, `count` visitors from rank `offset` (by arrival; the order does not
-    /// matter: the shuffle sorts it), for the shuffle to list it in pages.
-    async fn prequeue_page(&self, room: &str, offset: u64, count: u32) -> StoreResult<Vec<String>>;
-    /// One step of the shuffle, atomic and idempotent: puts `visitors` (ranks `first_rank`,
-    /// `first_rank + 1`, …, 0-based, of the published order) in line with tickets in that
-    /// order, ahead of everyone who joined after `opens_at`; with `last`, marks the room
-    /// shuffled (exactly once: a step on a shuffled room does nothing). Only at or after
-    /// `opens_at`, and only with the room's own `seed`.
-    async fn shuffle_step(
-        &self,
-        room: &str,
-        seed: &str,
-        first_rank: u64,
-        visitors: &[String],
-        last: bool,
-    ) -> StoreResult<ShuffleStep>;
-
-    /// Appends a revoked pass to the revocation log (see [`revocation`]), kept until its
-    /// `expires_at_ms` (store clock; an already expired one is not written). Expired
-    /// entries are swept as new ones are written.
-    async fn revoke(&self, r: &Revocation) -> StoreResult<()>;
-    /// Revocations written after `cursor` (0: from the start), oldest first, at most
-    /// `limit`, and the cursor to read from next. Entries that expired but were not swept
-    /// yet may be among them. A cursor past the log's end (the store lost its data)
-    /// reads from the start again.
-    async fn revocations_since(&self, cursor: u64, limit: usize) -> StoreResult<RevocationPage>;
+impl<T> Store for T where
+    T: RoomStore
+        + AdmissionStore
+        + LineStore
+        + AdminStore
+        + RecoveryStore
+        + EventStore
+        + LeaseStore
+        + FairnessStore
+        + RevocationStore
+        + OutflowStore
+        + Send
+        + Sync
+        + 'static
+{
 }
 
 /// Admitted visitors first (by id), then queued ones by position: the order

@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 
 use crate::helpers::ws::{connect, next_json, wait_for};
 use crate::helpers::{redis_store, room, spawn_app, test_settings, RedisCluster};
-use anteroom::store::Store;
+use anteroom::store::prelude::*;
 use futures_util::stream::{self, StreamExt};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

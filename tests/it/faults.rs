@@ -154,7 +154,8 @@ async fn scripts_and_the_room_library_are_reloaded_after_a_flush() {
 /// Lua VM must not hide them, nor a write its VM never ran, nor outlive a FLUSHALL.
 #[tokio::test]
 async fn a_kept_room_config_never_hides_a_write() {
-    use anteroom::store::{Store, VisitorState};
+    use anteroom::store::prelude::*;
+    use anteroom::store::VisitorState;
     let redis = RedisServer::start();
     let prefix = crate::helpers::prefix();
     let s = crate::helpers::redis_store(&redis.url(), &prefix).await;
@@ -230,7 +231,7 @@ async fn a_kept_room_config_never_hides_a_write() {
 /// good: its next hit gives it the window.
 #[tokio::test]
 async fn a_limiter_counter_left_without_an_expiry_gets_its_window_on_the_next_hit() {
-    use anteroom::store::Store;
+    use anteroom::store::prelude::*;
     let redis = RedisServer::start();
     let prefix = crate::helpers::prefix();
     let s = crate::helpers::redis_store(&redis.url(), &prefix).await;

@@ -125,7 +125,7 @@ async fn secrets_are_shown_as_set_in_the_admin_views_the_audit_and_the_logs() {
     }
     let r = call(reqwest::Method::PUT, "/api/admin/rooms/s", Some(back)).await;
     assert_eq!(r.status, 200, "{}", r.body);
-    use anteroom::store::Store as _;
+    use anteroom::store::prelude::*;
     let store = crate::helpers::redis_store(&redis.url(), &prefix).await;
     let stored = store.room("s").await.unwrap().unwrap();
     assert_eq!(stored.entry_secret.as_ref().unwrap().expose(), ENTRY);

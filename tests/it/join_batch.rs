@@ -7,8 +7,9 @@
 use std::time::Duration;
 
 use anteroom::config::StoreSettings;
+use anteroom::store::prelude::*;
 use anteroom::store::redis::RedisStore;
-use anteroom::store::{Store, StoreError, VisitorState};
+use anteroom::store::{StoreError, VisitorState};
 use futures_util::future::join_all;
 
 use crate::helpers::{command_calls, prefix, room, wait_until, RedisServer};

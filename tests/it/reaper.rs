@@ -6,6 +6,7 @@ use std::time::Duration;
 use crate::helpers::{redis_store, room, wait_until, RedisServer};
 use anteroom::config::{ReaperSettings, RoomConfig};
 use anteroom::reaper::{lease_name, reap_once};
+use anteroom::store::prelude::*;
 use anteroom::store::{Store, VisitorState};
 
 fn cfg(lease_ms: u64) -> ReaperSettings {

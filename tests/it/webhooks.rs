@@ -16,6 +16,7 @@ use crate::helpers::{
     ServerProcess,
 };
 use anteroom::config::{RoomConfig, Settings, WebhookSecret};
+use anteroom::store::prelude::*;
 use anteroom::store::Store;
 
 fn v(i: usize) -> String {

@@ -16,7 +16,11 @@ use tokio::sync::broadcast;
 use super::{
     sort_found, wait_bucket, Admission, AdmittedEvent, FoundVisitor, MinuteStats, PatchOutcome,
     ReapBatch, RoomPatch, RoomReport, RoomStats, RoomView, Snapshot, SocketCount, StockChange,
-    Store, StoreError, StoreResult, VisitorState, WatchEntry, WindowDecision,
+    StoreError, StoreResult, VisitorState, WatchEntry, WindowDecision,
+};
+use super::{
+    AdminStore, AdmissionStore, EventStore, FairnessStore, LeaseStore, LineStore, RecoveryStore,
+    RevocationStore, RoomStore,
 };
 use crate::config::schedule::EventPhase;
 use crate::config::{QueueMode, RoomConfig};
@@ -157,13 +161,9 @@ impl MemoryStore {
 }
 
 #[async_trait]
-impl Store for MemoryStore {
+impl RoomStore for MemoryStore {
     async fn put_room(&self, cfg: &RoomConfig, create_only: bool) -> StoreResult<bool> {
         Ok(self.write_room(cfg, create_only, 0))
-    }
-
-    async fn recreate_room(&self, cfg: &RoomConfig, hold_ms: u64) -> StoreResult<bool> {
-        Ok(self.write_room(cfg, true, hold_ms))
     }
 
     async fn room_versioned(&self, room: &str) -> StoreResult<Option<(RoomConfig, u64)>> {
@@ -186,6 +186,70 @@ impl Store for MemoryStore {
         Ok(self.rooms.lock().unwrap().remove(room).is_some())
     }
 
+    async fn patch_room_if(
+        &self,
+        room: &str,
+        patch: &RoomPatch,
+        expected: Option<u64>,
+    ) -> StoreResult<PatchOutcome> {
+        self.with_room(room, |r, now| {
+            if expected.is_some_and(|v| v != r.version) {
+                return PatchOutcome::Stale { version: r.version };
+            }
+            // Stock is not part of a patch; keep the live value.
+            let cfg = RoomConfig {
+                stock: r.cfg.stock,
+                ..patch.applied_to(&r.cfg)
+            };
+            if cfg != r.cfg {
+                let was_closed = r.closed();
+                let was_ended = r.phase == EventPhase::Ended;
+                r.set_cfg(cfg);
+                r.enter(now);
+                r.version += 1;
+                // An event's end (or its end moved away) is told by `enter`.
+                let ended = r.phase == EventPhase::Ended;
+                if r.closed() != was_closed && !(ended || was_ended) {
+                    let kind = if r.closed() { "closed" } else { "opened" };
+                    r.event(now, kind, None, None);
+                }
+            }
+            PatchOutcome::Applied {
+                version: r.version,
+                admitted: r.promote(now, PROMOTE_LIMIT),
+            }
+        })
+    }
+
+    async fn change_stock(
+        &self,
+        room: &str,
+        change: StockChange,
+    ) -> StoreResult<(Option<u64>, Option<u64>, Vec<String>)> {
+        self.with_room(room, |r, now| {
+            let old = r.cfg.stock;
+            r.cfg.stock = match change {
+                StockChange::Set(n) => Some(n),
+                StockChange::Add(n) => old.map(|o| o.saturating_add(n).min(super::MAX_STOCK)),
+                StockChange::Unlimited => None,
+            };
+            if r.cfg.stock != old {
+                r.version += 1;
+            }
+            if r.cfg.stock == Some(0) && old != Some(0) {
+                r.event(now, "sold_out", None, None);
+            }
+            (old, r.cfg.stock, r.promote(now, PROMOTE_LIMIT))
+        })
+    }
+
+    async fn ping(&self) -> StoreResult<()> {
+        Ok(())
+    }
+}
+
+#[async_trait]
+impl AdmissionStore for MemoryStore {
     async fn join_with(
         &self,
         room: &str,
@@ -282,33 +346,6 @@ impl Store for MemoryStore {
         self.with_room(room, |r, now| r.status(v, now, true))
     }
 
-    async fn restore_place(
-        &self,
-        room: &str,
-        v: &str,
-        ticket: u64,
-        joined_at_ms: u64,
-    ) -> StoreResult<Snapshot> {
-        self.with_room(room, |r, now| {
-            if r.is_admitted(v, now) {
-                return r.snapshot(VisitorState::Admitted, v, now, Vec::new());
-            }
-            if r.queue.contains(v) {
-                r.beat(v, now);
-                return r.snapshot_placed(r.waiting_state(true), v, now, Vec::new());
-            }
-            if r.closed() {
-                return r.snapshot(VisitorState::Closed, v, now, Vec::new());
-            }
-            r.queue.insert(v, ticket, "");
-            r.beat(v, now);
-            r.log_line(true, [(ticket, v.to_string())]);
-            r.join_times.insert(v.to_string(), joined_at_ms);
-            r.seq = r.seq.max(ticket);
-            r.snapshot_placed(r.waiting_state(true), v, now, Vec::new())
-        })
-    }
-
     async fn hold_away(&self, room: &str, v: &str, grace_ms: u64) -> StoreResult<bool> {
         self.with_room(room, |r, now| {
             if !r.queue.contains(v) {
@@ -331,128 +368,6 @@ impl Store for MemoryStore {
             }
             true
         })
-    }
-
-    async fn sessions(&self, room: &str, q: &SessionsQuery) -> StoreResult<SessionsPage> {
-        self.with_room(room, |r, now| {
-            let from = q.expires_from.max(now + 1);
-            let sessions = r
-                .expiries
-                .range((from, String::new())..)
-                .filter_map(|(_, v)| Some((v.clone(), r.sessions.get(v)?.clone())))
-                .take(q.limit as usize)
-                .collect();
-            let mut gone: Vec<(String, u64)> = match q.gone_after {
-                Some(after) => r
-                    .gone
-                    .iter()
-                    .filter(|(_, at)| **at >= after && **at + GONE_KEEP_MS > now)
-                    .map(|(v, at)| (v.clone(), *at))
-                    .collect(),
-                None => Vec::new(),
-            };
-            gone.sort_by_key(|(_, at)| *at);
-            SessionsPage {
-                now_ms: now,
-                sessions,
-                gone,
-                flushed_at_ms: r.flushed_at,
-            }
-        })
-    }
-
-    async fn restore_session(&self, room: &str, v: &str, a: &Admission) -> StoreResult<bool> {
-        self.with_room(room, |r, now| {
-            // No later admission reuses a serial someone was given, put back or not.
-            r.admits = r.admits.max(a.serial);
-            if a.expires_at_ms <= now {
-                return false;
-            }
-            if r.is_admitted(v, now) {
-                return r.sessions.get(v).is_some_and(|s| s.serial == a.serial);
-            }
-            if r.queue.contains(v) {
-                return false;
-            }
-            // Released after this admission was issued (st:gone in Lua).
-            if r.gone
-                .get(v)
-                .is_some_and(|at| *at + GONE_KEEP_MS > now && *at >= a.issued_at_ms)
-            {
-                return false;
-            }
-            // An expired, not yet pruned session of this visitor goes first.
-            r.end_session(v);
-            r.expiries.insert((a.expires_at_ms, v.to_string()));
-            r.sessions.insert(v.to_string(), a.clone());
-            true
-        })
-    }
-
-    async fn events(&self, room: &str, after: &str, count: u32) -> StoreResult<Vec<RoomEvent>> {
-        // Ids compare as (ms, seq), as Redis compares them.
-        let key = |id: &str| -> (u64, u64) {
-            let (ms, seq) = id.split_once('-').unwrap_or((id, "0"));
-            (ms.parse().unwrap_or(0), seq.parse().unwrap_or(0))
-        };
-        let after = if after.is_empty() { (0, 0) } else { key(after) };
-        self.with_room(room, |r, _| {
-            r.stream
-                .iter()
-                .filter(|e| key(&e.id) > after)
-                .take(count as usize)
-                .cloned()
-                .collect()
-        })
-    }
-
-    async fn webhook_cursor(&self, room: &str) -> StoreResult<String> {
-        self.with_room(room, |r, _| r.webhook.cursor())
-    }
-
-    async fn webhook_advance(
-        &self,
-        room: &str,
-        cursor: &str,
-        retries: &[super::WebhookRetry],
-        dead: &[super::WebhookDeadLetter],
-    ) -> StoreResult<()> {
-        self.with_room(room, |r, _| r.webhook.advance(cursor, retries, dead))
-    }
-
-    async fn webhook_due(
-        &self,
-        room: &str,
-        now_ms: u64,
-        limit: u32,
-    ) -> StoreResult<Vec<super::WebhookRetry>> {
-        self.with_room(room, |r, _| r.webhook.due(now_ms, limit))
-    }
-
-    async fn webhook_settle(
-        &self,
-        room: &str,
-        event_id: &str,
-        outcome: &super::WebhookSettle,
-    ) -> StoreResult<()> {
-        self.with_room(room, |r, _| r.webhook.settle(event_id, outcome))
-    }
-
-    async fn webhook_counts(&self, room: &str) -> StoreResult<super::WebhookCounts> {
-        self.with_room(room, |r, _| r.webhook.counts())
-    }
-
-    async fn webhook_dead_letters(&self, room: &str) -> StoreResult<Vec<super::WebhookDeadLetter>> {
-        self.with_room(room, |r, _| r.webhook.dead_letters())
-    }
-
-    async fn webhook_replay(
-        &self,
-        room: &str,
-        event_id: Option<&str>,
-        due_ms: u64,
-    ) -> StoreResult<Vec<String>> {
-        self.with_room(room, |r, _| r.webhook.replay(event_id, due_ms))
     }
 
     async fn release_ended(&self, room: &str, v: &str) -> StoreResult<Released> {
@@ -574,43 +489,6 @@ impl Store for MemoryStore {
         })
     }
 
-    async fn stats(&self, room: &str) -> StoreResult<RoomStats> {
-        self.with_room(room, |r, now| RoomStats {
-            queue_length: r.queue.len() as u64,
-            active: r.active(now),
-            capacity: r.eff.0,
-            paused: r.cfg.paused,
-            closed: r.closed(),
-            stock: r.cfg.stock,
-            admitted_total: r.admits,
-            reaped_total: r.reaped,
-        })
-    }
-
-    async fn acquire_lease(&self, name: &str, token: &str, ttl_ms: u64) -> StoreResult<bool> {
-        let now = self.clock.now_ms();
-        let mut leases = self.leases.lock().unwrap();
-        match leases.get(name) {
-            Some((holder, until)) if *until > now && holder != token => Ok(false),
-            _ => {
-                leases.insert(name.to_string(), (token.to_string(), now + ttl_ms));
-                Ok(true)
-            }
-        }
-    }
-
-    async fn release_lease(&self, name: &str, token: &str) -> StoreResult<bool> {
-        let now = self.clock.now_ms();
-        let mut leases = self.leases.lock().unwrap();
-        match leases.get(name) {
-            Some((holder, until)) if holder == token && *until > now => {
-                leases.remove(name);
-                Ok(true)
-            }
-            _ => Ok(false),
-        }
-    }
-
     async fn hit_window(
         &self,
         key: &str,
@@ -632,191 +510,6 @@ impl Store for MemoryStore {
             allowed: e.0 <= limit,
             count: e.0,
             reset_ms: e.1 - now,
-        })
-    }
-
-    async fn watch(
-        &self,
-        room: &str,
-        visitors: &[String],
-    ) -> StoreResult<(RoomView, Vec<WatchEntry>)> {
-        self.with_room(room, |r, now| {
-            // An open socket in the pre-queue's time is in the pre-queue (as watch.lua):
-            // a page left open while the event was scheduled is enrolled when it opens.
-            let enrol = r.phase == EventPhase::Prequeue
-                && r.cfg.opens_at.is_some_and(|o| now < o)
-                && r.cfg.stock != Some(0);
-            let entries = visitors
-                .iter()
-                .map(|v| {
-                    if enrol && !r.queue.contains(v) && !r.is_admitted(v, now) {
-                        r.prequeue.entry(v.clone()).or_insert(now);
-                    }
-                    if r.is_admitted(v, now) {
-                        r.unclaimed.remove(v);
-                        // unwrap: is_admitted checked the session exists.
-                        WatchEntry::Admitted(r.sessions.get(v).unwrap().clone())
-                    } else if r.queue.contains(v) {
-                        r.beat(v, now);
-                        WatchEntry::Queued {
-                            position: r.queue.position(v) + r.unplaced(now),
-                        }
-                    } else {
-                        WatchEntry::Gone
-                    }
-                })
-                .collect();
-            (r.view(now), entries)
-        })
-    }
-
-    async fn tick(&self, room: &str, req: &TickRequest<'_>) -> StoreResult<RoomTick> {
-        self.with_room(room, |r, now| r.tick(req, now))
-    }
-
-    async fn places(
-        &self,
-        room: &str,
-        visitors: &[String],
-    ) -> StoreResult<(RoomView, Vec<Placed>, LineCursor)> {
-        self.with_room(room, |r, now| {
-            let (placed, cursor) = r.places(visitors, now);
-            (r.view(now), placed, cursor)
-        })
-    }
-
-    async fn subscribe(&self) -> StoreResult<BoxStream<'static, AdmittedEvent>> {
-        let rx = self.events.subscribe();
-        Ok(futures_util::stream::unfold(rx, |mut rx| async move {
-            loop {
-                match rx.recv().await {
-                    Ok(ev) => return Some((ev, rx)),
-                    // A slow reader skips ahead; the hub's tick catches what it missed.
-                    Err(broadcast::error::RecvError::Lagged(_)) => continue,
-                    Err(broadcast::error::RecvError::Closed) => return None,
-                }
-            }
-        })
-        .boxed())
-    }
-
-    async fn patch_room_if(
-        &self,
-        room: &str,
-        patch: &RoomPatch,
-        expected: Option<u64>,
-    ) -> StoreResult<PatchOutcome> {
-        self.with_room(room, |r, now| {
-            if expected.is_some_and(|v| v != r.version) {
-                return PatchOutcome::Stale { version: r.version };
-            }
-            // Stock is not part of a patch; keep the live value.
-            let cfg = RoomConfig {
-                stock: r.cfg.stock,
-                ..patch.applied_to(&r.cfg)
-            };
-            if cfg != r.cfg {
-                let was_closed = r.closed();
-                let was_ended = r.phase == EventPhase::Ended;
-                r.set_cfg(cfg);
-                r.enter(now);
-                r.version += 1;
-                // An event's end (or its end moved away) is told by `enter`.
-                let ended = r.phase == EventPhase::Ended;
-                if r.closed() != was_closed && !(ended || was_ended) {
-                    let kind = if r.closed() { "closed" } else { "opened" };
-                    r.event(now, kind, None, None);
-                }
-            }
-            PatchOutcome::Applied {
-                version: r.version,
-                admitted: r.promote(now, PROMOTE_LIMIT),
-            }
-        })
-    }
-
-    async fn change_stock(
-        &self,
-        room: &str,
-        change: StockChange,
-    ) -> StoreResult<(Option<u64>, Option<u64>, Vec<String>)> {
-        self.with_room(room, |r, now| {
-            let old = r.cfg.stock;
-            r.cfg.stock = match change {
-                StockChange::Set(n) => Some(n),
-                StockChange::Add(n) => old.map(|o| o.saturating_add(n).min(super::MAX_STOCK)),
-                StockChange::Unlimited => None,
-            };
-            if r.cfg.stock != old {
-                r.version += 1;
-            }
-            if r.cfg.stock == Some(0) && old != Some(0) {
-                r.event(now, "sold_out", None, None);
-            }
-            (old, r.cfg.stock, r.promote(now, PROMOTE_LIMIT))
-        })
-    }
-
-    async fn find_visitors(
-        &self,
-        room: &str,
-        id_prefix: &str,
-        limit: usize,
-    ) -> StoreResult<Vec<FoundVisitor>> {
-        self.with_room(room, |r, now| {
-            let admitted = r
-                .sessions
-                .iter()
-                .filter(|(v, a)| v.starts_with(id_prefix) && a.expires_at_ms > now)
-                .map(|(v, a)| FoundVisitor {
-                    visitor: v.clone(),
-                    place: WatchEntry::Admitted(a.clone()),
-                });
-            let queued = r
-                .queue
-                .iter()
-                .filter(|v| v.starts_with(id_prefix))
-                .map(|v| FoundVisitor {
-                    visitor: v.clone(),
-                    place: WatchEntry::Queued {
-                        position: r.queue.position(v),
-                    },
-                });
-            let mut found: Vec<FoundVisitor> = admitted.chain(queued).collect();
-            sort_found(&mut found);
-            found.truncate(limit);
-            found
-        })
-    }
-
-    async fn flush(&self, room: &str) -> StoreResult<u64> {
-        self.with_room(room, |r, now| {
-            let n = r.queue.len() as u64;
-            r.queue.clear();
-            r.flushed_at = Some(now);
-            r.reset_line_log();
-            r.heartbeats.clear();
-            r.hb_order.clear();
-            r.join_times.clear();
-            n
-        })
-    }
-
-    async fn report(&self, room: &str, minutes: u32) -> StoreResult<RoomReport> {
-        self.with_room(room, |r, now| {
-            let current = now / 60_000;
-            let from = (current + 1).saturating_sub(u64::from(minutes));
-            RoomReport {
-                view: r.view(now),
-                admitted_total: r.admits,
-                reaped_total: r.reaped,
-                minutes: r
-                    .minutes
-                    .range(from..=current)
-                    .map(|(_, m)| m.clone())
-                    .collect(),
-                lanes: r.lane_counts(),
-            }
         })
     }
 
@@ -885,6 +578,74 @@ impl Store for MemoryStore {
             }
         })
     }
+}
+
+#[async_trait]
+impl LineStore for MemoryStore {
+    async fn watch(
+        &self,
+        room: &str,
+        visitors: &[String],
+    ) -> StoreResult<(RoomView, Vec<WatchEntry>)> {
+        self.with_room(room, |r, now| {
+            // An open socket in the pre-queue's time is in the pre-queue (as watch.lua):
+            // a page left open while the event was scheduled is enrolled when it opens.
+            let enrol = r.phase == EventPhase::Prequeue
+                && r.cfg.opens_at.is_some_and(|o| now < o)
+                && r.cfg.stock != Some(0);
+            let entries = visitors
+                .iter()
+                .map(|v| {
+                    if enrol && !r.queue.contains(v) && !r.is_admitted(v, now) {
+                        r.prequeue.entry(v.clone()).or_insert(now);
+                    }
+                    if r.is_admitted(v, now) {
+                        r.unclaimed.remove(v);
+                        // unwrap: is_admitted checked the session exists.
+                        WatchEntry::Admitted(r.sessions.get(v).unwrap().clone())
+                    } else if r.queue.contains(v) {
+                        r.beat(v, now);
+                        WatchEntry::Queued {
+                            position: r.queue.position(v) + r.unplaced(now),
+                        }
+                    } else {
+                        WatchEntry::Gone
+                    }
+                })
+                .collect();
+            (r.view(now), entries)
+        })
+    }
+
+    async fn tick(&self, room: &str, req: &TickRequest<'_>) -> StoreResult<RoomTick> {
+        self.with_room(room, |r, now| r.tick(req, now))
+    }
+
+    async fn places(
+        &self,
+        room: &str,
+        visitors: &[String],
+    ) -> StoreResult<(RoomView, Vec<Placed>, LineCursor)> {
+        self.with_room(room, |r, now| {
+            let (placed, cursor) = r.places(visitors, now);
+            (r.view(now), placed, cursor)
+        })
+    }
+
+    async fn subscribe(&self) -> StoreResult<BoxStream<'static, AdmittedEvent>> {
+        let rx = self.events.subscribe();
+        Ok(futures_util::stream::unfold(rx, |mut rx| async move {
+            loop {
+                match rx.recv().await {
+                    Ok(ev) => return Some((ev, rx)),
+                    // A slow reader skips ahead; the hub's tick catches what it missed.
+                    Err(broadcast::error::RecvError::Lagged(_)) => continue,
+                    Err(broadcast::error::RecvError::Closed) => return None,
+                }
+            }
+        })
+        .boxed())
+    }
 
     async fn report_sockets(&self, instance: &str, counts: &[(String, u64)]) -> StoreResult<()> {
         let now = self.clock.now_ms();
@@ -911,6 +672,85 @@ impl Store for MemoryStore {
         out.sort_by(|a, b| (&a.instance, &a.room).cmp(&(&b.instance, &b.room)));
         Ok(out)
     }
+}
+
+#[async_trait]
+impl AdminStore for MemoryStore {
+    async fn stats(&self, room: &str) -> StoreResult<RoomStats> {
+        self.with_room(room, |r, now| RoomStats {
+            queue_length: r.queue.len() as u64,
+            active: r.active(now),
+            capacity: r.eff.0,
+            paused: r.cfg.paused,
+            closed: r.closed(),
+            stock: r.cfg.stock,
+            admitted_total: r.admits,
+            reaped_total: r.reaped,
+        })
+    }
+
+    async fn find_visitors(
+        &self,
+        room: &str,
+        id_prefix: &str,
+        limit: usize,
+    ) -> StoreResult<Vec<FoundVisitor>> {
+        self.with_room(room, |r, now| {
+            let admitted = r
+                .sessions
+                .iter()
+                .filter(|(v, a)| v.starts_with(id_prefix) && a.expires_at_ms > now)
+                .map(|(v, a)| FoundVisitor {
+                    visitor: v.clone(),
+                    place: WatchEntry::Admitted(a.clone()),
+                });
+            let queued = r
+                .queue
+                .iter()
+                .filter(|v| v.starts_with(id_prefix))
+                .map(|v| FoundVisitor {
+                    visitor: v.clone(),
+                    place: WatchEntry::Queued {
+                        position: r.queue.position(v),
+                    },
+                });
+            let mut found: Vec<FoundVisitor> = admitted.chain(queued).collect();
+            sort_found(&mut found);
+            found.truncate(limit);
+            found
+        })
+    }
+
+    async fn flush(&self, room: &str) -> StoreResult<u64> {
+        self.with_room(room, |r, now| {
+            let n = r.queue.len() as u64;
+            r.queue.clear();
+            r.flushed_at = Some(now);
+            r.reset_line_log();
+            r.heartbeats.clear();
+            r.hb_order.clear();
+            r.join_times.clear();
+            n
+        })
+    }
+
+    async fn report(&self, room: &str, minutes: u32) -> StoreResult<RoomReport> {
+        self.with_room(room, |r, now| {
+            let current = now / 60_000;
+            let from = (current + 1).saturating_sub(u64::from(minutes));
+            RoomReport {
+                view: r.view(now),
+                admitted_total: r.admits,
+                reaped_total: r.reaped,
+                minutes: r
+                    .minutes
+                    .range(from..=current)
+                    .map(|(_, m)| m.clone())
+                    .collect(),
+                lanes: r.lane_counts(),
+            }
+        })
+    }
 
     async fn audit_push(&self, entry: &str, keep: u32) -> StoreResult<()> {
         let mut a = self.audit.lock().unwrap();
@@ -929,7 +769,202 @@ impl Store for MemoryStore {
             .cloned()
             .collect())
     }
+}
 
+#[async_trait]
+impl RecoveryStore for MemoryStore {
+    async fn recreate_room(&self, cfg: &RoomConfig, hold_ms: u64) -> StoreResult<bool> {
+        Ok(self.write_room(cfg, true, hold_ms))
+    }
+
+    async fn restore_place(
+        &self,
+        room: &str,
+        v: &str,
+        ticket: u64,
+        joined_at_ms: u64,
+    ) -> StoreResult<Snapshot> {
+        self.with_room(room, |r, now| {
+            if r.is_admitted(v, now) {
+                return r.snapshot(VisitorState::Admitted, v, now, Vec::new());
+            }
+            if r.queue.contains(v) {
+                r.beat(v, now);
+                return r.snapshot_placed(r.waiting_state(true), v, now, Vec::new());
+            }
+            if r.closed() {
+                return r.snapshot(VisitorState::Closed, v, now, Vec::new());
+            }
+            r.queue.insert(v, ticket, "");
+            r.beat(v, now);
+            r.log_line(true, [(ticket, v.to_string())]);
+            r.join_times.insert(v.to_string(), joined_at_ms);
+            r.seq = r.seq.max(ticket);
+            r.snapshot_placed(r.waiting_state(true), v, now, Vec::new())
+        })
+    }
+
+    async fn sessions(&self, room: &str, q: &SessionsQuery) -> StoreResult<SessionsPage> {
+        self.with_room(room, |r, now| {
+            let from = q.expires_from.max(now + 1);
+            let sessions = r
+                .expiries
+                .range((from, String::new())..)
+                .filter_map(|(_, v)| Some((v.clone(), r.sessions.get(v)?.clone())))
+                .take(q.limit as usize)
+                .collect();
+            let mut gone: Vec<(String, u64)> = match q.gone_after {
+                Some(after) => r
+                    .gone
+                    .iter()
+                    .filter(|(_, at)| **at >= after && **at + GONE_KEEP_MS > now)
+                    .map(|(v, at)| (v.clone(), *at))
+                    .collect(),
+                None => Vec::new(),
+            };
+            gone.sort_by_key(|(_, at)| *at);
+            SessionsPage {
+                now_ms: now,
+                sessions,
+                gone,
+                flushed_at_ms: r.flushed_at,
+            }
+        })
+    }
+
+    async fn restore_session(&self, room: &str, v: &str, a: &Admission) -> StoreResult<bool> {
+        self.with_room(room, |r, now| {
+            // No later admission reuses a serial someone was given, put back or not.
+            r.admits = r.admits.max(a.serial);
+            if a.expires_at_ms <= now {
+                return false;
+            }
+            if r.is_admitted(v, now) {
+                return r.sessions.get(v).is_some_and(|s| s.serial == a.serial);
+            }
+            if r.queue.contains(v) {
+                return false;
+            }
+            // Released after this admission was issued (st:gone in Lua).
+            if r.gone
+                .get(v)
+                .is_some_and(|at| *at + GONE_KEEP_MS > now && *at >= a.issued_at_ms)
+            {
+                return false;
+            }
+            // An expired, not yet pruned session of this visitor goes first.
+            r.end_session(v);
+            r.expiries.insert((a.expires_at_ms, v.to_string()));
+            r.sessions.insert(v.to_string(), a.clone());
+            true
+        })
+    }
+
+    async fn epoch(&self, candidate: &str) -> StoreResult<String> {
+        // unwrap: see with_room.
+        let mut e = self.epoch.lock().unwrap();
+        Ok(e.get_or_insert_with(|| candidate.to_string()).clone())
+    }
+}
+
+#[async_trait]
+impl EventStore for MemoryStore {
+    async fn events(&self, room: &str, after: &str, count: u32) -> StoreResult<Vec<RoomEvent>> {
+        // Ids compare as (ms, seq), as Redis compares them.
+        let key = |id: &str| -> (u64, u64) {
+            let (ms, seq) = id.split_once('-').unwrap_or((id, "0"));
+            (ms.parse().unwrap_or(0), seq.parse().unwrap_or(0))
+        };
+        let after = if after.is_empty() { (0, 0) } else { key(after) };
+        self.with_room(room, |r, _| {
+            r.stream
+                .iter()
+                .filter(|e| key(&e.id) > after)
+                .take(count as usize)
+                .cloned()
+                .collect()
+        })
+    }
+
+    async fn webhook_cursor(&self, room: &str) -> StoreResult<String> {
+        self.with_room(room, |r, _| r.webhook.cursor())
+    }
+
+    async fn webhook_advance(
+        &self,
+        room: &str,
+        cursor: &str,
+        retries: &[super::WebhookRetry],
+        dead: &[super::WebhookDeadLetter],
+    ) -> StoreResult<()> {
+        self.with_room(room, |r, _| r.webhook.advance(cursor, retries, dead))
+    }
+
+    async fn webhook_due(
+        &self,
+        room: &str,
+        now_ms: u64,
+        limit: u32,
+    ) -> StoreResult<Vec<super::WebhookRetry>> {
+        self.with_room(room, |r, _| r.webhook.due(now_ms, limit))
+    }
+
+    async fn webhook_settle(
+        &self,
+        room: &str,
+        event_id: &str,
+        outcome: &super::WebhookSettle,
+    ) -> StoreResult<()> {
+        self.with_room(room, |r, _| r.webhook.settle(event_id, outcome))
+    }
+
+    async fn webhook_counts(&self, room: &str) -> StoreResult<super::WebhookCounts> {
+        self.with_room(room, |r, _| r.webhook.counts())
+    }
+
+    async fn webhook_dead_letters(&self, room: &str) -> StoreResult<Vec<super::WebhookDeadLetter>> {
+        self.with_room(room, |r, _| r.webhook.dead_letters())
+    }
+
+    async fn webhook_replay(
+        &self,
+        room: &str,
+        event_id: Option<&str>,
+        due_ms: u64,
+    ) -> StoreResult<Vec<String>> {
+        self.with_room(room, |r, _| r.webhook.replay(event_id, due_ms))
+    }
+}
+
+#[async_trait]
+impl LeaseStore for MemoryStore {
+    async fn acquire_lease(&self, name: &str, token: &str, ttl_ms: u64) -> StoreResult<bool> {
+        let now = self.clock.now_ms();
+        let mut leases = self.leases.lock().unwrap();
+        match leases.get(name) {
+            Some((holder, until)) if *until > now && holder != token => Ok(false),
+            _ => {
+                leases.insert(name.to_string(), (token.to_string(), now + ttl_ms));
+                Ok(true)
+            }
+        }
+    }
+
+    async fn release_lease(&self, name: &str, token: &str) -> StoreResult<bool> {
+        let now = self.clock.now_ms();
+        let mut leases = self.leases.lock().unwrap();
+        match leases.get(name) {
+            Some((holder, until)) if holder == token && *until > now => {
+                leases.remove(name);
+                Ok(true)
+            }
+            _ => Ok(false),
+        }
+    }
+}
+
+#[async_trait]
+impl FairnessStore for MemoryStore {
     async fn event_seed(&self, room: &str, candidate: &str) -> StoreResult<String> {
         self.with_room(room, |r, _| {
             r.seed.get_or_insert_with(|| candidate.to_string()).clone()
@@ -1014,17 +1049,10 @@ impl Store for MemoryStore {
             ShuffleStep::Placed(placed)
         })
     }
+}
 
-    async fn epoch(&self, candidate: &str) -> StoreResult<String> {
-        // unwrap: see with_room.
-        let mut e = self.epoch.lock().unwrap();
-        Ok(e.get_or_insert_with(|| candidate.to_string()).clone())
-    }
-
-    async fn ping(&self) -> StoreResult<()> {
-        Ok(())
-    }
-
+#[async_trait]
+impl RevocationStore for MemoryStore {
     async fn revoke(&self, r: &super::Revocation) -> StoreResult<()> {
         let now = self.clock.now_ms();
         // unwrap: see with_room.
