@@ -23,7 +23,7 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
 use crate::domain::admission::Engine;
-use crate::store::{fairness_digest, new_seed, ShuffleStep, Store, StoreError};
+use crate::store::{fairness_digest, new_seed, FairnessStore, LeaseStore, ShuffleStep, StoreError};
 
 /// Visitors placed per script call: a 10,000-visitor pre-queue is 20 calls, none of
 /// which blocks Redis for long.
@@ -67,7 +67,10 @@ pub fn published_order(seed: &str, visitors: Vec<String>) -> Vec<String> {
 }
 
 /// Every visitor of the room's pre-queue, read in pages.
-pub async fn list_prequeue(store: &dyn Store, room: &str) -> Result<Vec<String>, StoreError> {
+pub async fn list_prequeue<S: FairnessStore + ?Sized>(
+    store: &S,
+    room: &str,
+) -> Result<Vec<String>, StoreError> {
     let mut all = Vec::new();
     loop {
         let page = store
@@ -83,8 +86,8 @@ pub async fn list_prequeue(store: &dyn Store, room: &str) -> Result<Vec<String>,
 
 /// Shuffles the room's pre-queue if its opening has come and nobody has yet, holding the
 /// room's shuffle lease (`lease_ms`) as `holder`.
-pub async fn shuffle_once(
-    store: &dyn Store,
+pub async fn shuffle_once<S: FairnessStore + LeaseStore + ?Sized>(
+    store: &S,
     room: &str,
     holder: &str,
     lease_ms: u64,
@@ -110,8 +113,8 @@ pub async fn shuffle_once(
 
 /// The shuffle, the lease held. The lease is renewed before each step: a pre-queue so
 /// long that its steps outlast the lease never has two instances placing it at once.
-async fn shuffle_holding(
-    store: &dyn Store,
+async fn shuffle_holding<S: FairnessStore + LeaseStore + ?Sized>(
+    store: &S,
     room: &str,
     holder: &str,
     lease_ms: u64,

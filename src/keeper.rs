@@ -37,7 +37,7 @@ use tokio_util::sync::CancellationToken;
 use crate::config::RoomConfig;
 use crate::domain::admission::Engine;
 use crate::domain::identity::VisitorId;
-use crate::store::{Store, StoreError};
+use crate::store::{RecoveryStore, RoomStore, StoreError};
 
 /// What one look found and did.
 #[derive(Debug, Default, PartialEq, Eq)]
@@ -51,8 +51,8 @@ pub struct KeepOutcome {
 /// One look. `known_epoch` is this instance's memory of the store's epoch. A room
 /// re-created after this instance had seen the store is held for `hold_ms`; at start-up
 /// (nothing seen yet) rooms are seeded without a hold.
-pub async fn keep_once(
-    store: &dyn Store,
+pub async fn keep_once<S: RoomStore + RecoveryStore + ?Sized>(
+    store: &S,
     declared: &[RoomConfig],
     known_epoch: &mut Option<String>,
     hold_ms: u64,

@@ -16,7 +16,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::config::ReaperSettings;
 use crate::metrics::Metrics;
-use crate::store::{Store, StoreError};
+use crate::store::{AdmissionStore, LeaseStore, RoomStore, Store, StoreError};
 
 /// Most batches worked per room in one pass; the rest waits for the next pass.
 const MAX_BATCHES_PER_PASS: u32 = 100;
@@ -49,8 +49,8 @@ pub fn lease_name(room: &str) -> String {
 /// One pass over every room. `holder` identifies this instance in the lease. Fails only
 /// when the list of rooms cannot be read; a room that fails is recorded in
 /// [`ReapOutcome::failed`] and the pass goes on.
-pub async fn reap_once(
-    store: &dyn Store,
+pub async fn reap_once<S: RoomStore + LeaseStore + AdmissionStore + ?Sized>(
+    store: &S,
     holder: &str,
     cfg: &ReaperSettings,
 ) -> Result<ReapOutcome, StoreError> {
@@ -65,8 +65,8 @@ pub async fn reap_once(
 }
 
 /// Reaps one room under its lease, then promotes it.
-async fn reap_room(
-    store: &dyn Store,
+async fn reap_room<S: LeaseStore + AdmissionStore + ?Sized>(
+    store: &S,
     holder: &str,
     cfg: &ReaperSettings,
     room: &str,
@@ -96,7 +96,9 @@ async fn reap_room(
 }
 
 /// Promotes every room once; returns the admitted visitors per room.
-pub async fn promote_once(store: &dyn Store) -> Result<Vec<(String, Vec<String>)>, StoreError> {
+pub async fn promote_once<S: RoomStore + AdmissionStore + ?Sized>(
+    store: &S,
+) -> Result<Vec<(String, Vec<String>)>, StoreError> {
     let mut out = Vec::new();
     for room in store.rooms().await? {
         match store.promote(&room, PROMOTE_LIMIT).await {

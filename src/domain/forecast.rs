@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::domain::eta::{reason, Schedule};
-use crate::store::{EtaBasis, Store};
+use crate::store::{AdmissionStore, EtaBasis};
 
 /// How old a schedule may be before the next reader refreshes it.
 pub const REFRESH: Duration = Duration::from_secs(1);
@@ -116,7 +116,7 @@ pub struct Forecasts {
 impl Forecasts {
     /// The room's forecast, refreshed from the store when older than [`REFRESH`]. On a
     /// store failure the last one is kept; `None` if there never was one.
-    pub async fn get(&self, store: &dyn Store, room: &str) -> Option<Arc<Forecast>> {
+    pub async fn get(&self, store: &dyn AdmissionStore, room: &str) -> Option<Arc<Forecast>> {
         let entry = {
             // unwrap: never poisoned (no panics while held).
             let mut rooms = self.rooms.lock().unwrap();

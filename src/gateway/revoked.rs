@@ -21,7 +21,7 @@ use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
-use crate::store::{Revocation, Store, StoreError};
+use crate::store::{Revocation, RevocationStore, Store, StoreError};
 
 /// How often the log is read. A read that finds nothing is one small script.
 pub const POLL_INTERVAL: Duration = Duration::from_millis(250);
@@ -123,7 +123,7 @@ pub struct PollOutcome {
 
 /// Reads the log once from `cursor` into `set`, moving `cursor` on.
 pub async fn poll_once(
-    store: &dyn Store,
+    store: &dyn RevocationStore,
     set: &RevokedSet,
     cursor: &mut u64,
 ) -> Result<PollOutcome, StoreError> {
