@@ -11,6 +11,9 @@
   var root = document.getElementById('anteroom');
   if (!root) return;
   var cfg = JSON.parse(root.getAttribute('data-config'));
+  // The admin's preview of a state (/admin/rooms/{room}/preview): shown as rendered, with
+  // no socket and no join.
+  if (cfg.preview) return;
   var t = cfg.strings;
   var ds = cfg.drop_strings || {};
   var xs = cfg.told_strings || {};
@@ -128,6 +131,21 @@
   function setText(id, text) {
     var el = $(id);
     if (el && el.textContent !== String(text)) el.textContent = text;
+    if (BOUND[id]) bound(BOUND[id], function (e) { if (e.textContent !== String(text)) e.textContent = text; });
+  }
+  // A room's own template binds its elements by attribute (docs/visitor-page.md#live-updates):
+  // each `data-anteroom` name gets what the built-in element of that id gets.
+  var BOUND = {
+    position: 'position', ahead: 'ahead', 'in-line': 'in-line', eta: 'eta', title: 'title',
+    lead: 'message', 'eta-note': 'note', chances: 'chances', countdown: 'countdown',
+    conn: 'connection', updated: 'updated', 'support-code': 'support-code'
+  };
+  function bound(name, each) {
+    var els = document.querySelectorAll('[data-anteroom="' + name + '"]');
+    for (var i = 0; i < els.length; i++) each(els[i]);
+  }
+  function boundProgress(pct) {
+    bound('progress', function (e) { if (e.tagName === 'PROGRESS') e.value = pct; else e.textContent = pct + '%'; });
   }
   function show(id, on) {
     var el = $(id);
@@ -305,6 +323,8 @@
     var changed = shownMessage !== m.message;
     root.className = root.className.replace(/state-[\w-]+/, 'state-' + m.state);
     root.setAttribute('data-message', m.message);
+    document.documentElement.setAttribute('data-anteroom-state', m.state);
+    bound('state', function (e) { e.textContent = m.state; e.setAttribute('data-state', m.state); });
     var lead = said.lead;
     if (m.state === 'scheduled') lead = fmt(lead, { time: localTime(prequeueAt || opensAt) });
     if (m.state === 'prequeue') lead = fmt(lead, { time: localTime(opensAt) });
@@ -463,6 +483,7 @@
       var pct = Math.min(99, Math.floor((start + 1 - m.position) * 100 / (start + 1)));
       var p = $('progress');
       if (p) p.value = pct;
+      boundProgress(pct);
     }
     announce(said.filter(function (x) { return x; }).join(' '));
   }
@@ -474,12 +495,14 @@
     announce(t.title_admitted + '. ' + t.lead_admitted);
     var p = $('progress');
     if (p) p.value = 100;
+    boundProgress(100);
     document.title = fmt(t.tab_title_admitted, { room: cfg.room_name });
     if (document.hidden && window.Notification && Notification.permission === 'granted') {
       try { new Notification(t.notify_title, { body: fmt(t.notify_body, { room: cfg.room_name }) }); } catch (e) { /* ignore */ }
     }
     var link = $('continue-link');
     if (link) link.href = m.redirect_url;
+    bound('continue', function (e) { e.href = m.redirect_url; e.hidden = false; });
     show('continue', true);
     if (ws) { try { ws.close(1000); } catch (e) { /* closed */ } }
     if (cfg.embed) {

@@ -28,6 +28,7 @@ pub(crate) mod webhook;
 pub use webhook::{WebhookSecret, WebhookSettings};
 pub(crate) mod outflow;
 pub use outflow::{OutflowConfig, OutflowMode};
+pub mod brand;
 
 /// Room ids appear in URLs, Redis keys and cookie names, so they are restricted to
 /// `[A-Za-z0-9_-]{1,64}`.
@@ -128,6 +129,11 @@ pub struct Settings {
     pub reaper: ReaperSettings,
     /// Admin dashboard and API.
     pub admin: AdminSettings,
+    /// The folder rooms' custom queue templates (`template = "…"`) are read from: a
+    /// room's `template` is a path inside it. Unset: no room may have a template. Files
+    /// outside it are never read, whatever a room (or an admin change) names.
+    #[serde(default)]
+    pub template_dir: Option<PathBuf>,
     /// Rooms seeded into the store at start. A room already in the store keeps its live
     /// configuration (the admin API changes it at run time); the file only creates it.
     #[serde(default)]
@@ -358,6 +364,14 @@ pub struct RoomConfig {
     /// goes to the next in line. 0: off (below `session_ttl_secs`).
     #[serde(default)]
     pub claim_timeout_secs: u64,
+    /// `[rooms.brand]`: the room's title, logo, colours and message on the built-in page
+    /// and the widget ([`brand::Brand`]; docs/visitor-page.md#branding).
+    #[serde(default, skip_serializing_if = "brand::Brand::is_empty")]
+    pub brand: brand::Brand,
+    /// The room's own queue page: a minijinja template, a path relative to `template_dir`
+    /// (docs/visitor-page.md#custom-templates). Unset: the built-in page.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub template: Option<String>,
 }
 
 /// A priority lane (`lanes = [{ name = "members", share = 0.3 }]`).
@@ -521,6 +535,10 @@ impl RoomConfig {
             return Err(("pow_max_number", "must be between 1 and 100000000".into()));
         }
         check_lanes(&self.lanes).map_err(|m| ("lanes", m))?;
+        self.brand.check()?;
+        if let Some(t) = &self.template {
+            crate::domain::custom_page::check_path(t).map_err(|m| ("template", m))?;
+        }
         if self.max_session_secs > 7 * 86_400 {
             return Err(("max_session_secs", "must be at most 604800".into()));
         }
@@ -920,6 +938,14 @@ impl Settings {
                     field: format!("rooms[{i}].{field}"),
                     message,
                 })?;
+            // A custom template is read and parsed now: a syntax error stops start-up
+            // naming the file and line.
+            crate::domain::custom_page::check_room(self, room).map_err(|message| {
+                ConfigError::Invalid {
+                    field: format!("rooms[{i}].template"),
+                    message,
+                }
+            })?;
         }
         Ok(())
     }

@@ -189,10 +189,14 @@ async fn webhook_live(engine: &Engine, cfg: &RoomConfig) -> Option<crate::store:
     (cfg.webhook_url.is_some() || c != Default::default()).then_some(c)
 }
 
-/// Checks a configuration, naming the first bad field.
-fn validate(cfg: &RoomConfig) -> Result<(), DomainError> {
+/// Checks a configuration, naming the first bad field; a custom template is read and
+/// parsed here too, so a change naming a file that is missing, outside `template_dir` or
+/// does not parse is refused (naming the file and line).
+fn validate(engine: &Engine, cfg: &RoomConfig) -> Result<(), DomainError> {
     cfg.check()
-        .map_err(|(field, message)| DomainError::invalid_field(field, message))
+        .map_err(|(field, message)| DomainError::invalid_field(field, message))?;
+    crate::domain::custom_page::check_room(&engine.settings, cfg)
+        .map_err(|message| DomainError::invalid_field("template", message))
 }
 
 /// Applies a patch (if the room is still at `expected`, when given), audits each changed
@@ -225,7 +229,7 @@ async fn apply(
         _ => patch,
     };
     let new = patch.applied_to(&old);
-    validate(&new)?;
+    validate(engine, &new)?;
     let version = match engine
         .store
         .patch_room_if(room, patch, expected)
@@ -335,7 +339,7 @@ pub async fn put_room(
         ..engine.settings.room_defaults.clone()
     };
     let cfg = patch.applied_to(&base);
-    validate(&cfg)?;
+    validate(engine, &cfg)?;
     if !engine
         .store
         .put_room(&cfg, true)

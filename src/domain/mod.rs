@@ -23,6 +23,8 @@
 //! - [`revocation`]: ending a session early from its pass, for every gateway.
 //! - [`entry`]: enqueue tokens (one place per person).
 //! - [`pow`]: proof of work at join (ALTCHA's format).
+//! - [`custom_page`]: a room's own queue template (minijinja, read from `template_dir`).
+//! - [`preview`]: a room's page in any state with sample figures (the admin's preview).
 //! - [`told`]: what a visitor is told (message, figures, notes), for every client.
 //! - [`i18n`]: every visitor-facing string (English, Simplified Chinese) and the
 //!   language negotiation.
@@ -30,6 +32,7 @@
 pub(crate) mod admin;
 pub mod admission;
 pub mod bypass;
+pub mod custom_page;
 pub(crate) mod ended;
 pub(crate) mod enter;
 pub(crate) mod entry;
@@ -37,6 +40,7 @@ pub mod eta;
 pub mod eta_sim;
 pub mod fifo_audit;
 pub mod forecast;
+pub mod preview;
 pub(crate) mod i18n;
 pub mod identity;
 pub mod known_sessions;

@@ -534,6 +534,10 @@ pub struct RoomPatch {
     pub outflow: Option<crate::config::outflow::OutflowPatch>,
     /// 0 turns no-show reclaim off.
     pub claim_timeout_secs: Option<u64>,
+    /// The whole `[rooms.brand]` table, replacing the room's (`{}` removes the branding).
+    pub brand: Option<crate::config::brand::Brand>,
+    /// A path inside `template_dir`; `""` goes back to the built-in page.
+    pub template: Option<String>,
 }
 
 impl RoomPatch {
@@ -631,12 +635,23 @@ impl RoomPatch {
         if let Some(v) = self.claim_timeout_secs {
             c.claim_timeout_secs = v;
         }
+        if let Some(v) = &self.brand {
+            c.brand = v.clone();
+        }
+        if let Some(v) = &self.template {
+            c.template = nonempty_string(v);
+        }
         c
     }
 
     pub fn is_empty(&self) -> bool {
         self == &RoomPatch::default()
     }
+}
+
+/// `""` as none (a patch's way of removing a text setting).
+fn nonempty_string(v: &str) -> Option<String> {
+    (!v.is_empty()).then(|| v.to_string())
 }
 
 /// What a patch based on a version did ([`Store::patch_room_if`]).

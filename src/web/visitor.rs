@@ -25,11 +25,17 @@ use crate::store::VisitorState;
 /// Seconds between reloads when scripts are off.
 pub const NOSCRIPT_REFRESH_SECS: u64 = 20;
 
+mod brand;
+mod custom;
+mod preview;
+pub(in crate::web) use preview::preview_page;
+
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.service(home)
         .service(queue_page)
         .service(embed_page)
-        .service(demo_host);
+        .service(demo_host)
+        .service(brand::brand_css);
 }
 
 /// A page's query. Every field is read leniently: a page route answers a page, never a
@@ -160,6 +166,8 @@ struct QueuePage {
     other_lang_url: String,
     support_code: String,
     config: String,
+    /// `[rooms.brand]`: title, logo, message and the colours' stylesheet.
+    brand: brand::BrandView,
 }
 
 #[derive(Template)]
@@ -171,6 +179,8 @@ struct EmbedPage {
     d: &'static DropStrings,
     room_name: String,
     config: String,
+    /// `[rooms.brand]`: title, logo, message and the colours' stylesheet.
+    brand: brand::BrandView,
 }
 
 #[derive(Template)]
@@ -444,7 +454,7 @@ async fn queue_page_inner(
         .page_grant(&room, &visitor, crate::clock::wall_ms());
     let grace = engine.settings.reaper.hidden_grace_secs;
     let page = queue_page_body(&room, &cfg, &view, q, lang, Some(&grant), grace);
-    let mut res = html(StatusCode::OK, render(page), PAGE_CSP);
+    let mut res = custom::respond(&engine.settings, &cfg, &view, page, lang.code());
     let _ = res.add_cookie(&vid_cookie);
     Ok(res)
 }
@@ -484,7 +494,7 @@ async fn verifying_page(
         serde_json::from_str(&page.config).map_err(|e| ApiError::Internal(e.to_string()))?;
     config["pow_check"] = serde_json::json!(true);
     page.config = config.to_string();
-    let mut res = html(StatusCode::OK, render(page), PAGE_CSP);
+    let mut res = custom::respond(&engine.settings, cfg, &view, page, lang.code());
     let _ = res.add_cookie(&identity_cookie(engine, visitor));
     Ok(res)
 }
@@ -729,6 +739,7 @@ fn queue_page_body(
             Host::Page { grant },
             hidden_grace_secs,
         ),
+        brand: brand::BrandView::of(cfg, lang.code()),
     }
 }
 
@@ -780,8 +791,9 @@ async fn embed_page(
                 d: lang.drop_strings(),
                 room_name: cfg.display_name().to_string(),
                 config,
+                brand: brand::BrandView::of(&cfg, lang.code()),
             }),
-            &csp,
+            &brand::csp(&csp, &cfg),
         ))
     }
     .await;

@@ -80,6 +80,14 @@ fn secret(s: &Option<Secret>) -> String {
         .unwrap_or_default()
 }
 
+/// A brand as stored: `""` when empty, else its JSON.
+fn brand_json(b: &crate::config::brand::Brand) -> String {
+    if b.is_empty() {
+        return String::new();
+    }
+    serde_json::to_string(b).unwrap_or_default()
+}
+
 fn nonempty(v: &str) -> Option<String> {
     (!v.is_empty()).then(|| v.to_string())
 }
@@ -420,6 +428,26 @@ pub(super) const CFG_FIELDS: &[CfgField] = &[
         patch: Some(|p| p.claim_timeout_secs.map(|v| (v * 1000).to_string())),
         get: Some(|c, v| c.claim_timeout_secs = count(v) / 1000),
     },
+    // `[rooms.brand]` as JSON (`""`: none; absent in a room written before it).
+    CfgField {
+        name: "brand",
+        enc: Enc::Json,
+        default: "",
+        scripts: false,
+        put: Some(|c| brand_json(&c.brand)),
+        patch: Some(|p| p.brand.as_ref().map(brand_json)),
+        get: Some(|c, v| c.brand = serde_json::from_str(v).unwrap_or_default()),
+    },
+    // The custom template's path inside `template_dir` (`""`: the built-in page).
+    CfgField {
+        name: "tpl",
+        enc: Enc::Text,
+        default: "",
+        scripts: false,
+        put: Some(|c| c.template.clone().unwrap_or_default()),
+        patch: Some(|p| p.template.clone()),
+        get: Some(|c, v| c.template = nonempty(v)),
+    },
     // `[rooms.outflow]` (docs/outflow.md); absent in a room written before it: the
     // built-in defaults.
     CfgField {
@@ -623,6 +651,8 @@ fn blank(room: &str) -> RoomConfig {
         // The built-in defaults for a room stored before `[rooms.outflow]`.
         outflow: crate::config::OutflowConfig::default(),
         claim_timeout_secs: 0,
+        brand: Default::default(),
+        template: None,
     }
 }
 
@@ -697,6 +727,12 @@ mod tests {
             event_capacity: Some(9),
             event_session_ttl_secs: Some(30),
             claim_timeout_secs: 20,
+            brand: crate::config::brand::Brand {
+                title: Some("Shop".into()),
+                accent_color: Some("#1f5fbf".into()),
+                ..Default::default()
+            },
+            template: Some("shop/queue.html".into()),
             outflow: crate::config::OutflowConfig {
                 mode: OutflowMode::Adaptive,
                 min_capacity: 2,
@@ -747,6 +783,8 @@ mod tests {
             ("ev_ttl_ms", "30000"),
             ("ev_rate_cap", ""),
             ("claim_ms", "20000"),
+            ("brand", r##"{"title":"Shop","accent_color":"#1f5fbf"}"##),
+            ("tpl", "shop/queue.html"),
             ("of_mode", "adaptive"),
             ("of_min", "2"),
             ("of_max", "80"),
@@ -828,6 +866,8 @@ mod tests {
                 health_secret: Some(Secret::new("h".repeat(32))),
             }),
             claim_timeout_secs: Some(30),
+            brand: Some(Default::default()),
+            template: Some(String::new()),
         };
         let mut h = written_before();
         h.extend(as_map(patch_fields(&patch)));

@@ -8,12 +8,14 @@
 //!   ([`crate::domain::admin`]), which audits each change.
 //! - [`dead_letters`]: a room's webhook dead letters, listed and replayed.
 //! - [`pages`]: login, dashboard and the once-a-second live stream (SSE).
+//! - [`preview`]: a room's queue page in any state, with sample figures.
 
 pub mod api;
 pub mod auth;
 pub mod dead_letters;
 pub mod oidc;
 pub mod pages;
+pub mod preview;
 pub mod roles;
 
 use actix_web::web;
@@ -22,5 +24,6 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     api::configure(cfg);
     dead_letters::configure(cfg);
     pages::configure(cfg);
+    preview::configure(cfg);
     oidc::configure(cfg);
 }
