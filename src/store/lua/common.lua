@@ -377,15 +377,20 @@ mark_event = function(cfg)
 end
 
 -- `ticket`: v's place's ticket when let in from the line (on the `admission` event, so a
--- FIFO audit can compare admission order with ticket order); nil for a walk-in.
+-- FIFO audit can compare admission order with ticket order); nil for a walk-in, who has
+-- no join time to read (`jt` holds the line's visitors only: enqueue, restore_place and
+-- the shuffle write it beside a place; every script that takes a place out deletes it).
+-- Returns the `admission` message for publish, then the serial and the session's end.
 local function admit(cfg, v, now, unclaimed, ticket)
   local serial = redis.call('HINCRBY', K_ST, 'admits', 1)
   ST_READ = nil
-  local joined = redis.call('HGET', K_JT, v)
   local wait = 0
-  if joined then
-    wait = now - tonumber(joined)
-    redis.call('HDEL', K_JT, v)
+  if ticket then
+    local joined = redis.call('HGET', K_JT, v)
+    if joined then
+      wait = now - tonumber(joined)
+      redis.call('HDEL', K_JT, v)
+    end
   end
   record(now, 'a', 1, 'h' .. wait_bucket(wait), 1)
   redis.call('ZADD', K_ACT, now + cfg.ttl_ms, v)
@@ -399,7 +404,7 @@ local function admit(cfg, v, now, unclaimed, ticket)
     if cfg.stock == 0 then event('sold_out') end
   end
   if cfg.rate_cap > 0 then redis.call('ZADD', K_WIN, now, serial) end
-  return v .. ':' .. serial .. ':' .. now .. ':' .. (now + cfg.ttl_ms)
+  return v .. ':' .. serial .. ':' .. now .. ':' .. (now + cfg.ttl_ms), serial, now + cfg.ttl_ms
 end
 
 -- A queue-length sample for this minute's chart; only the promoter takes it (it runs
@@ -574,7 +579,9 @@ end
 -- when the library is built).
 -- `pos`: the caller's ZRANK + 1 when it has one (0: not queued), else read here.
 -- `place`: {ticket, joined_ms} of a queued visitor when the caller has them (join and
--- restore_place; status leaves them 0, to stay cheap).
+-- restore_place; status leaves them 0, to stay cheap); for state 'admitted',
+-- {serial, issued_ms, expires_ms} of the session when the caller has them (a walk-in's,
+-- just written; serial nil: only the end is known), else they are read here.
 -- Pre-queued visitors the shuffle has not placed yet, once the opening came: they are
 -- ahead of everyone in the line (reserve_prequeue), so positions and the line's length
 -- count them. 0 otherwise.
@@ -586,9 +593,14 @@ end
 local function reply(state, v, cfg, now, promoted, away, pos, place)
   local serial, issued, expires = 0, 0, 0
   if state == 'admitted' then
-    serial, issued = parse_session(redis.call('HGET', K_SESS, v))
-    expires = tonumber(redis.call('ZSCORE', K_ACT, v))
+    if place and place[1] then
+      serial, issued = place[1], place[2]
+    else
+      serial, issued = parse_session(redis.call('HGET', K_SESS, v))
+    end
+    expires = place and place[3] or tonumber(redis.call('ZSCORE', K_ACT, v))
     pos = 0
+    place = nil
   elseif pos == nil then
     local r = redis.call('ZRANK', K_Q, v)
     pos = r and r + 1 or 0
@@ -714,9 +726,15 @@ local function beat(cfg, now, v, fresh)
   redis.call('ZADD', K_HB, 'GT', BEAT, v)
 end
 
+-- v's live session's end (ms), or nil without one.
+local function admitted_until(v, now)
+  local exp = tonumber(redis.call('ZSCORE', K_ACT, v))
+  if exp and exp > now then return exp end
+  return nil
+end
+
 local function is_admitted(v, now)
-  local exp = redis.call('ZSCORE', K_ACT, v)
-  return exp and tonumber(exp) > now
+  return admitted_until(v, now) ~= nil
 end
 
 -- Where v stands, as 4 integers: kind (0 queued, 1 admitted, -1 neither), position or

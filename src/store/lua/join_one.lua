@@ -37,7 +37,8 @@ end
 -- KNOWN_QLEN, BEAT_V, ST_READ) is kept true by the functions that change it.
 local function join_one(cfg, now, A, o)
   local v = A[o + 1]
-  if is_admitted(v, now) then return reply('admitted', v, cfg, now, {}) end
+  local live_until = admitted_until(v, now)
+  if live_until then return reply('admitted', v, cfg, now, {}, false, 0, {nil, nil, live_until}) end
   if cfg.closed then return reply('closed', v, cfg, now, {}) end
   -- A scheduled event: before its pre-queue no place is taken; in the pre-queue a visitor
   -- waits unordered (the shuffle at open_at orders it); after open_at, until the shuffle
@@ -61,12 +62,18 @@ local function join_one(cfg, now, A, o)
     if r then beat(cfg, now, v) end
     return reply(waiting_state(cfg, r ~= false), v, cfg, now, {}, false, r and r + 1 or 0)
   end
+  -- The line's length, counted once per call (an earlier visitor of the batch may have
+  -- counted it; promote keeps it true) and first: an empty line has nobody to promote and
+  -- cannot hold v, so a walk-in reads neither the heads nor v's rank (2 commands), and the
+  -- reply reads no length.
+  KNOWN_QLEN = KNOWN_QLEN or redis.call('ZCARD', K_Q)
   -- Fill freed slots from the head first, so a newcomer never overtakes the queue.
-  local promoted = promote(cfg, now, PROMOTE_LIMIT)
+  local promoted = {}
+  if KNOWN_QLEN > 0 then promoted = promote(cfg, now, PROMOTE_LIMIT) end
   for i = 1, #promoted do
     if promoted[i] == v then return reply('admitted', v, cfg, now, promoted) end
   end
-  local r = redis.call('ZRANK', K_Q, v)
+  local r = KNOWN_QLEN > 0 and redis.call('ZRANK', K_Q, v)
   if r then
     beat(cfg, now, v)
     return reply(waiting_state(cfg, true), v, cfg, now, promoted, false, r + 1, place_of(v))
@@ -80,15 +87,14 @@ local function join_one(cfg, now, A, o)
   -- A new place: count it against the group's cap first.
   if not take_group_place(v, A[o + 2], A[o + 3], now) then return {'too_many_places'} end
   -- A walk-in: nobody waiting ahead (in passthrough there is no line to respect) and a
-  -- slot free; never while paused or queueing all.
-  -- The line's length (nil in passthrough), counted once per call (an earlier visitor of
-  -- the batch may have counted it), serves the reply too.
-  local qlen = nil
+  -- slot free; never while paused or queueing all. The reply is given the session admit
+  -- just wrote, rather than read it back (2 commands).
+  local qlen = KNOWN_QLEN
   if not cfg.paused and not cfg.queue_all and cfg.phase == 'open' then
-    if cfg.mode ~= 'passthrough' then qlen = KNOWN_QLEN or redis.call('ZCARD', K_Q) end
-    if (qlen == nil or qlen == 0) and free_slots(cfg, now) > 0 then
-      publish({admit(cfg, v, now)})
-      return reply('admitted', v, cfg, now, promoted)
+    if (cfg.mode == 'passthrough' or qlen == 0) and free_slots(cfg, now) > 0 then
+      local ev, serial, expires = admit(cfg, v, now)
+      publish({ev})
+      return reply('admitted', v, cfg, now, promoted, false, 0, {serial, now, expires})
     end
   end
   local ticket
@@ -104,10 +110,7 @@ local function join_one(cfg, now, A, o)
   -- Without lanes or draws the new ticket is the line's highest (`seq` is past every
   -- ticket: settle_tickets, settle_after_random, restore_place), so the newcomer is last.
   local pos = nil
-  KNOWN_QLEN = nil
-  if qlen then
-    KNOWN_QLEN = qlen + 1
-    if not cfg.lanes and cfg.mode ~= 'random' then pos = qlen + 1 end
-  end
+  KNOWN_QLEN = qlen + 1
+  if not cfg.lanes and cfg.mode ~= 'random' then pos = qlen + 1 end
   return reply(waiting_state(cfg, true), v, cfg, now, promoted, away, pos, {ticket, now})
 end
