@@ -119,7 +119,13 @@ pub struct Metrics {
     pub eta_judged: IntCounterVec,
     /// Store calls' durations by class.
     pub store_latency: StoreLatency,
+    /// Open queue sockets per room, every instance's (from their reports in the store).
+    room_sockets: IntGaugeVec,
 }
+
+/// A socket report older than this is an instance that stopped reporting (as the admin
+/// view counts them, `domain::live`; instances report every 3 s).
+const SOCKET_REPORT_FRESH_MS: u64 = 15_000;
 
 fn gauge(r: &Registry, name: &str, help: &str, labels: &[&str]) -> IntGaugeVec {
     // unwrap: names and labels are static and valid; registration happens once per registry.
@@ -396,6 +402,12 @@ impl Metrics {
                 &["room", "outcome"],
             ),
             store_latency: StoreLatency::register(&r),
+            room_sockets: gauge(
+                &r,
+                "anteroom_room_sockets",
+                "Open queue WebSockets per room, all instances together (their reports in the store)",
+                &["room"],
+            ),
             registry: r,
         }
     }
@@ -415,6 +427,19 @@ impl Metrics {
     pub fn observe_silence(&self, longest: Option<std::time::Duration>) {
         self.ws_longest_silence
             .set(longest.map_or(0.0, |d| d.as_secs_f64()));
+    }
+
+    /// Records the open sockets per room from every instance's report (read from the
+    /// store at scrape time); `rooms` are the rooms listed, each 0 without a fresh report.
+    pub fn observe_room_sockets(&self, rooms: &[String], reports: &[crate::store::SocketCount]) {
+        for room in rooms {
+            let n: u64 = reports
+                .iter()
+                .filter(|s| s.room == *room && s.age_ms <= SOCKET_REPORT_FRESH_MS)
+                .map(|s| s.count)
+                .sum();
+            self.room_sockets.with_label_values(&[room]).set(n as i64);
+        }
     }
 
     /// Records one room's waits (minutes read from the store at scrape time).
@@ -515,6 +540,7 @@ impl Metrics {
             &self.stock,
             &self.webhook_dead_letters,
             &self.webhook_pending,
+            &self.room_sockets,
         ] {
             let _ = v.remove_label_values(&[room]);
         }

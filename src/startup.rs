@@ -80,6 +80,12 @@ impl Application {
         settings: Settings,
         store: Arc<dyn Store>,
     ) -> anyhow::Result<Self> {
+        // Every store call of the application is timed (anteroom_store_call_seconds).
+        let metrics = Metrics::new();
+        let store: Arc<dyn Store> = Arc::new(crate::store::timed::Timed::new(
+            store,
+            metrics.store_latency.clone(),
+        ));
         // Certificates first: a bad file stops start-up before anything is bound.
         let main_cert = load_cert(settings.tls()?)?;
         let gateway_cert = load_cert(settings.gateway.tls()?)?;
@@ -139,7 +145,7 @@ impl Application {
             store: store.clone(),
             passes,
             visitors,
-            metrics: Metrics::new(),
+            metrics,
             ip_limiter: IpLimiter::new(&settings.rate_limit),
             settings: settings.clone(),
             secure_cookies,

@@ -73,7 +73,11 @@ impl FirstEstimate {
     /// The visitor was let in at `now`: the estimate is judged (once).
     pub(super) fn judge(&mut self, metrics: &Metrics, room: &str, now: Instant) {
         if let Some((at, seconds, low, high)) = self.0.take() {
-            metrics.judge_eta(room, (seconds, low, high), now.saturating_duration_since(at));
+            metrics.judge_eta(
+                room,
+                (seconds, low, high),
+                now.saturating_duration_since(at),
+            );
         }
     }
 }
@@ -113,13 +117,28 @@ mod tests {
         };
         f.shown(&unknown, t0);
         f.shown(&known, t0);
-        f.shown(&Eta { seconds: 99, ..known }, t0 + Duration::from_secs(1));
+        f.shown(
+            &Eta {
+                seconds: 99,
+                ..known
+            },
+            t0 + Duration::from_secs(1),
+        );
         f.judge(&m, "r", t0 + Duration::from_secs(40));
         f.judge(&m, "r", t0 + Duration::from_secs(50));
         let out = m.render();
         // |20 - 40| / 40 = 0.5; 40 s is after the range 10-30 s.
-        assert!(out.contains(r#"anteroom_eta_error_ratio_sum{room="r"} 0.5"#), "{out}");
-        assert!(out.contains(r#"anteroom_eta_error_ratio_count{room="r"} 1"#), "{out}");
-        assert!(out.contains(r#"anteroom_eta_judged_total{outcome="after",room="r"} 1"#), "{out}");
+        assert!(
+            out.contains(r#"anteroom_eta_error_ratio_sum{room="r"} 0.5"#),
+            "{out}"
+        );
+        assert!(
+            out.contains(r#"anteroom_eta_error_ratio_count{room="r"} 1"#),
+            "{out}"
+        );
+        assert!(
+            out.contains(r#"anteroom_eta_judged_total{outcome="after",room="r"} 1"#),
+            "{out}"
+        );
     }
 }

@@ -58,7 +58,8 @@ impl Waits {
         // unwrap: a static, valid name and help.
         let desc = Desc::new(
             NAME.into(),
-            "Waits of the visitors let in, from join to admission (the store's per-minute buckets)".into(),
+            "Waits of the visitors let in, from join to admission (the store's per-minute buckets)"
+                .into(),
             vec!["room".into()],
             HashMap::new(),
         )
@@ -183,6 +184,7 @@ impl Collector for Waits {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use prometheus::Encoder;
 
     fn minute(minute: u64, waits: &[(usize, u64)]) -> MinuteStats {
         let mut m = MinuteStats {
@@ -221,13 +223,34 @@ mod tests {
             .encode(&w.collect(), &mut buf)
             .unwrap();
         let text = String::from_utf8(buf).unwrap();
-        assert!(text.contains("# TYPE anteroom_wait_seconds histogram"), "{text}");
-        assert!(text.contains(r#"anteroom_wait_seconds_bucket{room="r",le="1"} 1"#), "{text}");
-        assert!(text.contains(r#"anteroom_wait_seconds_bucket{room="r",le="30"} 1"#), "{text}");
-        assert!(text.contains(r#"anteroom_wait_seconds_bucket{room="r",le="60"} 3"#), "{text}");
-        assert!(text.contains(r#"anteroom_wait_seconds_bucket{room="r",le="7200"} 3"#), "{text}");
-        assert!(text.contains(r#"anteroom_wait_seconds_bucket{room="r",le="+Inf"} 4"#), "{text}");
-        assert!(text.contains(r#"anteroom_wait_seconds_count{room="r"} 4"#), "{text}");
+        assert!(
+            text.contains("# TYPE anteroom_wait_seconds histogram"),
+            "{text}"
+        );
+        assert!(
+            text.contains(r#"anteroom_wait_seconds_bucket{room="r",le="1"} 1"#),
+            "{text}"
+        );
+        assert!(
+            text.contains(r#"anteroom_wait_seconds_bucket{room="r",le="30"} 1"#),
+            "{text}"
+        );
+        assert!(
+            text.contains(r#"anteroom_wait_seconds_bucket{room="r",le="60"} 3"#),
+            "{text}"
+        );
+        assert!(
+            text.contains(r#"anteroom_wait_seconds_bucket{room="r",le="7200"} 3"#),
+            "{text}"
+        );
+        assert!(
+            text.contains(r#"anteroom_wait_seconds_bucket{room="r",le="+Inf"} 4"#),
+            "{text}"
+        );
+        assert!(
+            text.contains(r#"anteroom_wait_seconds_count{room="r"} 4"#),
+            "{text}"
+        );
     }
 
     #[test]

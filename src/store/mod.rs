@@ -47,6 +47,7 @@ pub mod redis;
 pub(crate) mod revocation;
 mod rooms;
 pub(crate) mod sentinel;
+pub mod timed;
 pub(crate) mod webhook;
 
 pub use admin::AdminStore;

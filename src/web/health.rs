@@ -156,6 +156,9 @@ async fn metrics(
     engine.metrics.ready.set(i64::from(ready));
     match rooms {
         Ok(rooms) => {
+            if let Ok(reports) = engine.store.sockets().await {
+                engine.metrics.observe_room_sockets(&rooms, &reports);
+            }
             for room in rooms {
                 match engine.store.stats(&room).await {
                     Ok(s) => engine.metrics.observe_room(&room, &s),

@@ -86,7 +86,9 @@ pub fn serve(
                 access_log,
                 access_logger(),
             ))
-            .wrap(actix_web::middleware::from_fn(http_metrics::count_responses))
+            .wrap(actix_web::middleware::from_fn(
+                http_metrics::count_responses,
+            ))
             .app_data(engine.clone())
             .app_data(hub.clone())
             .app_data(web::JsonConfig::default().error_handler(json_error_handler))

@@ -30,6 +30,7 @@ mod hostile_table;
 mod join_batch;
 mod lanes;
 mod line_view;
+mod metrics;
 mod model;
 mod modes;
 mod nginx;

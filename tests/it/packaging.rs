@@ -312,15 +312,103 @@ fn metric_names(text: &str) -> BTreeSet<String> {
     names
 }
 
-/// The metric names src/metrics.rs registers (its string literals).
+/// The metric names `src/metrics.rs` and `src/metrics/*.rs` register (their string
+/// literals), with the `_bucket`, `_sum` and `_count` series of the histograms.
 fn registered_names() -> BTreeSet<String> {
-    let src = std::fs::read_to_string(Path::new(ROOT).join("src/metrics.rs")).unwrap();
-    src.split('"')
-        .skip(1)
-        .step_by(2)
-        .filter(|s| s.starts_with("anteroom_") && !s.contains(' '))
-        .map(str::to_string)
-        .collect()
+    let mut files = vec![Path::new(ROOT).join("src/metrics.rs")];
+    for e in std::fs::read_dir(Path::new(ROOT).join("src/metrics")).unwrap() {
+        files.push(e.unwrap().path());
+    }
+    let mut names = BTreeSet::new();
+    for f in files {
+        let src = std::fs::read_to_string(f).unwrap();
+        names.extend(
+            src.split('"')
+                .skip(1)
+                .step_by(2)
+                .filter(|s| s.starts_with("anteroom_") && !s.contains(' '))
+                .map(str::to_string),
+        );
+    }
+    for h in anteroom::metrics::HISTOGRAMS {
+        assert!(names.contains(h), "{h} is not registered");
+        for suffix in ["_bucket", "_sum", "_count"] {
+            names.insert(format!("{h}{suffix}"));
+        }
+    }
+    names
+}
+
+/// The recording rules of a rules file: name → expression.
+fn recording_rules(rules: &str) -> std::collections::BTreeMap<String, String> {
+    let mut out = std::collections::BTreeMap::new();
+    let lines: Vec<&str> = rules.lines().collect();
+    for (i, line) in lines.iter().enumerate() {
+        let Some(name) = line.trim().strip_prefix("- record:") else {
+            continue;
+        };
+        let expr_line = lines[i + 1];
+        let indent = expr_line.len() - expr_line.trim_start().len();
+        let first = expr_line.trim().strip_prefix("expr:").unwrap().trim();
+        let expr = if first == "|" {
+            lines[i + 2..]
+                .iter()
+                .take_while(|l| l.len() - l.trim_start().len() > indent)
+                .map(|l| l.trim())
+                .collect::<Vec<_>>()
+                .join(" ")
+        } else {
+            first.to_string()
+        };
+        out.insert(name.trim().to_string(), expr);
+    }
+    out
+}
+
+/// The recording rules' names (`anteroom:…`) in `text`.
+fn recorded_names(text: &str) -> BTreeSet<String> {
+    let mut names = BTreeSet::new();
+    let mut rest = text;
+    while let Some(i) = rest.find("anteroom:") {
+        let tail = &rest[i..];
+        let end = tail
+            .find(|c: char| !(c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' || c == ':'))
+            .unwrap_or(tail.len());
+        names.insert(tail[..end].to_string());
+        rest = &tail[end..];
+    }
+    names
+}
+
+/// What the dashboard's queries name that does not exist: recording rules the rules
+/// file does not define, and metrics not in `known`. Also returns the metrics the
+/// queries read, through the recording rules they use.
+fn dashboard_names(
+    queries: &[String],
+    records: &std::collections::BTreeMap<String, String>,
+    known: &BTreeSet<String>,
+) -> (Vec<String>, BTreeSet<String>) {
+    let mut unknown = Vec::new();
+    let mut metrics = BTreeSet::new();
+    for q in queries {
+        metrics.extend(metric_names(q));
+        for r in recorded_names(q) {
+            match records.get(&r) {
+                Some(expr) => {
+                    metrics.extend(metric_names(expr));
+                    // A rule may read another rule.
+                    for inner in recorded_names(expr) {
+                        if let Some(e) = records.get(&inner) {
+                            metrics.extend(metric_names(e));
+                        }
+                    }
+                }
+                None => unknown.push(r),
+            }
+        }
+    }
+    unknown.extend(metrics.difference(known).cloned());
+    (unknown, metrics)
 }
 
 /// GitHub's anchors for the headings of a Markdown file (as .ci/check-links.py makes them).
@@ -415,6 +503,72 @@ fn every_alert_has_a_delay_a_severity_a_summary_and_a_runbook_that_exists() {
         unknown.is_empty(),
         "not metrics Anteroom exports: {unknown:?}"
     );
+    // And every recording rule an expression reads is one the file defines.
+    let records = recording_rules(&rules);
+    assert!(records.len() >= 10, "{} recording rules", records.len());
+    for r in recorded_names(&exprs) {
+        assert!(records.contains_key(&r), "no recording rule {r}");
+    }
+}
+
+#[test]
+fn every_alert_has_a_firing_and_a_quiet_unit_test() {
+    let rules = std::fs::read_to_string(Path::new(ROOT).join(RULES)).unwrap();
+    let tests = std::fs::read_to_string(Path::new(ROOT).join(RULE_TESTS)).unwrap();
+    let mut firing = BTreeSet::new();
+    let mut quiet = BTreeSet::new();
+    let lines: Vec<&str> = tests.lines().collect();
+    for (i, l) in lines.iter().enumerate() {
+        let Some(name) = l.trim().strip_prefix("alertname:") else {
+            continue;
+        };
+        let exp = lines[i + 1].trim();
+        assert!(exp.starts_with("exp_alerts:"), "{name}: {exp}");
+        if exp.ends_with("[]") {
+            quiet.insert(name.trim().to_string());
+        } else {
+            firing.insert(name.trim().to_string());
+        }
+    }
+    for block in alert_blocks(&rules) {
+        let name = block[0].trim().trim_start_matches("- alert:").trim();
+        assert!(firing.contains(name), "no unit test where {name} fires");
+        assert!(
+            quiet.contains(name),
+            "no unit test where {name} stays quiet"
+        );
+    }
+}
+
+#[test]
+fn a_misspelt_name_in_the_dashboard_is_caught() {
+    let dashboard = std::fs::read_to_string(Path::new(ROOT).join(DASHBOARD)).unwrap();
+    let rules = std::fs::read_to_string(Path::new(ROOT).join(RULES)).unwrap();
+    let records = recording_rules(&rules);
+    let known = registered_names();
+    let check = |text: &str| {
+        let d: Value = serde_json::from_str(text).unwrap();
+        dashboard_names(&dashboard_queries(&d), &records, &known).0
+    };
+    assert_eq!(check(&dashboard), Vec::<String>::new(), "as shipped");
+    for (right, wrong) in [
+        (
+            "anteroom_ws_longest_silence_seconds",
+            "anteroom_ws_longest_silence_second",
+        ),
+        ("anteroom:queue_length:max", "anteroom:queue_lenght:max"),
+    ] {
+        assert!(dashboard.contains(right), "{right}");
+        let unknown = check(&dashboard.replace(right, wrong));
+        assert!(unknown.contains(&wrong.to_string()), "{wrong}: {unknown:?}");
+    }
+    // A misspelt metric inside a recording rule the dashboard reads is caught too.
+    let mut broken = records.clone();
+    let e = broken.get_mut("anteroom:admissions:rate5m").unwrap();
+    *e = e.replace("anteroom_admissions_total", "anteroom_admission_total");
+    let d: Value = serde_json::from_str(&dashboard).unwrap();
+    let (unknown, _) = dashboard_names(&dashboard_queries(&d), &broken, &known);
+    assert_eq!(unknown, vec!["anteroom_admission_total".to_string()]);
 }
 
 #[test]
@@ -473,13 +627,27 @@ async fn every_metric_the_dashboard_names_is_in_a_running_apps_metrics() {
         "a room selector"
     );
     let queries = dashboard_queries(&dashboard);
-    let wanted: BTreeSet<String> = queries.iter().flat_map(|q| metric_names(q)).collect();
+    // The figures are read through the recording rules: each must be defined, and what
+    // it reads is what the dashboard needs from the binary.
+    let rules = std::fs::read_to_string(Path::new(ROOT).join(RULES)).unwrap();
+    let records = recording_rules(&rules);
+    let (unknown, wanted) = dashboard_names(&queries, &records, &registered_names());
+    assert!(unknown.is_empty(), "the dashboard names {unknown:?}");
     for metric in [
         "anteroom_queue_length",
         "anteroom_active",
         "anteroom_capacity",
         "anteroom_admissions_total",
         "anteroom_ws_sockets",
+        "anteroom_room_sockets",
+        "anteroom_wait_seconds_bucket",
+        "anteroom_eta_error_ratio_bucket",
+        "anteroom_eta_judged_total",
+        "anteroom_store_call_seconds_bucket",
+        "anteroom_http_responses_total",
+        "anteroom_ready",
+        "anteroom_ws_longest_silence_seconds",
+        "anteroom_ws_silence_promise_seconds",
         "anteroom_store_errors_total",
         "anteroom_webhook_pending",
         "anteroom_webhook_dead_letters",
@@ -493,7 +661,10 @@ async fn every_metric_the_dashboard_names_is_in_a_running_apps_metrics() {
             "anteroom_capacity",
         ]
         .iter()
-        .any(|m| q.contains(&format!("{m}{{")));
+        .any(|m| q.contains(&format!("{m}{{")))
+            || recorded_names(q)
+                .iter()
+                .any(|r| records[r].contains("by (room"));
         assert!(
             !room_figure || q.contains("$room"),
             "{q} ignores the room selector"
@@ -514,20 +685,42 @@ async fn every_metric_the_dashboard_names_is_in_a_running_apps_metrics() {
     settings.webhooks.retry_base_ms = 100;
     settings.webhooks.retry_cap_ms = 200;
     settings.webhooks.max_attempts = 2;
+    // And a room of one 1 s slot with queue sockets, whose estimates become known once a
+    // session has ended and are judged as each visitor is let in.
+    settings.rooms.push(RoomConfig {
+        session_ttl_secs: 1,
+        ..room("e", 1)
+    });
     let app = spawn_app(settings).await;
     assert_eq!(app.join("r").await.state(), "admitted");
     assert_eq!(app.join("r").await.state(), "queued");
+    app.join("e").await;
+    let mut sockets = Vec::new();
+    for _ in 0..4 {
+        let token = app.join("e").await.token();
+        sockets.push(
+            crate::helpers::ws::connect(&app, "e", &token, None)
+                .await
+                .unwrap(),
+        );
+    }
     let scrape = || {
         let (client, url) = (app.client.clone(), app.url("/metrics"));
         async move { client.get(url).send().await.ok()?.text().await.ok() }
     };
-    let healthy = wait_until(Duration::from_secs(15), "a dead letter in /metrics", || {
-        let s = scrape();
-        async move {
-            s.await
-                .filter(|m| m.contains("anteroom_webhook_dead_letters{room=\"r\"} 1"))
-        }
-    })
+    let healthy = wait_until(
+        Duration::from_secs(30),
+        "a dead letter and an estimate judged in /metrics",
+        || {
+            let s = scrape();
+            async move {
+                s.await.filter(|m| {
+                    m.contains("anteroom_webhook_dead_letters{room=\"r\"} 1")
+                        && m.contains("anteroom_eta_judged_total{")
+                })
+            }
+        },
+    )
     .await;
     redis.kill();
     let _ = app.join("r").await;
