@@ -257,7 +257,9 @@ pub fn admitted_message(v: &VisitorView) -> String {
 /// The room state a visitor in `state` has been told about (none once admitted).
 fn told_state(state: VisitorState) -> Option<RoomState> {
     match state {
-        VisitorState::Queued | VisitorState::NotQueued => Some(RoomState::Open),
+        VisitorState::Queued | VisitorState::NotQueued | VisitorState::NoShow => {
+            Some(RoomState::Open)
+        }
         VisitorState::Paused => Some(RoomState::Paused),
         VisitorState::SoldOut => Some(RoomState::SoldOut),
         VisitorState::Closed => Some(RoomState::Closed),

@@ -11,8 +11,9 @@
 //! `anteroom_webhook_pending` are room figures read from the store (rooms with a webhook).
 //! The outflow figures `anteroom_origin_p95_ms` and `anteroom_origin_error_ratio` (the
 //! controller's last decision's signals, read from the store: `max`);
-//! `anteroom_outflow_decisions_total` and `anteroom_health_reports_total` are this
-//! instance's own (`sum`).
+//! `anteroom_outflow_decisions_total`, `anteroom_health_reports_total` and
+//! `anteroom_no_shows_total` (admissions taken back from no-shows by this instance's
+//! pass) are this instance's own (`sum`).
 //!
 //! For alerts and the dashboard (issue 32; `deploy/prometheus`, `deploy/grafana`):
 //! `anteroom_http_responses_total{class}` (HTTP answers by status class, the probes left
@@ -104,6 +105,9 @@ pub struct Metrics {
     pub outflow_decisions: IntCounterVec,
     /// Health reports received, by room and `outcome` (accepted, unauthorized, invalid).
     pub health_reports: IntCounterVec,
+    /// Admissions taken back from no-shows by this instance, by room
+    /// (docs/outflow.md#no-shows).
+    pub no_shows: IntCounterVec,
     /// HTTP answers by status class, [`HTTP_CLASSES`]' order (resolved once: a request
     /// costs one atomic add).
     http_responses: [IntCounter; 5],
@@ -218,6 +222,12 @@ impl Metrics {
                 "anteroom_health_reports_total",
                 "Origin health reports received (accepted, unauthorized, invalid)",
                 &["room", "outcome"],
+            ),
+            no_shows: counter(
+                &r,
+                "anteroom_no_shows_total",
+                "Admissions taken back because the pass was not presented within claim_timeout_secs",
+                &["room"],
             ),
 
             reaped: counter(

@@ -8,7 +8,8 @@
 //! once. Each decision is kept in the store for the dashboard's chart and `/metrics`.
 //!
 //! A one-pass function ([`outflow_once`], tests call it with their own `now_ms`) and a
-//! loop that looks every [`TICK`] and stops on a cancellation token.
+//! loop that looks every [`TICK`] and stops on a cancellation token. The same loop takes
+//! back the slots of no-shows every second ([`crate::domain::noshow::reclaim_once`]).
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -75,14 +76,6 @@ pub async fn outflow_once(
             None => {
                 due.insert(room.clone(), now_ms + interval_ms);
                 meter.take(&room);
-                if cfg.claim_timeout_secs > 0 {
-                    tracing::warn!(
-                        room,
-                        claim_timeout_secs = cfg.claim_timeout_secs,
-                        "claim_timeout_secs is set but no-show reclaim is not built yet: \
-                         slots are held until the session expires (docs/outflow.md#no-shows)"
-                    );
-                }
                 continue;
             }
             Some(_) => {}
@@ -202,6 +195,7 @@ async fn room_once(
 pub async fn run_outflow(engine: Arc<Engine>, meter: Arc<OriginMeter>, cancel: CancellationToken) {
     let holder = engine.instance.clone();
     let mut due = HashMap::new();
+    let mut reclaim_at = 0;
     let mut tick = tokio::time::interval(TICK);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
@@ -210,6 +204,22 @@ pub async fn run_outflow(engine: Arc<Engine>, meter: Arc<OriginMeter>, cancel: C
             _ = tick.tick() => {}
         }
         let now = crate::clock::wall_ms();
+        if now >= reclaim_at {
+            reclaim_at = now + crate::domain::noshow::RECLAIM_EVERY_MS;
+            match crate::domain::noshow::reclaim_once(&engine).await {
+                Ok(o) => {
+                    for (room, e) in &o.failed {
+                        engine
+                            .metrics
+                            .store_errors
+                            .with_label_values(&["noshow"])
+                            .inc();
+                        tracing::warn!(room, error = %e, "no-shows: a room failed; the others went on");
+                    }
+                }
+                Err(e) => tracing::debug!(error = %e, "no-show pass failed"),
+            }
+        }
         match outflow_once(&engine, &meter, &holder, now, &mut due).await {
             Ok(o) => {
                 for (room, e) in &o.failed {

@@ -163,6 +163,7 @@ impl Application {
             room_cache: Default::default(),
             pow,
             line_views: crate::domain::line_view::LineViews::new(settings.store.local_status),
+            presented: Default::default(),
         });
         // A first look at the live sessions and at what ended (the last minute of
         // releases, the last flush) before the first request: what ended before this

@@ -340,7 +340,7 @@
     var bar = root.querySelector('.progress');
     if (bar) bar.hidden = !has('progress');
     show('keep-open', waiting);
-    show('rejoin', m.state === 'not_queued');
+    show('rejoin', m.state === 'not_queued' || m.state === 'no_show');
     show('notify', waiting && notifyUsable());
     cfg.state = m.state;
     shownMessage = m.message;
@@ -743,9 +743,10 @@
     embedJoin();
   } else if (cfg.pow_check) {
     verifyAndJoin();
-  } else if (cfg.state !== 'not_queued' && cfg.state !== 'admitted') {
+  } else if (cfg.state !== 'not_queued' && cfg.state !== 'no_show' && cfg.state !== 'admitted') {
     // Waiting, paused, closed or sold out: keep listening, so the page moves on by
-    // itself (no reload is ever needed).
+    // itself (no reload is ever needed). A no-show is told so and joins again only by
+    // the button (the socket's handshake would join them at once).
     conn(t.connecting);
     connect();
   } else {

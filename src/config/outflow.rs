@@ -181,6 +181,12 @@ impl OutflowPatch {
 /// problem.
 pub fn check_room(cfg: &RoomConfig) -> Result<(), (&'static str, String)> {
     cfg.outflow.check()?;
+    if cfg.claim_timeout_secs > MAX_CLAIM_TIMEOUT_SECS {
+        return Err((
+            "claim_timeout_secs",
+            format!("must be at most {MAX_CLAIM_TIMEOUT_SECS} (an hour; 0 = off)"),
+        ));
+    }
     if cfg.claim_timeout_secs > 0 && cfg.claim_timeout_secs >= cfg.session_ttl_secs {
         return Err((
             "claim_timeout_secs",
@@ -189,6 +195,10 @@ pub fn check_room(cfg: &RoomConfig) -> Result<(), (&'static str, String)> {
     }
     Ok(())
 }
+
+/// The longest claim timeout: a visitor who has not reached the site an hour after their
+/// turn is not coming, and a longer one would hold a slot for nothing.
+pub const MAX_CLAIM_TIMEOUT_SECS: u64 = 3_600;
 
 #[cfg(test)]
 mod tests {

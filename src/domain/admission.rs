@@ -166,6 +166,9 @@ pub struct Engine {
     pub pow: crate::domain::pow::PowKeys,
     /// Queued visitors' statuses answered from this instance's view of the line.
     pub line_views: crate::domain::line_view::LineViews,
+    /// Sessions whose pass this instance saw presented at the origin (no-shows:
+    /// `crate::domain::noshow`).
+    pub(crate) presented: crate::domain::noshow::Presented,
 }
 
 /// How long a cached room configuration serves joins (an `entry` change reaches every
@@ -1016,6 +1019,15 @@ impl Engine {
             }
         }
         let live = match claims.serial() {
+            // The first `verify` of a session in a room with a claim timeout presents it
+            // (clears its no-show deadline) in the same one call.
+            Some(serial) if self.should_present(room, &claims.sub, serial).await => {
+                let live = self.store.present(room, &claims.sub, serial).await;
+                if matches!(live, Ok(true)) {
+                    self.note_presented(room, &claims, serial);
+                }
+                live
+            }
             Some(serial) => self.store.session_live(room, &claims.sub, serial).await,
             None if claims.is_fail_open() => self.store.ping().await.map(|()| false),
             None => return Err(DomainError::Pass(crate::domain::pass::PassError::Invalid)),

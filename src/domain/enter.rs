@@ -60,6 +60,10 @@ pub struct EnterRequest<'a> {
     /// The per-visitor limit to count this join under; `None` when the door counted it
     /// already (the socket a queue page opens with its grant).
     pub count_as: Option<LimitedAction>,
+    /// The visitor chose to join (the join route, the page's "Join the line"). `false`
+    /// for a page load or a socket: a no-show (docs/outflow.md#no-shows) who comes back
+    /// that way is told so (`state: "no_show"`) instead of being queued behind their back.
+    pub rejoin: bool,
 }
 
 /// How a join ended.
@@ -110,6 +114,8 @@ pub struct Cleared {
     cfg: Arc<RoomConfig>,
     redirect_base: Option<String>,
     opts: JoinOptions,
+    /// Look for a no-show before joining (a known visitor who did not choose to join).
+    told_first: bool,
 }
 
 impl Cleared {
@@ -206,7 +212,9 @@ impl Engine {
             // Fails open: never `Unavailable`.
             self.check_visitor_limit(&visitor, action).await?;
         }
+        let told_first = !req.rejoin && req.visitor.is_some() && cfg.claim_timeout_secs > 0;
         Ok(Checked::Cleared(Box::new(Cleared {
+            told_first,
             room: req.room.to_string(),
             redirect_base: resolve_return(&cfg.target_url, req.return_to),
             opts: JoinOptions {
@@ -222,6 +230,20 @@ impl Engine {
     /// Step 6: the join of a [`Cleared`] visitor (with `store.fail_open`, an unreachable
     /// store lets a declared room's visitors in, as [`Engine::join_from`] says).
     pub async fn take_place(&self, c: Cleared) -> Result<EnterOutcome, DomainError> {
+        // A no-show back by a page load or a socket is told so; joining again is their
+        // choice (one status read more, only in rooms with a claim timeout). A failing
+        // read just joins.
+        if c.told_first {
+            if let Ok(view) = self.status(&c.room, &c.visitor).await {
+                if view.state == crate::store::VisitorState::NoShow {
+                    return Ok(EnterOutcome::Joined {
+                        visitor: c.visitor,
+                        view: Box::new(view),
+                        cfg: c.cfg,
+                    });
+                }
+            }
+        }
         let joined = self
             .join_from(&c.room, &c.visitor, c.redirect_base.as_deref(), c.opts)
             .await;

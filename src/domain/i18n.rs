@@ -108,6 +108,10 @@ pub struct Strings {
     pub lead_event_ended: &'static str,
     pub title_not_queued: &'static str,
     pub lead_not_queued: &'static str,
+    /// Let in, but the pass never reached the site within the room's claim timeout
+    /// (`no_show`): the place went to the next in line; they may join again.
+    pub title_no_show: &'static str,
+    pub lead_no_show: &'static str,
     pub title_admitted: &'static str,
     pub lead_admitted: &'static str,
     pub continue_link: &'static str,
@@ -248,6 +252,8 @@ pub static EN: Strings = Strings {
     lead_event_ended: "The sale this waiting room was for is over, and the line is closed. Thank you for waiting.",
     title_not_queued: "You're no longer in line",
     lead_not_queued: "The organiser emptied the line (or removed your place), so you are no longer waiting. You can join again at the back of the line.",
+    title_no_show: "You missed your turn",
+    lead_no_show: "You were let in, but did not reach the site within the time allowed, so your place went to the next person in line. You can join again at the back of the line.",
     title_admitted: "It's your turn",
     lead_admitted: "Taking you there now…",
     continue_link: "Continue",
@@ -366,6 +372,8 @@ pub static ZH: Strings = Strings {
     lead_event_ended: "此等候室对应的发售已经结束，队伍已关闭。感谢您的等候。",
     title_not_queued: "您已不在队列中",
     lead_not_queued: "主办方清空了队伍（或移除了您的位置），您已不在等候中。您可以重新排到队尾。",
+    title_no_show: "您错过了入场机会",
+    lead_no_show: "您已获准入场，但未在规定时间内进入网站，因此您的名额已让给队伍中的下一位。您可以重新排到队尾。",
     title_admitted: "轮到您了",
     lead_admitted: "正在为您跳转……",
     continue_link: "继续",

@@ -46,6 +46,7 @@ pub mod identity;
 pub mod known_sessions;
 pub(crate) mod line_view;
 pub(crate) mod live;
+pub(crate) mod noshow;
 pub mod outflow;
 pub mod pass;
 pub mod pow;

@@ -33,6 +33,9 @@ pub mod message {
     pub const PREQUEUE: &str = "prequeue";
     pub const NOT_QUEUED: &str = "not_queued";
     pub const ADMITTED: &str = "admitted";
+    /// Let in, but the pass was not presented at the site within the room's claim
+    /// timeout: the admission was given to the next in line; they may join again.
+    pub const NO_SHOW: &str = "no_show";
     /// The queue page of a proof-of-work room before the visitor joined (page only).
     pub const VERIFYING: &str = "verifying";
 
@@ -54,6 +57,7 @@ pub mod message {
         PREQUEUE,
         NOT_QUEUED,
         ADMITTED,
+        NO_SHOW,
         VERIFYING,
     ];
 }
@@ -156,6 +160,7 @@ pub fn decide(
         VisitorState::Scheduled => (m::SCHEDULED, if counting { COUNTING } else { &[] }),
         VisitorState::Prequeue => (m::PREQUEUE, if counting { COUNTING } else { &[] }),
         VisitorState::NotQueued => (m::NOT_QUEUED, &[]),
+        VisitorState::NoShow => (m::NO_SHOW, &[]),
         VisitorState::Admitted => (m::ADMITTED, &[]),
     };
     let mut notes = Vec::new();

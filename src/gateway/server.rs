@@ -233,6 +233,9 @@ impl Gateway {
                 self.proxy(req, &client, None, Some(&rule), None).await
             }
             Decision::Admitted { room, claims } => {
+                // No-shows: the first request with this session's pass clears its
+                // deadline (one store call per session and instance, none after).
+                self.engine.presented(&room, &claims).await;
                 let renewed = self.renew(&room, &claims, secure).await;
                 self.proxy(req, &client, Some(Visitor { room, claims }), None, renewed)
                     .await

@@ -96,6 +96,10 @@ pub enum VisitorState {
     Scheduled,
     /// In the event's pre-queue: the order is drawn at `opens_at` (the shuffle).
     Prequeue,
+    /// Was let in, but never presented the pass at the origin within the room's
+    /// `claim_timeout_secs`: the admission was taken back (docs/outflow.md#no-shows). Said
+    /// until the session would have expired; joining again queues at the back.
+    NoShow,
 }
 
 impl VisitorState {
@@ -110,6 +114,7 @@ impl VisitorState {
             VisitorState::Rejected => "rejected",
             VisitorState::Scheduled => "scheduled",
             VisitorState::Prequeue => "prequeue",
+            VisitorState::NoShow => "no_show",
         }
     }
 
@@ -124,6 +129,7 @@ impl VisitorState {
             "rejected" => VisitorState::Rejected,
             "scheduled" => VisitorState::Scheduled,
             "prequeue" => VisitorState::Prequeue,
+            "no_show" => VisitorState::NoShow,
             _ => return None,
         })
     }

@@ -10,12 +10,18 @@
 //! source whose report lapsed is removed when the set is read) and `P:room:{R}:of:hist`
 //! (LIST of points, newest first, trimmed). The memory store keeps a [`MemoryOutflow`]
 //! per room.
+//!
+//! No-shows live with the room's admission state, since admissions write them: in Redis
+//! `P:room:{R}:st:claim` (ZSET visitor → deadline ms, written by every admission in a
+//! room with `claim_ms`, cleared by `present`), `P:room:{R}:st:noshow` (ZSET visitor →
+//! until when their status says `no_show`, expiring with its last entry) and the `st`
+//! field `noshows` (a count); in the memory store, fields of its room.
 
 use std::collections::{HashMap, VecDeque};
 
 use async_trait::async_trait;
 
-use super::StoreResult;
+use super::{Admission, StoreResult};
 
 /// Decisions kept per room: a day at the default 10 s interval is 8,640; the dashboard
 /// charts the last [`CHART_POINTS`].
@@ -42,6 +48,22 @@ pub trait OutflowStore: Send + Sync {
     async fn push_outflow_point(&self, room: &str, point: &str) -> StoreResult<()>;
     /// The room's last `n` decisions, newest first.
     async fn outflow_points(&self, room: &str, n: u64) -> StoreResult<Vec<String>>;
+
+    /// No-shows (docs/outflow.md#no-shows): whether admission `serial` of `visitor` is
+    /// live, as [`super::AdmissionStore::session_live`] answers, and if so its pass was
+    /// presented at the origin: its deadline (`claim_timeout_secs` after the admission)
+    /// is cleared, so it is no no-show. The gateway and `verify` call it once per session
+    /// and instance ([`crate::domain::presented`]).
+    async fn present(&self, room: &str, visitor: &str, serial: u64) -> StoreResult<bool>;
+    /// Ends up to `batch` live sessions whose pass was not presented by their deadline,
+    /// as a release ends them (no recovery puts them back), counts them, adds `no_show`
+    /// to the room's stream, and marks each visitor so that their status says
+    /// [`super::VisitorState::NoShow`] until the session would have expired (or they are
+    /// let in again). Returns the ended sessions, soonest deadline first. Promotes
+    /// nobody: the caller does, once the passes are revoked.
+    async fn reap_no_shows(&self, room: &str, batch: u32) -> StoreResult<Vec<(String, Admission)>>;
+    /// How many no-shows the room has had.
+    async fn no_shows(&self, room: &str) -> StoreResult<u64>;
 }
 
 /// A room's outflow state in the memory store.

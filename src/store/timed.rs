@@ -401,6 +401,15 @@ impl OutflowStore for Timed {
     async fn outflow_points(&self, room: &str, n: u64) -> StoreResult<Vec<String>> {
         timed!(self, Outflow, self.inner.outflow_points(room, n))
     }
+    async fn present(&self, room: &str, visitor: &str, serial: u64) -> StoreResult<bool> {
+        timed!(self, Admit, self.inner.present(room, visitor, serial))
+    }
+    async fn reap_no_shows(&self, room: &str, batch: u32) -> StoreResult<Vec<(String, Admission)>> {
+        timed!(self, Reap, self.inner.reap_no_shows(room, batch))
+    }
+    async fn no_shows(&self, room: &str) -> StoreResult<u64> {
+        timed!(self, Read, self.inner.no_shows(room))
+    }
 }
 
 #[cfg(test)]

@@ -222,6 +222,8 @@ async fn join(
             ip: client_ip(&req, &engine),
             return_to: None,
             count_as: Some(LimitedAction::Join),
+            // A join asked for is a choice: a no-show is queued at the back.
+            rejoin: true,
         })
         .await?;
     match outcome {

@@ -51,6 +51,8 @@ struct PageQuery {
     parent: Option<String>,
     /// An enqueue token the site signed (one place per person).
     enqueue_token: Option<String>,
+    /// `1`: the visitor chose to join again ("Join the line"); a no-show is then queued.
+    rejoin: Option<String>,
 }
 
 fn lenient_u64<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
@@ -415,6 +417,7 @@ async fn queue_page_inner(
             ip: client_ip(req, engine),
             return_to: q.ret.as_deref(),
             count_as: Some(LimitedAction::Join),
+            rejoin: q.rejoin.as_deref() == Some("1"),
         })
         .await?;
     let (visitor, view, cfg) = match outcome {
@@ -506,6 +509,7 @@ fn rejoin_url(room: &str, q: &PageQuery, lang: Lang) -> String {
     if let Some(r) = &q.ret {
         pairs.push(("return", r.clone()));
     }
+    pairs.push(("rejoin", "1".into()));
     format!("/r/{room}?{}", query_string(&pairs))
 }
 

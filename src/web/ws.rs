@@ -115,6 +115,7 @@ async fn ws(
             ip: client_ip(&req, &engine),
             return_to: q.ret.as_deref(),
             count_as: (!granted).then_some(LimitedAction::WsUpgrade),
+            rejoin: false,
         })
         .await?;
     let cleared = match checked {

@@ -17,11 +17,13 @@ mod caps;
 mod drops;
 mod line;
 mod modes;
+mod noshow;
 mod webhooks;
 use caps::*;
 use drops::*;
 use line::*;
 use modes::*;
+use noshow::*;
 use webhooks::*;
 
 /// A store under test, keeping its Redis (if any) alive.
@@ -2065,4 +2067,9 @@ conformance!(
     a_scheduled_opening_and_end_go_into_the_stream_once,
     an_open_socket_is_enrolled_in_the_prequeue,
     the_prequeue_counts_against_the_places_per_group_cap,
+    a_pass_not_presented_in_time_is_a_no_show_and_frees_the_slot,
+    a_presented_pass_keeps_its_session_past_the_claim_timeout,
+    a_no_show_rejoins_at_the_back,
+    without_a_claim_timeout_or_after_a_release_nothing_is_taken_back,
+    a_quiet_session_ends_at_its_no_show_deadline_for_the_eta,
 );

@@ -34,6 +34,7 @@ mod metrics;
 mod model;
 mod modes;
 mod nginx;
+mod noshow;
 mod openapi;
 mod outflow;
 mod packaging;

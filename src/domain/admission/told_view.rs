@@ -12,7 +12,7 @@ impl Engine {
         use crate::domain::told::{decide, RoomKind};
         let has_place = s.position > 0;
         let cfg = match s.state {
-            VisitorState::Admitted | VisitorState::NotQueued => None,
+            VisitorState::Admitted | VisitorState::NotQueued | VisitorState::NoShow => None,
             VisitorState::SoldOut | VisitorState::Rejected => None,
             state => self.event_config(room, state).await,
         };

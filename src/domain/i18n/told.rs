@@ -121,6 +121,7 @@ impl Lang {
             m::SCHEDULED => (t.title_scheduled, d.lead_scheduled),
             m::PREQUEUE => (t.title_prequeue, d.lead_prequeue),
             m::NOT_QUEUED => (t.title_not_queued, t.lead_not_queued),
+            m::NO_SHOW => (t.title_no_show, t.lead_no_show),
             m::ADMITTED => (t.title_admitted, t.lead_admitted),
             m::VERIFYING => (t.pow_title, t.pow_lead),
             _ => return None,

@@ -31,12 +31,13 @@ fn full(capacity: u64) -> Load {
 }
 
 #[test]
-fn a_healthy_origin_with_people_waiting_gets_a_step_more_each_interval_up_to_the_maximum() {
+fn just_under_the_raise_threshold_it_adds_a_step_each_interval_up_to_the_maximum() {
     assert_eq!(step(&cfg()), 10);
+    // 168 ms against a threshold of 0.85 × 200 = 170: almost no headroom, one step.
     let mut cap = 380;
     let mut seen = Vec::new();
     for _ in 0..5 {
-        cap = decide(&cfg(), full(cap), &sig(50.0, 0.0)).capacity(cap);
+        cap = decide(&cfg(), full(cap), &sig(168.0, 0.0)).capacity(cap);
         seen.push(cap);
     }
     assert_eq!(seen, [390, 400, 410, 410, 410]);
@@ -44,6 +45,49 @@ fn a_healthy_origin_with_people_waiting_gets_a_step_more_each_interval_up_to_the
         decide(&cfg(), full(410), &sig(50.0, 0.0)),
         Decision::Hold(Hold::AtBound)
     );
+}
+
+#[test]
+fn far_under_the_target_the_raise_grows_with_the_headroom_up_to_doubling() {
+    let c = cfg();
+    // A p95 of 0: all headroom, twice the capacity.
+    assert_eq!(raise_to(&c, 40, Some(0.0)), 80);
+    // Half the threshold (85 of 170): half the headroom, × 1.5.
+    assert_eq!(raise_to(&c, 40, Some(85.0)), 60);
+    // Near the threshold the step is more than the proportional raise.
+    assert_eq!(raise_to(&c, 40, Some(160.0)), 50);
+    // Never past the maximum, and without a p95 (errors only reported) one step.
+    assert_eq!(raise_to(&c, 300, Some(0.0)), 410);
+    assert_eq!(raise_to(&c, 40, None), 50);
+    // The decision uses it.
+    assert_eq!(
+        decide(&c, full(40), &sig(85.0, 0.0)),
+        Decision::Raise { to: 60 }
+    );
+}
+
+/// Against a model origin whose p95 doubles with every 5 requests in flight (the shop of
+/// the benchmark, tests/it/outflow.rs), a start at a third of its limit reaches the hold
+/// band within four intervals; the additive step alone would take eleven.
+#[test]
+fn a_low_start_climbs_to_the_origins_limit_in_a_few_intervals() {
+    let c = OutflowConfig {
+        min_capacity: 5,
+        max_capacity: 200,
+        target_p95_ms: 250,
+        ..cfg()
+    };
+    // 20 ms alone, doubling per 5 in flight; about a fifth of the sessions in flight.
+    let p95 = |cap: u64| 20.0 * 2f64.powf(cap as f64 / 5.0 / 5.0);
+    let mut cap = 30;
+    let mut intervals = 0;
+    while p95(cap) <= 250.0 * RAISE_BELOW {
+        cap = decide(&c, full(cap), &sig(p95(cap), 0.0)).capacity(cap);
+        intervals += 1;
+        assert!(intervals <= 4, "still at {cap} after {intervals} intervals");
+    }
+    // In the hold band or just over it: never past the point where p95 is 1.2 × target.
+    assert!(p95(cap) <= 250.0 * 1.2, "{cap}: {}", p95(cap));
 }
 
 #[test]
@@ -202,17 +246,17 @@ fn gateways_merge_into_one_p95_and_a_worse_health_report_wins() {
 fn a_recorded_sale_with_a_slowdown_and_recovery() {
     // (p95 ms, error share, live, waiting, expected capacity after)
     let rows: &[(f64, f64, u64, u64, u64)] = &[
-        (40.0, 0.0, 100, 900, 110),  // healthy, full, people waiting: +10
-        (55.0, 0.0, 110, 880, 120),  // again
-        (120.0, 0.0, 120, 860, 130), // still under 0.85 × 200
-        (175.0, 0.0, 130, 840, 130), // near the target: hold
-        (610.0, 0.0, 130, 850, 65),  // the deploy gone wrong: 200/610 → 0.5
-        (320.0, 0.0, 125, 870, 40),  // still over (sessions still live): 200/320 → 0.625
-        (180.0, 0.0, 60, 900, 40),   // back under target, near it: hold
-        (90.0, 0.0, 40, 905, 50),    // recovered: climbing again
-        (80.0, 0.0, 50, 900, 60),
-        (70.0, 0.0, 60, 895, 70),
-        (95.0, 0.2, 70, 890, 35), // errors: halve
+        (40.0, 0.0, 100, 900, 176), // healthy, full, people waiting: × (2 − 40/170)
+        (55.0, 0.0, 176, 880, 295), // again, a little less headroom
+        (120.0, 0.0, 295, 860, 381), // still under 0.85 × 200
+        (175.0, 0.0, 381, 840, 381), // near the target: hold
+        (610.0, 0.0, 381, 850, 190), // the deploy gone wrong: 200/610 → 0.5
+        (320.0, 0.0, 375, 870, 118), // still over (sessions still live): 200/320 → 0.625
+        (180.0, 0.0, 118, 900, 118), // back under target, near it: hold
+        (90.0, 0.0, 118, 905, 173), // recovered: climbing again, × (2 − 90/170)
+        (160.0, 0.0, 173, 900, 183), // near the threshold: proportional = the step
+        (165.0, 0.0, 183, 895, 193), // nearer: the step
+        (95.0, 0.2, 193, 890, 96),  // errors: halve
     ];
     let mut cap = 100;
     for (i, &(p95, err, live, waiting, want)) in rows.iter().enumerate() {

@@ -396,6 +396,13 @@ local function admit(cfg, v, now, unclaimed, ticket)
   redis.call('ZADD', K_ACT, now + cfg.ttl_ms, v)
   if ACTIVE ~= nil then ACTIVE = ACTIVE + 1 end
   redis.call('HSET', K_SESS, v, serial .. ':' .. now .. (unclaimed and ':u' or ''))
+  -- No-shows (docs/outflow.md#no-shows): the pass must be presented at the origin by
+  -- now + claim_ms (present, session.lua), or the reaper ends the session (reap.lua). A
+  -- new admission clears an earlier no-show's mark.
+  if cfg.claim_ms > 0 then
+    redis.call('ZADD', K_ST .. ':claim', now + cfg.claim_ms, v)
+    redis.call('ZREM', K_ST .. ':noshow', v)
+  end
   event('admission', v, serial, ticket)
   if cfg.stock >= 0 and redis.call('SADD', K_UNITS, v) == 1 then
     cfg.stock = cfg.stock - 1

@@ -17,15 +17,30 @@ promote(cfg, now, PROMOTE_LIMIT)
 local act = redis.call('ZRANGEBYSCORE', K_ACT, '(' .. now, '+inf', 'WITHSCORES', 'LIMIT', 0,
   BASIS_SESSIONS)
 local sessions, quiet = {}, {}
+-- With a claim timeout, a quiet session (its visitor never came back for it) whose pass
+-- was not presented ends at its no-show deadline if not before
+-- (docs/outflow.md#no-shows): one ZMSCORE for them all. A session its visitor saw is a
+-- stay drawn up to its expiry: they will most likely present the pass.
+local deadlines = {}
+if cfg.claim_ms > 0 and #act > 0 then
+  local vs = {}
+  for i = 1, #act, 2 do vs[#vs + 1] = act[i] end
+  deadlines = redis.call('ZMSCORE', K_ST .. ':claim', unpack(vs))
+end
 for i = 1, #act, 2 do
   local issued, unclaimed = session_issued(act[i])
+  local exp = tonumber(act[i + 1])
   if unclaimed and now - issued >= math.floor(cfg.hb_ms / 2) then
-    quiet[#quiet + 1] = tonumber(act[i + 1])
+    local due = tonumber(deadlines[(i + 1) / 2])
+    if due and due < exp then exp = due end
+    quiet[#quiet + 1] = exp
   else
     sessions[#sessions + 1] = issued or 0
-    sessions[#sessions + 1] = tonumber(act[i + 1])
+    sessions[#sessions + 1] = exp
   end
 end
+-- Soonest first, as the ETA reads them (a deadline may come before an earlier expiry).
+table.sort(quiet)
 -- Sessions past their expiry that the reaper has not pruned yet ended at their expiry.
 local gone = redis.call('ZRANGEBYSCORE', K_ACT, '-inf', now, 'WITHSCORES', 'LIMIT', 0, ENDS_KEEP)
 local ends = {}

@@ -17,4 +17,10 @@ end
 if r then beat(cfg, now, v) end
 local place = nil
 if r and ARGV[2] == '1' then place = place_of(v) end
-return reply(waiting_state(cfg, r ~= false), v, cfg, now, {}, false, r and r + 1 or 0, place)
+local state = waiting_state(cfg, r ~= false)
+-- A no-show (reap.lua) is told so until their session would have ended.
+if state == 'not_queued' and cfg.claim_ms > 0 then
+  local until_ms = tonumber(redis.call('ZSCORE', K_ST .. ':noshow', v))
+  if until_ms and until_ms > now then state = 'no_show' end
+end
+return reply(state, v, cfg, now, {}, false, r and r + 1 or 0, place)

@@ -526,14 +526,20 @@ impl AdmissionStore for MemoryStore {
                     let a = r.sessions.get(v)?;
                     let quiet = r.unclaimed.contains(v)
                         && now.saturating_sub(a.issued_at_ms) >= r.cfg.heartbeat_timeout_secs * 500;
-                    Some((quiet, a))
+                    // A quiet session not presented ends at its no-show deadline.
+                    let due = r.claims.get(v).copied().unwrap_or(u64::MAX);
+                    Some((quiet, a, due))
                 })
-                .partition(|(q, _)| *q);
+                .partition(|(q, _, _)| *q);
             let sessions: Vec<(u64, u64)> = sessions
                 .into_iter()
-                .map(|(_, a)| (a.issued_at_ms, a.expires_at_ms))
+                .map(|(_, a, _)| (a.issued_at_ms, a.expires_at_ms))
                 .collect();
-            let quiet: Vec<u64> = quiet.into_iter().map(|(_, a)| a.expires_at_ms).collect();
+            let mut quiet: Vec<u64> = quiet
+                .into_iter()
+                .map(|(_, a, due)| a.expires_at_ms.min(due))
+                .collect();
+            quiet.sort_unstable();
             let window = if r.eff.2 > 0 {
                 let from = now.saturating_sub(WINDOW_MS);
                 r.window.iter().copied().filter(|&t| t >= from).collect()

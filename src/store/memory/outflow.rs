@@ -37,4 +37,16 @@ impl OutflowStore for MemoryStore {
         let of = self.outflow.lock().unwrap();
         Ok(of.get(room).map(|o| o.points(n)).unwrap_or_default())
     }
+
+    async fn present(&self, room: &str, visitor: &str, serial: u64) -> StoreResult<bool> {
+        self.with_room(room, |r, now| r.present(visitor, serial, now))
+    }
+
+    async fn reap_no_shows(&self, room: &str, batch: u32) -> StoreResult<Vec<(String, Admission)>> {
+        self.with_room(room, |r, now| r.reap_no_shows(now, batch as usize))
+    }
+
+    async fn no_shows(&self, room: &str) -> StoreResult<u64> {
+        self.with_room(room, |r, _| r.no_shows_total)
+    }
 }

@@ -289,6 +289,12 @@ pub(super) struct Room {
     /// Instance → (lease end, the visitors it holds sockets for) (`st:holders` and
     /// `st:hold:<instance>` in Lua).
     pub(super) holders: HashMap<String, (u64, HashSet<String>)>,
+    /// No-shows (docs/outflow.md#no-shows): admitted visitor → the deadline to present
+    /// the pass (`st:claim` in Lua); visitor → until when their status says `no_show`
+    /// (`st:noshow`); how many there were (`noshows` in `st`).
+    pub(super) claims: HashMap<String, u64>,
+    pub(super) no_shows: HashMap<String, u64>,
+    pub(super) no_shows_total: u64,
 }
 
 impl Room {
@@ -653,6 +659,13 @@ impl Room {
         self.outbox.push((v.to_string(), a.clone()));
         let serial = a.serial;
         self.sessions.insert(v.to_string(), a);
+        // The pass must be presented by now + the claim timeout (`present`), or
+        // `reap_no_shows` ends the session; a new admission clears an earlier no-show.
+        if self.cfg.claim_timeout_secs > 0 {
+            self.claims
+                .insert(v.to_string(), now + self.cfg.claim_timeout_secs * 1000);
+            self.no_shows.remove(v);
+        }
         self.event_with_ticket(now, "admission", Some(v), Some(serial), ticket);
         if self.cfg.stock.is_some() && self.units.insert(v.to_string()) {
             let left = self.cfg.stock.map_or(0, |s| s.saturating_sub(1));
@@ -769,7 +782,13 @@ impl Room {
         if queued {
             self.beat(v, now);
         }
-        let state = self.waiting_state(queued);
+        let mut state = self.waiting_state(queued);
+        if state == VisitorState::NotQueued
+            && self.cfg.claim_timeout_secs > 0
+            && self.no_shows.get(v).is_some_and(|&until| until > now)
+        {
+            state = VisitorState::NoShow;
+        }
         if placed {
             self.snapshot_placed(state, v, now, Vec::new())
         } else {
@@ -791,5 +810,49 @@ impl Room {
             s.joined_at_ms = self.join_times.get(v).copied().unwrap_or(0);
         }
         s
+    }
+
+    /// `Store::present` (docs/outflow.md#no-shows).
+    pub(super) fn present(&mut self, v: &str, serial: u64, now: u64) -> bool {
+        let live =
+            self.is_admitted(v, now) && self.sessions.get(v).is_some_and(|a| a.serial == serial);
+        if live {
+            self.unclaimed.remove(v);
+            self.claims.remove(v);
+        }
+        live
+    }
+
+    /// `Store::reap_no_shows`: as reap.lua's no-show part, the same rule.
+    pub(super) fn reap_no_shows(&mut self, now: u64, batch: usize) -> Vec<(String, Admission)> {
+        let mut out = Vec::new();
+        if self.cfg.claim_timeout_secs == 0 {
+            return out;
+        }
+        let mut due: Vec<(u64, String)> = self
+            .claims
+            .iter()
+            .filter(|(_, &at)| at <= now)
+            .map(|(v, &at)| (at, v.clone()))
+            .collect();
+        due.sort();
+        due.truncate(batch);
+        for (_, v) in due {
+            self.claims.remove(&v);
+            if !self.is_admitted(&v, now) {
+                continue;
+            }
+            let Some(a) = self.sessions.get(&v).cloned() else {
+                continue;
+            };
+            self.end_session(&v);
+            self.no_shows.insert(v.clone(), a.expires_at_ms);
+            self.gone.insert(v.clone(), now);
+            self.no_shows_total += 1;
+            self.event(now, "no_show", Some(&v), Some(a.serial));
+            out.push((v, a));
+        }
+        self.no_shows.retain(|_, &mut until| until > now);
+        out
     }
 }

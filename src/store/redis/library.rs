@@ -168,8 +168,9 @@ room_fn!(SHUFFLE, "shuffle");
 
 room_fn!(TICK, "tick");
 room_fn!(PLACES, "places");
+room_fn!(NOSHOW_REAP, "noshow_reap");
 
-pub(super) const ROOM_FNS: [&RoomFn; 26] = [
+pub(super) const ROOM_FNS: [&RoomFn; 27] = [
     &JOIN,
     &JOIN_MANY,
     &STATUS,
@@ -196,6 +197,7 @@ pub(super) const ROOM_FNS: [&RoomFn; 26] = [
     &SHUFFLE,
     &TICK,
     &PLACES,
+    &NOSHOW_REAP,
 ];
 
 /// The room library: `common.lua` and every room operation as a Redis Function, loaded

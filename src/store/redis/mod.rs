@@ -122,6 +122,9 @@ impl RoomStore for RedisStore {
         del.arg(format!("{}:ends", self.room_key(room, "st")));
         del.arg(format!("{}:lane", self.room_key(room, "st")));
         del.arg(format!("{}:lanes", self.room_key(room, "st")));
+        // No-shows' deadlines and marks (store/outflow.rs).
+        del.arg(format!("{}:claim", self.room_key(room, "st")));
+        del.arg(format!("{}:noshow", self.room_key(room, "st")));
         for part in WEBHOOK_PARTS {
             del.arg(self.room_key(room, part));
         }

@@ -101,4 +101,48 @@ impl OutflowStore for RedisStore {
             .query_async(&mut conn)
             .await?)
     }
+
+    async fn present(&self, room: &str, visitor: &str, serial: u64) -> StoreResult<bool> {
+        let v = self
+            .run_room(
+                &super::library::SESSION,
+                room,
+                &[visitor.to_string(), serial.to_string(), "1".into()],
+            )
+            .await?;
+        Ok(as_int(&v)? == 1)
+    }
+
+    async fn reap_no_shows(&self, room: &str, batch: u32) -> StoreResult<Vec<(String, Admission)>> {
+        let a = as_array(
+            self.run_room(&super::library::NOSHOW_REAP, room, &[batch.to_string()])
+                .await?,
+        )?;
+        let flat = as_array(
+            a.get(1)
+                .cloned()
+                .ok_or_else(|| protocol("noshow_reap arity"))?,
+        )?;
+        flat.chunks(4)
+            .map(|c| match c {
+                [v, serial, issued, exp] => Ok((
+                    as_string(v)?,
+                    Admission {
+                        serial: u(serial)?,
+                        issued_at_ms: u(issued)?,
+                        expires_at_ms: u(exp)?,
+                    },
+                )),
+                _ => Err(protocol("noshow_reap entry")),
+            })
+            .collect()
+    }
+
+    async fn no_shows(&self, room: &str) -> StoreResult<u64> {
+        let a = as_array(
+            self.run_room(&super::library::NOSHOW_REAP, room, &["0".to_string()])
+                .await?,
+        )?;
+        u(a.first().ok_or_else(|| protocol("noshow_reap arity"))?)
+    }
 }
