@@ -162,7 +162,7 @@ pub async fn run_drops(
     lease_ms: u64,
     cancel: CancellationToken,
 ) {
-    let store = engine.store.clone();
+    let store = engine.shared_store();
     // Events (room, pre-queue opening, opening) seeded / shuffled, looked at no more.
     let mut seeded: HashSet<(String, u64, u64)> = HashSet::new();
     let mut done: HashSet<(String, u64, u64)> = HashSet::new();

@@ -375,7 +375,7 @@ async fn forward_admissions(
     loop {
         let sub = tokio::select! {
             _ = cancel.cancelled() => return,
-            s = engine.store.subscribe() => s,
+            s = engine.line_store().subscribe() => s,
         };
         match sub {
             Ok(mut events) => {
@@ -423,7 +423,7 @@ impl Hub {
                 Some(ev) = admissions.recv() => self.admitted(ev).await,
                 _ = tick.tick() => self.tick().await,
                 _ = first_look.tick() => {
-                    for room in self.engine.line_views.unviewed(Instant::now()) {
+                    for room in self.engine.line_views().unviewed(Instant::now()) {
                         if !self.rooms.contains_key(&room) {
                             self.follow_room(&room).await;
                         }
@@ -471,7 +471,7 @@ impl Hub {
                 }
                 if place.is_some() {
                     w.place = place;
-                    w.losses_seen = self.engine.data_losses.load(Ordering::SeqCst);
+                    w.losses_seen = self.engine.data_losses().load(Ordering::SeqCst);
                 }
                 w.conns.push(Conn {
                     id: conn,
@@ -511,7 +511,7 @@ impl Hub {
     /// An admission published by the store (from any instance).
     async fn admitted(&mut self, ev: AdmittedEvent) {
         // Its status is the store's to answer from now (not the line's view, a tick behind).
-        self.engine.line_views.forget(&ev.room, &ev.visitor);
+        self.engine.line_views().forget(&ev.room, &ev.visitor);
         let Some(r) = self.rooms.get(&ev.room) else {
             return;
         };
@@ -525,7 +525,7 @@ impl Hub {
         let target = match &r.target {
             Some(t) => t.clone(),
             // Connected since the last tick: look the target up once.
-            None => match self.engine.store.room(&ev.room).await {
+            None => match self.engine.room_store().room(&ev.room).await {
                 Ok(Some(cfg)) => cfg.target_url,
                 _ => return, // the tick will deliver it
             },
@@ -539,7 +539,7 @@ impl Hub {
         };
         w.admitted = true;
         w.estimate
-            .judge(&self.engine.metrics, &ev.room, Instant::now());
+            .judge(self.engine.metrics(), &ev.room, Instant::now());
         for c in &w.conns {
             let to = c.redirect_base.as_deref().unwrap_or(&target);
             let view = self.engine.admitted_view(&ev.room, &id, &ev.admission, to);
@@ -549,7 +549,7 @@ impl Hub {
         // The visitor is there to be told: claim the session (an unclaimed one counts as
         // abandoned for the ETA). Off the hub's loop; a failure only leaves it unclaimed
         // until the next tick's watch.
-        let store = self.engine.store.clone();
+        let store = self.engine.shared_store();
         let (room, visitor, serial) = (ev.room, ev.visitor, ev.admission.serial);
         tokio::spawn(async move {
             let _ = store.session_live(&room, &visitor, serial).await;
@@ -571,8 +571,8 @@ impl Hub {
                 .collect();
             if let Err(e) = self
                 .engine
-                .store
-                .report_sockets(&self.engine.instance, &counts)
+                .line_store()
+                .report_sockets(self.engine.instance(), &counts)
                 .await
             {
                 tracing::debug!(error = %e, "socket report failed");
@@ -594,13 +594,13 @@ impl Hub {
         }
         // Rooms this instance answered statuses in lately and holds no socket in: their
         // line is followed all the same (domain::line_view).
-        for room in self.engine.line_views.followed(started) {
+        for room in self.engine.line_views().followed(started) {
             if !rooms.contains(&room) {
                 self.follow_room(&room).await;
             }
         }
         if n.is_multiple_of(SWEEP_EVERY_TICKS) {
-            self.engine.line_views.sweep(crate::clock::wall_ms());
+            self.engine.line_views().sweep(crate::clock::wall_ms());
         }
         self.stats.note_oldest_write(&self.rooms);
     }
@@ -608,8 +608,8 @@ impl Hub {
     /// One tick of a room followed only for its statuses (no socket here): the room's
     /// figures and its line log since the last one, for `domain::line_view`.
     async fn follow_room(&mut self, room: &str) {
-        let since = self.engine.line_views.cursor(room);
-        let instance = self.engine.instance.clone();
+        let since = self.engine.line_views().cursor(room);
+        let instance = self.engine.instance().clone();
         let req = TickRequest {
             instance: &instance,
             since: since.as_ref(),
@@ -617,14 +617,14 @@ impl Hub {
             unhold: &[],
         };
         self.stats.store_calls.fetch_add(1, Ordering::Relaxed);
-        match self.engine.store.tick(room, &req).await {
+        match self.engine.line_store().tick(room, &req).await {
             Ok(t) => self
                 .engine
-                .line_views
+                .line_views()
                 .publish(room, since.as_ref(), &t, Instant::now()),
             // Statuses ask the store (and see its error) until a tick succeeds again.
             Err(e) => {
-                self.engine.line_views.drop_room(room);
+                self.engine.line_views().drop_room(room);
                 tracing::debug!(room, error = %e, "line follow failed");
             }
         }
@@ -648,7 +648,7 @@ impl Hub {
             None => (Vec::new(), None),
         };
         let unhold = self.unhold.get(room).cloned().unwrap_or_default();
-        let instance = self.engine.instance.clone();
+        let instance = self.engine.instance().clone();
         let req = TickRequest {
             instance: &instance,
             since: since.as_ref(),
@@ -656,12 +656,12 @@ impl Hub {
             unhold: &unhold,
         };
         self.stats.store_calls.fetch_add(1, Ordering::Relaxed);
-        let t = match self.engine.store.tick(room, &req).await {
+        let t = match self.engine.line_store().tick(room, &req).await {
             Ok(t) => t,
             Err(e) => return self.tick_failed(room, e, "tick"),
         };
         self.engine
-            .line_views
+            .line_views()
             .publish(room, since.as_ref(), &t, Instant::now());
         self.unhold.remove(room);
         let Some(r) = self.rooms.get_mut(room) else {
@@ -725,7 +725,7 @@ impl Hub {
             .collect();
         for chunk in unsynced.chunks(WATCH_BATCH) {
             self.stats.store_calls.fetch_add(1, Ordering::Relaxed);
-            match self.engine.store.places(room, chunk).await {
+            match self.engine.line_store().places(room, chunk).await {
                 Ok((_, placed, at)) => {
                     let Some(r) = self.rooms.get_mut(room) else {
                         return;
@@ -773,7 +773,7 @@ impl Hub {
     /// store lost waits for the keeper, anything else waits for the next tick.
     fn tick_failed(&mut self, room: &str, e: StoreError, what: &'static str) {
         // Statuses ask the store (and see its error) until a tick succeeds again.
-        self.engine.line_views.drop_room(room);
+        self.engine.line_views().drop_room(room);
         match e {
             StoreError::NoSuchRoom if self.engine.is_declared(room) => {}
             StoreError::NoSuchRoom => {
@@ -791,7 +791,7 @@ impl Hub {
             e => {
                 tracing::debug!(room, error = %e, "hub {what} failed");
                 self.engine
-                    .metrics
+                    .metrics()
                     .store_errors
                     .with_label_values(&[what])
                     .inc();
@@ -812,7 +812,7 @@ impl Hub {
         // at 50,000 sockets (more ramp-up timeouts), and this keeps Redis's queue short.
         for chunk in visitors.chunks(WATCH_BATCH) {
             self.stats.store_calls.fetch_add(1, Ordering::Relaxed);
-            match self.engine.store.watch(room, chunk).await {
+            match self.engine.line_store().watch(room, chunk).await {
                 Ok((v, entries)) => {
                     results.extend(chunk.iter().cloned().zip(entries));
                     view = Some(v);
@@ -897,7 +897,7 @@ impl Hub {
                 WatchEntry::Admitted(a) => {
                     if !w.admitted {
                         w.admitted = true;
-                        w.estimate.judge(&engine.metrics, room, now);
+                        w.estimate.judge(engine.metrics(), room, now);
                         for c in &w.conns {
                             let to = c.redirect_base.as_deref().unwrap_or(&view.target_url);
                             let v = engine.admitted_view(room, &id, a, to);
@@ -1020,8 +1020,8 @@ impl Hub {
                 // A place that ended on purpose (left, removed, flushed, let in) stays
                 // ended, whichever instance ended it (domain::ended).
                 let e = &self.engine;
-                if e.ended.place_is_ended(room, v, ticket, joined)
-                    || e.known_sessions.admitted_since(room, v, joined)
+                if e.ended().place_is_ended(room, v, ticket, joined)
+                    || e.known_sessions().admitted_since(room, v, joined)
                 {
                     return None;
                 }
@@ -1031,7 +1031,7 @@ impl Hub {
         if gone.is_empty() {
             return back;
         }
-        let losses = self.engine.data_losses.load(Ordering::SeqCst);
+        let losses = self.engine.data_losses().load(Ordering::SeqCst);
         // The epoch is read only when some place is not explained by a loss already noted.
         let epoch_moved = if gone.iter().any(|g| g.3 >= losses) {
             self.engine.store_epoch_moved().await
@@ -1047,7 +1047,7 @@ impl Hub {
             self.stats.store_calls.fetch_add(1, Ordering::Relaxed);
             match self
                 .engine
-                .store
+                .recovery_store()
                 .restore_place(room, &visitor, ticket, joined)
                 .await
             {
@@ -1082,7 +1082,7 @@ impl Hub {
                 "the store lost its data: put back the places of this instance's sockets"
             );
             self.engine
-                .metrics
+                .metrics()
                 .places_restored
                 .with_label_values(&[room])
                 .inc_by(restored);

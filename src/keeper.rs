@@ -79,24 +79,24 @@ pub async fn keep_once<S: RoomStore + RecoveryStore + ?Sized>(
 /// `known` is the epoch seen at start-up, if any.
 pub async fn run_keeper(engine: Arc<Engine>, mut known: Option<String>, cancel: CancellationToken) {
     // unwrap: never poisoned (no panics while held).
-    *engine.known_epoch.lock().unwrap() = known.clone();
-    let every = Duration::from_millis(engine.settings.reaper.keeper_interval_ms);
+    *engine.known_epoch().lock().unwrap() = known.clone();
+    let every = Duration::from_millis(engine.settings().reaper.keeper_interval_ms);
     let mut tick = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    let mut failovers = engine.store.failovers();
+    let mut failovers = engine.recovery_store().failovers();
     loop {
         tokio::select! {
             _ = cancel.cancelled() => break,
             _ = tick.tick() => {}
         }
-        if engine.store.failovers() > failovers {
-            failovers = engine.store.failovers();
+        if engine.recovery_store().failovers() > failovers {
+            failovers = engine.recovery_store().failovers();
             after_failover(&engine).await;
         }
-        let hold_ms = engine.settings.store.restore_hold_ms;
+        let hold_ms = engine.settings().store.restore_hold_ms;
         match keep_once(
-            engine.store.as_ref(),
-            &engine.declared_rooms,
+            engine.shared_store().as_ref(),
+            engine.declared_rooms(),
             &mut known,
             hold_ms,
         )
@@ -104,12 +104,12 @@ pub async fn run_keeper(engine: Arc<Engine>, mut known: Option<String>, cancel: 
         {
             Ok(o) => {
                 // unwrap: never poisoned (no panics while held).
-                *engine.known_epoch.lock().unwrap() = known.clone();
+                *engine.known_epoch().lock().unwrap() = known.clone();
                 if o.data_lost {
                     tracing::error!(
                         "the store lost its data (its epoch changed): declared rooms are being re-created; places of visitors not yet back are gone unless they return"
                     );
-                    engine.metrics.store_data_loss.inc();
+                    engine.metrics().store_data_loss.inc();
                     engine.note_data_loss();
                     let n = restore_known_sessions(&engine).await;
                     let ended = reapply_ends(&engine).await;
@@ -124,7 +124,7 @@ pub async fn run_keeper(engine: Arc<Engine>, mut known: Option<String>, cancel: 
                 for room in &o.recreated {
                     tracing::error!(room, "a declared room was missing from the store; re-created it from the configuration");
                     engine
-                        .metrics
+                        .metrics()
                         .rooms_recreated
                         .with_label_values(&[room])
                         .inc();
@@ -140,7 +140,7 @@ pub async fn run_keeper(engine: Arc<Engine>, mut known: Option<String>, cancel: 
 /// put their sockets' places back, receipts signed before now restore), and every known
 /// session is put back (idempotent for those the new master has).
 async fn after_failover(engine: &Engine) {
-    engine.metrics.store_failovers.inc();
+    engine.metrics().store_failovers.inc();
     engine.note_data_loss();
     let n = restore_known_sessions(engine).await;
     let ended = reapply_ends(engine).await;
@@ -168,15 +168,16 @@ pub async fn list_sessions(engine: &Engine, known: &Option<String>) {
     }
     let began = crate::clock::wall_ms();
     let mut reads = Vec::new();
-    for cfg in &engine.declared_rooms {
-        let read = match engine.known_sessions.next_look(&cfg.id, began) {
+    for cfg in engine.declared_rooms() {
+        let read = match engine.known_sessions().next_look(&cfg.id, began) {
             Look::Full => {
                 // Pages by expiry: each starts at the last expiry of the one before (so a
                 // session at the boundary may come twice; the map keeps one).
                 // The first page also brings the releases since the last look (all that
                 // the store remembers at the first look) and the last flush, for the
                 // ledger of what ended.
-                let mut gone_after = Some(engine.known_sessions.gone_cursor(&cfg.id).unwrap_or(0));
+                let mut gone_after =
+                    Some(engine.known_sessions().gone_cursor(&cfg.id).unwrap_or(0));
                 let (mut all, mut from, mut first) = (Vec::new(), 0, None);
                 loop {
                     let q = SessionsQuery {
@@ -184,7 +185,7 @@ pub async fn list_sessions(engine: &Engine, known: &Option<String>) {
                         gone_after: gone_after.take(),
                         limit: PAGE,
                     };
-                    let Ok(mut page) = engine.store.sessions(&cfg.id, &q).await else {
+                    let Ok(mut page) = engine.recovery_store().sessions(&cfg.id, &q).await else {
                         return;
                     };
                     let n = page.sessions.len();
@@ -208,7 +209,7 @@ pub async fn list_sessions(engine: &Engine, known: &Option<String>) {
                     gone_after: Some(gone_after),
                     limit: PAGE,
                 };
-                match engine.store.sessions(&cfg.id, &q).await {
+                match engine.recovery_store().sessions(&cfg.id, &q).await {
                     Ok(page) => Read::Changes(page),
                     Err(_) => return,
                 }
@@ -216,7 +217,11 @@ pub async fn list_sessions(engine: &Engine, known: &Option<String>) {
         };
         reads.push((cfg.id.clone(), read));
     }
-    match engine.store.epoch(VisitorId::random().as_str()).await {
+    match engine
+        .recovery_store()
+        .epoch(VisitorId::random().as_str())
+        .await
+    {
         Ok(e) if known.as_ref() == Some(&e) => {}
         _ => return,
     }
@@ -224,15 +229,15 @@ pub async fn list_sessions(engine: &Engine, known: &Option<String>) {
         match read {
             Read::Full(all, store_now, first) => {
                 note_ends(engine, &room, &first);
-                engine.known_sessions.listed(&room, all, store_now, began)
+                engine.known_sessions().listed(&room, all, store_now, began)
             }
             Read::Changes(page) => {
                 note_ends(engine, &room, &page);
-                engine.known_sessions.changed(&room, page, began)
+                engine.known_sessions().changed(&room, page, began)
             }
         }
     }
-    engine.ended.sweep(crate::clock::wall_ms());
+    engine.ended().sweep(crate::clock::wall_ms());
 }
 
 /// Writes what a look read of what ended (releases, the last flush) into the instance's
@@ -242,22 +247,22 @@ fn note_ends(engine: &Engine, room: &str, page: &crate::store::SessionsPage) {
     let keep = engine.end_keep_ms(room);
     // The first look covers what the store remembers: the last minute of releases.
     engine
-        .ended
+        .ended()
         .cover_from(page.now_ms.saturating_sub(crate::store::GONE_KEEP_MS));
     for (visitor, at) in &page.gone {
-        let known = engine.known_sessions.session(room, visitor);
+        let known = engine.known_sessions().session(room, visitor);
         let until = known
             .as_ref()
             .map_or(0, |a| a.expires_at_ms)
             .max(page.now_ms + keep);
-        engine.ended.released(room, visitor, *at, until);
+        engine.ended().released(room, visitor, *at, until);
         // The session it ended, by serial when known (exact, whatever the issue second).
         if let Some(a) = known.filter(|a| a.issued_at_ms <= *at) {
-            engine.ended.session_ended(room, visitor, &a);
+            engine.ended().session_ended(room, visitor, &a);
         }
     }
     if let Some(at) = page.flushed_at_ms {
-        engine.ended.flushed(room, at);
+        engine.ended().flushed(room, at);
     }
 }
 
@@ -268,9 +273,17 @@ fn note_ends(engine: &Engine, room: &str, page: &crate::store::SessionsPage) {
 pub async fn reapply_ends(engine: &Engine) -> usize {
     use crate::store::Revocation;
     let mut n = 0;
-    for (room, visitor, serial, exp) in engine.ended.ended_sessions(crate::clock::wall_ms()) {
-        if let Ok(true) = engine.store.session_live(&room, &visitor, serial).await {
-            if let Err(e) = engine.store.release_ended(&room, &visitor).await {
+    for (room, visitor, serial, exp) in engine.ended().ended_sessions(crate::clock::wall_ms()) {
+        if let Ok(true) = engine
+            .admission_store()
+            .session_live(&room, &visitor, serial)
+            .await
+        {
+            if let Err(e) = engine
+                .admission_store()
+                .release_ended(&room, &visitor)
+                .await
+            {
                 tracing::warn!(room, error = %e, "could not end again a session that ended before the fault");
             }
         }
@@ -280,7 +293,7 @@ pub async fn reapply_ends(engine: &Engine) -> usize {
             serial,
             expires_at_ms: exp,
         };
-        match engine.store.revoke(&r).await {
+        match engine.revocation_store().revoke(&r).await {
             Ok(()) => n += 1,
             Err(e) => {
                 tracing::warn!(room, error = %e, "could not write an ended session to the revocation log again")
@@ -296,23 +309,31 @@ pub async fn reapply_ends(engine: &Engine) -> usize {
 /// the loss, is left alone (`restore_session`).
 pub async fn restore_known_sessions(engine: &Engine) -> usize {
     let mut live = 0;
-    for (room, visitor, a) in engine.known_sessions.unexpired(crate::clock::wall_ms()) {
+    for (room, visitor, a) in engine.known_sessions().unexpired(crate::clock::wall_ms()) {
         // Ended since the last look (here, or read from the store): it stays ended.
         if engine
-            .ended
+            .ended()
             .session_is_ended(&room, &visitor, a.serial, a.issued_at_ms)
         {
             continue;
         }
         // Live already (a failover that kept it): nothing to put back, nothing counted.
-        if let Ok(true) = engine.store.session_live(&room, &visitor, a.serial).await {
+        if let Ok(true) = engine
+            .admission_store()
+            .session_live(&room, &visitor, a.serial)
+            .await
+        {
             continue;
         }
-        match engine.store.restore_session(&room, &visitor, &a).await {
+        match engine
+            .recovery_store()
+            .restore_session(&room, &visitor, &a)
+            .await
+        {
             Ok(true) => {
                 live += 1;
                 engine
-                    .metrics
+                    .metrics()
                     .sessions_restored
                     .with_label_values(&[&room])
                     .inc();

@@ -63,7 +63,7 @@ pub async fn outflow_once(
     due: &mut HashMap<String, u64>,
 ) -> Result<OutflowOutcome, StoreError> {
     let mut out = OutflowOutcome::default();
-    let rooms = engine.store.rooms().await?;
+    let rooms = engine.room_store().rooms().await?;
     due.retain(|r, _| rooms.contains(r));
     for room in rooms {
         let Ok(cfg) = engine.room_config_cached(&room).await else {
@@ -97,7 +97,8 @@ async fn room_once(
     cfg: &crate::config::RoomConfig,
     out: &mut OutflowOutcome,
 ) -> Result<(), StoreError> {
-    let store = engine.store.as_ref();
+    let shared = engine.shared_store();
+    let store = shared.as_ref();
     let ttl = report_ttl_ms(cfg.outflow.interval_secs);
     let report = meter.take(room);
     if report.answers > 0 {
@@ -119,7 +120,7 @@ async fn room_once(
         // origin is why the capacity fell (its visitors' `eta_reason`).
         if let Some(last) = points(store, room, 1).await.pop() {
             if last.decision == "lower" && last.at_ms + lease_ms > crate::clock::wall_ms() {
-                engine.forecasts.note_origin_busy(room, last.at_ms).await;
+                engine.forecasts().note_origin_busy(room, last.at_ms).await;
             }
         }
         out.skipped.push(room.to_string());
@@ -149,7 +150,7 @@ async fn room_once(
         // `capacity_lowered`.
         if matches!(decision, Decision::Lower { .. }) {
             engine
-                .forecasts
+                .forecasts()
                 .note_origin_busy(room, crate::clock::wall_ms())
                 .await;
         }
@@ -172,7 +173,7 @@ async fn room_once(
     let json = serde_json::to_string(&point).expect("a point serialises");
     store.push_outflow_point(room, &json).await?;
     engine
-        .metrics
+        .metrics()
         .outflow_decisions
         .with_label_values(&[room, decision.label()])
         .inc();
@@ -193,7 +194,7 @@ async fn room_once(
 
 /// Runs [`outflow_once`] every [`TICK`] until cancelled, then gives up its leases.
 pub async fn run_outflow(engine: Arc<Engine>, meter: Arc<OriginMeter>, cancel: CancellationToken) {
-    let holder = engine.instance.clone();
+    let holder = engine.instance().clone();
     let mut due = HashMap::new();
     let mut reclaim_at = 0;
     let mut tick = tokio::time::interval(TICK);
@@ -210,7 +211,7 @@ pub async fn run_outflow(engine: Arc<Engine>, meter: Arc<OriginMeter>, cancel: C
                 Ok(o) => {
                     for (room, e) in &o.failed {
                         engine
-                            .metrics
+                            .metrics()
                             .store_errors
                             .with_label_values(&["noshow"])
                             .inc();
@@ -224,7 +225,7 @@ pub async fn run_outflow(engine: Arc<Engine>, meter: Arc<OriginMeter>, cancel: C
             Ok(o) => {
                 for (room, e) in &o.failed {
                     engine
-                        .metrics
+                        .metrics()
                         .store_errors
                         .with_label_values(&["outflow"])
                         .inc();
@@ -233,7 +234,7 @@ pub async fn run_outflow(engine: Arc<Engine>, meter: Arc<OriginMeter>, cancel: C
             }
             Err(e) => {
                 engine
-                    .metrics
+                    .metrics()
                     .store_errors
                     .with_label_values(&["outflow"])
                     .inc();
@@ -242,7 +243,10 @@ pub async fn run_outflow(engine: Arc<Engine>, meter: Arc<OriginMeter>, cancel: C
         }
     }
     for room in due.keys() {
-        let _ = engine.store.release_lease(&lease_name(room), &holder).await;
+        let _ = engine
+            .lease_store()
+            .release_lease(&lease_name(room), &holder)
+            .await;
     }
 }
 

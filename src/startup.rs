@@ -10,10 +10,9 @@ use rand::RngCore;
 use tokio_util::sync::CancellationToken;
 
 use crate::config::{RoomConfig, Settings};
-use crate::domain::admission::Engine;
+use crate::domain::admission::{Engine, EngineParts};
 use crate::domain::identity::VisitorSigner;
 use crate::domain::pass::PassKeys;
-use crate::domain::ratelimit::IpLimiter;
 use crate::hub::HubHandle;
 use crate::metrics::Metrics;
 use crate::reaper::{run_promoter, run_reaper};
@@ -121,7 +120,6 @@ impl Application {
             }
         };
 
-        let pow = visitors.pow_keys();
         let cancel = CancellationToken::new();
         let declared = declared_rooms(&settings, &base, addr.port());
         // Seed the declared rooms now (create-only: a room already in the store keeps its
@@ -141,30 +139,17 @@ impl Application {
         let secure_cookies = settings
             .secure_cookies
             .unwrap_or_else(|| base.starts_with("https://") || main_cert.is_some());
-        let engine = Arc::new(Engine {
+        let engine = Arc::new(Engine::new(EngineParts {
             store: store.clone(),
             passes,
             visitors,
             metrics,
-            ip_limiter: IpLimiter::new(&settings.rate_limit),
             settings: settings.clone(),
             secure_cookies,
             public_base: base.clone(),
             instance: holder.clone(),
-            trusted_proxies: settings.trusted_proxy_nets()?,
-            bypass: crate::domain::bypass::Bypass::from_rules(&settings.bypass)?,
             declared_rooms: declared,
-            data_lost_at: Default::default(),
-            data_losses: Default::default(),
-            known_epoch: Default::default(),
-            known_sessions: Default::default(),
-            ended: Default::default(),
-            forecasts: Default::default(),
-            room_cache: Default::default(),
-            pow,
-            line_views: crate::domain::line_view::LineViews::new(settings.store.local_status),
-            presented: Default::default(),
-        });
+        })?);
         // A first look at the live sessions and at what ended (the last minute of
         // releases, the last flush) before the first request: what ended before this
         // instance started is known to it from the start (domain::ended).
@@ -177,18 +162,18 @@ impl Application {
                 store.clone(),
                 holder,
                 settings.reaper.clone(),
-                engine.metrics.clone(),
+                engine.metrics().clone(),
                 cancel.clone(),
             )),
             tokio::spawn(run_promoter(
                 store.clone(),
                 settings.reaper.clone(),
-                engine.metrics.clone(),
+                engine.metrics().clone(),
                 cancel.clone(),
             )),
         ];
         {
-            let limiter = engine.ip_limiter.clone();
+            let limiter = engine.ip_limiter().clone();
             let cancel = cancel.clone();
             background.push(tokio::spawn(async move {
                 let mut tick = tokio::time::interval(Duration::from_secs(10));
@@ -204,15 +189,15 @@ impl Application {
         background.push(tokio::spawn(crate::webhook::run_deliverer(
             crate::webhook::Deliverer::new(
                 store.clone(),
-                engine.instance.clone(),
+                engine.instance().clone(),
                 settings.webhooks.clone(),
-                engine.metrics.clone(),
+                engine.metrics().clone(),
             )?,
             cancel.clone(),
         )));
         background.push(tokio::spawn(crate::drops::run_drops(
             engine.clone(),
-            engine.instance.clone(),
+            engine.instance().clone(),
             settings.reaper.lease_ms,
             cancel.clone(),
         )));
@@ -338,7 +323,7 @@ fn start_gateway(
         TcpListener::bind(listen).with_context(|| format!("gateway.listen: binding {listen}"))?;
     let revoked = Arc::new(crate::gateway::revoked::RevokedSet::default());
     background.push(tokio::spawn(crate::gateway::revoked::run_poller(
-        engine.store.clone(),
+        engine.shared_store(),
         revoked.clone(),
         cancel.clone(),
     )));

@@ -444,7 +444,7 @@ pub async fn run(scale: f64, only: &str) -> Result<String, String> {
                         ..RoomPatch::default()
                     },
                 };
-                let _ = engine.store.patch_room(&id, &patch).await;
+                let _ = engine.room_store().patch_room(&id, &patch).await;
             });
         }
         tasks.push(visitors);

@@ -67,7 +67,7 @@ pub(super) fn failure_response(
         f,
         header(http::header::ACCEPT),
         lang,
-        &gw.engine.public_base,
+        gw.engine.public_base(),
         queue,
     ))
 }

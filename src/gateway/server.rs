@@ -152,12 +152,12 @@ struct Visitor {
 impl Gateway {
     /// Answers one request; `tls`: it came over the gateway's own TLS.
     async fn handle(&self, req: Request<Incoming>, peer: SocketAddr, tls: bool) -> Response<Body> {
-        let settings = &self.engine.settings;
+        let settings = self.engine.settings();
         let trusted = settings.trust_forwarded_for
-            && (self.engine.trusted_proxies.is_empty()
+            && (self.engine.trusted_proxies().is_empty()
                 || self
                     .engine
-                    .trusted_proxies
+                    .trusted_proxies()
                     .iter()
                     .any(|n| n.contains(&peer.ip())));
         let h = req.headers();
@@ -213,9 +213,9 @@ impl Gateway {
                 },
             };
             self.guard
-                .decide(&info, &self.engine.bypass, &self.engine.passes)
+                .decide(&info, self.engine.bypass(), self.engine.passes())
         };
-        let secure = self.engine.secure_cookies || proto == "https";
+        let secure = self.engine.secure_cookies() || proto == "https";
         let client = headers::Client {
             peer: peer.ip(),
             proto,
@@ -226,7 +226,7 @@ impl Gateway {
             Decision::Unguarded => self.proxy(req, &client, None, None, None).await,
             Decision::Bypass(rule) => {
                 self.engine
-                    .metrics
+                    .metrics()
                     .bypassed
                     .with_label_values(&[&rule])
                     .inc();
@@ -263,7 +263,7 @@ impl Gateway {
                 );
                 let queue = format!(
                     "{}/r/{room}?return={}",
-                    self.engine.public_base,
+                    self.engine.public_base(),
                     url::form_urlencoded::byte_serialize(here.as_bytes()).collect::<String>()
                 );
                 let clear = clear_cookie.then(|| pass_cookie_header(&room, "", 0, secure));
@@ -281,7 +281,7 @@ impl Gateway {
 
     /// The client address, as the main listener finds it (`trust_forwarded_for`).
     fn client_ip(&self, req: &Request<Incoming>, peer: IpAddr) -> IpAddr {
-        if !self.engine.settings.trust_forwarded_for {
+        if !self.engine.settings().trust_forwarded_for {
             return peer;
         }
         let entries: Vec<&str> = req
@@ -292,7 +292,7 @@ impl Gateway {
             .flat_map(|v| v.split(','))
             .map(str::trim)
             .collect();
-        crate::web::support::forwarded_client(peer, &entries, &self.engine.trusted_proxies)
+        crate::web::support::forwarded_client(peer, &entries, self.engine.trusted_proxies())
     }
 
     /// With the room's `renew_on_activity`, extends the visitor's session (at most once
@@ -314,7 +314,7 @@ impl Gateway {
         }
         let renewed = self
             .engine
-            .store
+            .admission_store()
             .extend_session(
                 room,
                 &claims.sub,
@@ -335,7 +335,7 @@ impl Gateway {
         if exp <= claims.exp {
             return None;
         }
-        let pass = self.engine.passes.sign(&Claims {
+        let pass = self.engine.passes().sign(&Claims {
             exp,
             ..claims.clone()
         });
@@ -419,7 +419,7 @@ impl Gateway {
                     f,
                     header_text(&accept),
                     lang,
-                    &self.engine.public_base,
+                    self.engine.public_base(),
                     None,
                 );
                 return answer_response(a);
@@ -443,7 +443,7 @@ impl Gateway {
                 Some(v) => {
                     self.revoke(v).await;
                     self.renewals.forget(&v.room, &v.claims.sub);
-                    let secure = self.engine.secure_cookies || client.proto == "https";
+                    let secure = self.engine.secure_cookies() || client.proto == "https";
                     parts
                         .headers
                         .append(SET_COOKIE, pass_cookie_header(&v.room, "", 0, secure));

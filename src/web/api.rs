@@ -69,13 +69,13 @@ fn visitor_of(
     body_token: Option<&str>,
 ) -> Result<Option<VisitorId>, ApiError> {
     if let Some(t) = bearer(req)?.or(body_token) {
-        return engine.visitors.verify(t).map(Some).ok_or_else(|| {
+        return engine.visitors().verify(t).map(Some).ok_or_else(|| {
             ApiError::unauthorized("invalid_token", "the visitor token is not valid")
         });
     }
     Ok(req
         .cookie(VISITOR_COOKIE)
-        .and_then(|c| engine.visitors.verify(c.value())))
+        .and_then(|c| engine.visitors().verify(c.value())))
 }
 
 fn require_visitor(req: &HttpRequest, engine: &Engine) -> Result<VisitorId, ApiError> {
@@ -385,7 +385,7 @@ async fn revoke(
                 .map(|c| c.value().to_string())
         })
         .ok_or_else(|| ApiError::unauthorized("invalid_pass", "no pass presented"))?;
-    let claims = engine.passes.verify(&token, &room)?;
+    let claims = engine.passes().verify(&token, &room)?;
     engine.revoke(&room, &claims).await?;
     let mut gone = cookie(&engine, pass_cookie(&room), String::new(), 0, SameSite::Lax);
     gone.make_removal();
@@ -401,7 +401,7 @@ async fn revoke(
 /// ([`read_path`](crate::domain::request_target::read_path)). A path the reader refuses
 /// (`..%2f`, `%3F`, `\`…) is matched by no `path` rule: the request needs a pass.
 fn bypass_rule<'a>(req: &HttpRequest, engine: &'a Engine) -> Option<&'a str> {
-    if engine.bypass.is_empty() {
+    if engine.bypass().is_empty() {
         return None;
     }
     let h = req.headers();
@@ -417,7 +417,7 @@ fn bypass_rule<'a>(req: &HttpRequest, engine: &'a Engine) -> Option<&'a str> {
             .ok()
     });
     engine
-        .bypass
+        .bypass()
         .matching(&crate::domain::bypass::RequestFacts {
             ip: client_ip(req, engine),
             user_agent: header("user-agent"),
@@ -449,7 +449,7 @@ async fn verify(
 ) -> Result<HttpResponse, ApiError> {
     let room = room_id(&room)?;
     if let Some(rule) = bypass_rule(&req, &engine) {
-        engine.metrics.bypassed.with_label_values(&[rule]).inc();
+        engine.metrics().bypassed.with_label_values(&[rule]).inc();
         return Ok(HttpResponse::Ok()
             .insert_header(("Cache-Control", "no-store"))
             .insert_header(("X-Anteroom-Bypass", rule))

@@ -90,7 +90,7 @@ async fn fairness(
 ) -> Result<HttpResponse, ApiError> {
     let room = room_id(&room)?;
     let f = engine
-        .store
+        .fairness_store()
         .fairness(&room)
         .await
         .map_err(|e| engine.store_failed("fairness", &room, e))?;
@@ -124,7 +124,7 @@ async fn digests(
     cache: web::Data<DigestCache>,
 ) -> Result<HttpResponse, ApiError> {
     let room = room_id(&room)?;
-    let store = engine.store.as_ref();
+    let store = engine.fairness_store();
     let failed = |e| engine.store_failed("fairness", &room, e);
     let f = store.fairness(&room).await.map_err(failed)?;
     let (Some(seed), true) = (f.seed, f.shuffled) else {

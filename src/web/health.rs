@@ -99,7 +99,7 @@ async fn readyz(engine: web::Data<Engine>) -> HttpResponse {
 async fn readiness(engine: &Engine) -> Result<Vec<String>, ()> {
     let missing = engine.missing_rooms().await.map_err(|_| ());
     let ready = matches!(&missing, Ok(m) if m.is_empty());
-    engine.metrics.ready.set(i64::from(ready));
+    engine.metrics().ready.set(i64::from(ready));
     missing
 }
 
@@ -120,7 +120,7 @@ async fn metrics(
     hub: Option<web::Data<crate::hub::HubHandle>>,
 ) -> Result<HttpResponse, ApiError> {
     if let Some(want) = engine
-        .settings
+        .settings()
         .metrics_token
         .as_ref()
         .filter(|t| !t.is_empty())
@@ -138,53 +138,55 @@ async fn metrics(
     if let Some(h) = hub {
         use std::sync::atomic::Ordering::Relaxed;
         let s = &h.stats;
-        engine.metrics.observe_hub(
+        engine.metrics().observe_hub(
             s.sockets.load(Relaxed),
             s.pushes.load(Relaxed),
             s.store_calls.load(Relaxed),
         );
-        engine.metrics.observe_silence(s.longest_silence());
+        engine.metrics().observe_silence(s.longest_silence());
     }
-    let rooms = engine.store.rooms().await;
+    let rooms = engine.room_store().rooms().await;
     // What /readyz would answer, from the same list (`readiness`).
     let ready = rooms.as_ref().is_ok_and(|present| {
         engine
-            .declared_rooms
+            .declared_rooms()
             .iter()
             .all(|d| present.contains(&d.id))
     });
-    engine.metrics.ready.set(i64::from(ready));
+    engine.metrics().ready.set(i64::from(ready));
     match rooms {
         Ok(rooms) => {
-            if let Ok(reports) = engine.store.sockets().await {
-                engine.metrics.observe_room_sockets(&rooms, &reports);
+            if let Ok(reports) = engine.line_store().sockets().await {
+                engine.metrics().observe_room_sockets(&rooms, &reports);
             }
             for room in rooms {
-                match engine.store.stats(&room).await {
-                    Ok(s) => engine.metrics.observe_room(&room, &s),
-                    Err(_) => engine.metrics.forget_room(&room),
+                match engine.admin_store().stats(&room).await {
+                    Ok(s) => engine.metrics().observe_room(&room, &s),
+                    Err(_) => engine.metrics().forget_room(&room),
                 }
-                let minutes = engine.metrics.waits.minutes_to_read(&room);
-                if let Ok(r) = engine.store.report(&room, minutes).await {
-                    engine.metrics.observe_waits(&room, &r.minutes);
+                let minutes = engine.metrics().waits.minutes_to_read(&room);
+                if let Ok(r) = engine.admin_store().report(&room, minutes).await {
+                    engine.metrics().observe_waits(&room, &r.minutes);
                 }
-                if let Some(p) = crate::outflow::points(engine.store.as_ref(), &room, 1)
+                if let Some(p) = crate::outflow::points(engine.outflow_store(), &room, 1)
                     .await
                     .pop()
                 {
-                    engine.metrics.observe_origin(&room, p.p95_ms, p.error_rate);
+                    engine
+                        .metrics()
+                        .observe_origin(&room, p.p95_ms, p.error_rate);
                 }
-                if let Ok(c) = engine.store.webhook_counts(&room).await {
+                if let Ok(c) = engine.event_store().webhook_counts(&room).await {
                     // Only rooms that have (or had) a webhook get the series.
                     if c != Default::default() || room_has_webhook(&engine, &room).await {
-                        engine.metrics.observe_webhooks(&room, &c);
+                        engine.metrics().observe_webhooks(&room, &c);
                     }
                 }
             }
         }
         Err(e) => {
             engine
-                .metrics
+                .metrics()
                 .store_errors
                 .with_label_values(&["metrics"])
                 .inc();
@@ -193,12 +195,12 @@ async fn metrics(
     }
     Ok(HttpResponse::Ok()
         .content_type("text/plain; version=0.0.4")
-        .body(engine.metrics.render()))
+        .body(engine.metrics().render()))
 }
 
 /// Whether the room has a webhook (its figures are shown from the first scrape on).
 async fn room_has_webhook(engine: &Engine, room: &str) -> bool {
-    matches!(engine.store.room(room).await, Ok(Some(c)) if c.webhook_url.is_some())
+    matches!(engine.room_store().room(room).await, Ok(Some(c)) if c.webhook_url.is_some())
 }
 
 /// The pass verification key, for origins that check passes themselves.
@@ -207,5 +209,5 @@ async fn room_has_webhook(engine: &Engine, room: &str) -> bool {
 async fn jwks(engine: web::Data<Engine>) -> HttpResponse {
     HttpResponse::Ok()
         .insert_header(("Cache-Control", "public, max-age=300"))
-        .json(engine.passes.jwks())
+        .json(engine.passes().jwks())
 }

@@ -30,7 +30,7 @@ pub async fn count_responses(
             Ok(r) => r.status(),
             Err(e) => e.as_response_error().status_code(),
         };
-        engine.metrics.http_response(status.as_u16());
+        engine.metrics().http_response(status.as_u16());
     }
     res
 }

@@ -12,7 +12,6 @@ use super::error::{ApiError, ErrorBody};
 use super::support::bearer;
 use crate::domain::admission::Engine;
 use crate::domain::outflow::Report;
-use crate::store::outflow::OutflowStore;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.service(health_report);
@@ -82,7 +81,7 @@ async fn health_report(
     let room = path.into_inner();
     let count = |outcome: &str| {
         engine
-            .metrics
+            .metrics()
             .health_reports
             .with_label_values(&[&room, outcome])
             .inc();
@@ -119,7 +118,7 @@ async fn health_report(
     };
     // unwrap: a struct of numbers always serialises.
     let json = serde_json::to_string(&stored).expect("a report serialises");
-    let store: &dyn OutflowStore = engine.store.as_ref();
+    let store = engine.outflow_store();
     store
         .put_origin_report(
             &room,

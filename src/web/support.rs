@@ -39,7 +39,7 @@ pub fn client_ip(req: &HttpRequest, engine: &Engine) -> IpAddr {
         .peer_addr()
         .map(|a| a.ip())
         .unwrap_or(IpAddr::from([127, 0, 0, 1]));
-    if !engine.settings.trust_forwarded_for {
+    if !engine.settings().trust_forwarded_for {
         return peer;
     }
     let entries: Vec<&str> = req
@@ -49,7 +49,7 @@ pub fn client_ip(req: &HttpRequest, engine: &Engine) -> IpAddr {
         .flat_map(|v| v.split(','))
         .map(str::trim)
         .collect();
-    forwarded_client(peer, &entries, &engine.trusted_proxies)
+    forwarded_client(peer, &entries, engine.trusted_proxies())
 }
 
 /// The client address behind trusted proxies, as nginx's `real_ip_recursive` finds it.
@@ -110,7 +110,7 @@ pub fn cookie(
     Cookie::build(name, value)
         .path("/")
         .http_only(true)
-        .secure(engine.secure_cookies)
+        .secure(engine.secure_cookies())
         .same_site(same_site)
         .max_age(CookieDuration::seconds(max_age_secs))
         .finish()
@@ -124,7 +124,7 @@ pub fn visitor_cookie(engine: &Engine, view: &VisitorView) -> Cookie<'static> {
 /// The visitor cookie for an identity (also handed out with a 503, see
 /// [`unavailable_keeping`]).
 pub fn identity_cookie(engine: &Engine, visitor: &VisitorId) -> Cookie<'static> {
-    token_cookie(engine, engine.visitors.token(visitor))
+    token_cookie(engine, engine.visitors().token(visitor))
 }
 
 fn token_cookie(engine: &Engine, token: String) -> Cookie<'static> {
@@ -146,7 +146,7 @@ pub fn unavailable_keeping(engine: &Engine, visitor: &VisitorId) -> HttpResponse
     let _ = res.add_cookie(&identity_cookie(engine, visitor));
     let body = UnavailableJoinBody {
         error: ApiError::Unavailable.detail(),
-        visitor_token: engine.visitors.token(visitor),
+        visitor_token: engine.visitors().token(visitor),
     };
     // unwrap: the body always serialises.
     res.set_body(actix_web::body::BoxBody::new(
@@ -220,7 +220,7 @@ pub fn origin_allowed(req: &HttpRequest, engine: &Engine) -> bool {
     // The page that opens the socket is served by us: its origin is our Host (the
     // request's own; forwarded host headers only behind a trusted proxy, since a client
     // can send them)...
-    let host = if engine.settings.trust_forwarded_for {
+    let host = if engine.settings().trust_forwarded_for {
         req.connection_info().host().to_string()
     } else {
         req.headers()
@@ -239,7 +239,7 @@ pub fn origin_allowed(req: &HttpRequest, engine: &Engine) -> bool {
         return true;
     }
     // ...or our configured public URL.
-    url::Url::parse(&engine.public_base)
+    url::Url::parse(engine.public_base())
         .map(|b| b.origin() == o.origin())
         .unwrap_or(false)
 }

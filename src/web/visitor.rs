@@ -404,7 +404,7 @@ async fn queue_page_inner(
     engine.check_ip_limit(client_ip(req, engine), LimitedAction::Join)?;
     let cookie = req
         .cookie(VISITOR_COOKIE)
-        .and_then(|c| engine.visitors.verify(c.value()));
+        .and_then(|c| engine.visitors().verify(c.value()));
     // A newcomer in a proof-of-work room gets a page that does not join (its script joins
     // once solved, and that join is what counts against the per-visitor limit).
     let outcome = engine
@@ -453,11 +453,11 @@ async fn queue_page_inner(
     }
 
     let grant = engine
-        .visitors
+        .visitors()
         .page_grant(&room, &visitor, crate::clock::wall_ms());
-    let grace = engine.settings.reaper.hidden_grace_secs;
+    let grace = engine.settings().reaper.hidden_grace_secs;
     let page = queue_page_body(&room, &cfg, &view, q, lang, Some(&grant), grace);
-    let mut res = custom::respond(&engine.settings, &cfg, &view, page, lang.code());
+    let mut res = custom::respond(engine.settings(), &cfg, &view, page, lang.code());
     let _ = res.add_cookie(&vid_cookie);
     Ok(res)
 }
@@ -476,9 +476,9 @@ async fn verifying_page(
     let view = engine.status(room, visitor).await?;
     let t = lang.strings();
     let grant = engine
-        .visitors
+        .visitors()
         .page_grant(room, visitor, crate::clock::wall_ms());
-    let grace = engine.settings.reaper.hidden_grace_secs;
+    let grace = engine.settings().reaper.hidden_grace_secs;
     let mut page = queue_page_body(room, cfg, &view, q, lang, Some(&grant), grace);
     page.state = "verifying";
     page.message = crate::domain::told::message::VERIFYING;
@@ -497,7 +497,7 @@ async fn verifying_page(
         serde_json::from_str(&page.config).map_err(|e| ApiError::Internal(e.to_string()))?;
     config["pow_check"] = serde_json::json!(true);
     page.config = config.to_string();
-    let mut res = custom::respond(&engine.settings, cfg, &view, page, lang.code());
+    let mut res = custom::respond(engine.settings(), cfg, &view, page, lang.code());
     let _ = res.add_cookie(&identity_cookie(engine, visitor));
     Ok(res)
 }
@@ -771,7 +771,7 @@ async fn embed_page(
         let Some(parent) = parent.filter(allowed) else {
             return Err(ApiError::Forbidden("this room may not be embedded here".into()));
         };
-        let grace = engine.settings.reaper.hidden_grace_secs;
+        let grace = engine.settings().reaper.hidden_grace_secs;
         let config = script_config(
             &room,
             &cfg,
@@ -808,7 +808,7 @@ async fn embed_page(
 /// waiting room.
 #[get("/")]
 async fn home(req: HttpRequest, engine: web::Data<Engine>) -> HttpResponse {
-    if engine.settings.demo {
+    if engine.settings().demo {
         return HttpResponse::SeeOther()
             .insert_header(("Location", "/r/demo"))
             .finish();
@@ -838,11 +838,11 @@ struct DemoHostQuery {
 #[get("/demo/host")]
 async fn demo_host(q: web::Query<DemoHostQuery>, engine: web::Data<Engine>) -> HttpResponse {
     let room = q.room.clone().unwrap_or_else(|| "demo".into());
-    if !engine.settings.demo || !crate::config::valid_room_id(&room) {
+    if !engine.settings().demo || !crate::config::valid_room_id(&room) {
         return HttpResponse::NotFound().finish();
     }
     let body = render(DemoHostPage {
-        queue_base: engine.public_base.clone(),
+        queue_base: engine.public_base().clone(),
         room,
     });
     HttpResponse::Ok()

@@ -86,19 +86,19 @@ async fn ws(
     }
     engine.check_ip_limit(client_ip(&req, &engine), LimitedAction::WsUpgrade)?;
     let visitor = match q.token.as_deref() {
-        Some(t) => engine.visitors.verify(t).ok_or_else(|| {
+        Some(t) => engine.visitors().verify(t).ok_or_else(|| {
             ApiError::unauthorized("invalid_token", "the visitor token is not valid")
         })?,
         None => req
             .cookie(VISITOR_COOKIE)
-            .and_then(|c| engine.visitors.verify(c.value()))
+            .and_then(|c| engine.visitors().verify(c.value()))
             .ok_or_else(|| {
                 ApiError::unauthorized("no_visitor", "join first: no visitor cookie or token")
             })?,
     };
     let granted = q.grant.as_deref().is_some_and(|g| {
         engine
-            .visitors
+            .visitors()
             .check_page_grant(g, &room, &visitor, crate::clock::wall_ms())
     });
     // The handshake joins, as the join route does. In a room that lets people in line

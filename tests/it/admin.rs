@@ -43,7 +43,15 @@ async fn the_api_needs_the_right_token_and_same_origin() {
     )
     .await;
     assert_eq!((cross.status, cross.error_code()), (403, "forbidden"));
-    assert!(!app.engine.store.room("r").await.unwrap().unwrap().paused);
+    assert!(
+        !app.engine
+            .room_store()
+            .room("r")
+            .await
+            .unwrap()
+            .unwrap()
+            .paused
+    );
     let ok = admin(&app, Method::GET, "/api/admin/rooms", None).await;
     assert_eq!(ok.status, 200);
     assert_eq!(ok.body["rooms"][0]["id"], "r");
@@ -79,7 +87,13 @@ async fn setting_capacity_validates_and_is_audited() {
     .await;
     assert_eq!((r.status, r.error_code()), (400, "malformed_json"));
     assert_eq!(
-        app.engine.store.room("r").await.unwrap().unwrap().capacity,
+        app.engine
+            .room_store()
+            .room("r")
+            .await
+            .unwrap()
+            .unwrap()
+            .capacity,
         1,
         "nothing changed"
     );
@@ -195,7 +209,15 @@ async fn every_control_works() {
 
     let r = admin(&app, Method::POST, "/api/admin/rooms/r/flush", None).await;
     assert_eq!(r.body["flushed"], 1);
-    assert_eq!(app.engine.store.stats("r").await.unwrap().queue_length, 0);
+    assert_eq!(
+        app.engine
+            .admin_store()
+            .stats("r")
+            .await
+            .unwrap()
+            .queue_length,
+        0
+    );
 
     // Create and delete a room.
     let r = admin(
@@ -295,7 +317,7 @@ async fn pausing_on_one_instance_stops_admissions_on_another_at_once() {
         (next.state(), next.body["position"].as_u64()),
         ("paused", Some(1))
     );
-    assert_eq!(b.engine.store.stats("r").await.unwrap().active, 1);
+    assert_eq!(b.engine.admin_store().stats("r").await.unwrap().active, 1);
 }
 
 #[tokio::test]
@@ -461,7 +483,7 @@ async fn the_server_refuses_to_start_with_admin_on_and_no_credential() {
 #[tokio::test]
 async fn guessing_the_admin_token_is_throttled_per_client() {
     let (app, _r) = admin_app(vec![room("r", 1)]).await;
-    let limit = app.engine.settings.admin.failed_auth_per_minute;
+    let limit = app.engine.settings().admin.failed_auth_per_minute;
     let guess = |t: &'static str| {
         let c = app.client.clone();
         let url = app.url("/api/admin/rooms");
@@ -589,7 +611,7 @@ async fn the_live_stream_sends_only_what_changed() {
     let (app, _r) = admin_app(vec![room("r0", 1)]).await;
     for i in 1..100 {
         let cfg = room(&format!("r{i}"), 1);
-        app.engine.store.put_room(&cfg, true).await.unwrap();
+        app.engine.room_store().put_room(&cfg, true).await.unwrap();
     }
     let mut res = app
         .client

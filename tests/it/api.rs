@@ -265,7 +265,7 @@ async fn malformed_input_gets_a_clear_400_and_changes_nothing() {
         );
         assert!(r.body["error"]["message"].as_str().unwrap().len() > 10);
     }
-    let stats = app.engine.store.stats("r").await.unwrap();
+    let stats = app.engine.admin_store().stats("r").await.unwrap();
     assert_eq!(
         (stats.active, stats.queue_length),
         (0, 0),

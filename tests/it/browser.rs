@@ -275,7 +275,7 @@ async fn room_state_changes_reach_the_open_page() {
     let (c, _profile) = driver.browser(&[], true).await;
     c.goto(&app.url("/r/r")).await.unwrap();
     wait_text(&c, "#conn", "Live").await;
-    let store = &app.engine.store;
+    let store = app.engine.shared_store();
     let mut cfg = store.room("r").await.unwrap().unwrap();
     type Step = (fn(&mut RoomConfig), &'static str, &'static str);
     let steps: [Step; 5] = [
@@ -376,7 +376,10 @@ async fn an_admin_watches_a_crowd_raises_capacity_and_sees_the_audit_entry() {
     .unwrap();
     wait_text(&c, "#room-sale [data-f=active_capacity]", "6 / 6").await;
     wait_text(&c, "#room-sale [data-f=queue_length]", "4").await;
-    assert_eq!(app.engine.store.stats("sale").await.unwrap().active, 6);
+    assert_eq!(
+        app.engine.admin_store().stats("sale").await.unwrap().active,
+        6
+    );
 
     let row = wait_until(
         DEADLINE,
@@ -416,7 +419,7 @@ async fn the_page_shows_why_the_estimate_moved_and_holds_it_while_paused() {
     wait_text(&c, "#conn", "Live").await;
     // No session has ended and none is old: the page says so instead of a number.
     wait_text_contains(&c, "#eta", "not known yet (at most").await;
-    let store = &app.engine.store;
+    let store = app.engine.shared_store();
     store
         .patch_room(
             "r",

@@ -145,7 +145,14 @@ async fn saving_one_setting_keeps_a_colleagues_change_and_untouched_inputs_follo
     .await;
     click(c, &format!("{SETTINGS} button[type=submit]")).await;
     let cfg = wait_until(DEADLINE, "the heartbeat change to land", || async {
-        let cfg = d.app.engine.store.room("sale").await.unwrap().unwrap();
+        let cfg = d
+            .app
+            .engine
+            .room_store()
+            .room("sale")
+            .await
+            .unwrap()
+            .unwrap();
         (cfg.heartbeat_timeout_secs == 45).then_some(cfg)
     })
     .await;
@@ -202,7 +209,7 @@ async fn a_colleagues_change_to_a_field_being_edited_is_shown_as_a_conflict() {
     assert_eq!(
         d.app
             .engine
-            .store
+            .room_store()
             .room("sale")
             .await
             .unwrap()
@@ -227,7 +234,14 @@ async fn a_colleagues_change_to_a_field_being_edited_is_shown_as_a_conflict() {
     typed(c, &capacity, "12").await;
     click(c, &format!("{SETTINGS} button[type=submit]")).await;
     wait_text_contains(c, "#room-sale [data-f=feedback]", "Saved Capacity for sale").await;
-    let cfg = d.app.engine.store.room("sale").await.unwrap().unwrap();
+    let cfg = d
+        .app
+        .engine
+        .room_store()
+        .room("sale")
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!((cfg.capacity, cfg.session_ttl_secs), (12, 120));
     d.c.clone().close().await.unwrap();
 }
@@ -249,7 +263,7 @@ async fn an_empty_stock_box_is_an_error_and_zero_while_people_wait_asks_first() 
     let stock = || async {
         d.app
             .engine
-            .store
+            .room_store()
             .room("sale")
             .await
             .unwrap()
@@ -556,7 +570,12 @@ async fn an_admin_finds_a_visitor_by_support_code_and_removes_them() {
     )
     .await;
     assert_eq!(
-        app.engine.store.stats("sale").await.unwrap().queue_length,
+        app.engine
+            .admin_store()
+            .stats("sale")
+            .await
+            .unwrap()
+            .queue_length,
         2
     );
     click(c, "#room-sale [data-f=found_list] button").await;
@@ -567,7 +586,12 @@ async fn an_admin_finds_a_visitor_by_support_code_and_removes_them() {
     )
     .await;
     assert_eq!(
-        app.engine.store.stats("sale").await.unwrap().queue_length,
+        app.engine
+            .admin_store()
+            .stats("sale")
+            .await
+            .unwrap()
+            .queue_length,
         1
     );
 
@@ -588,7 +612,7 @@ async fn an_admin_finds_a_visitor_by_support_code_and_removes_them() {
     )
     .await;
     wait_until(DEADLINE, "the next in line to be admitted", || async {
-        let st = app.engine.store.stats("sale").await.unwrap();
+        let st = app.engine.admin_store().stats("sale").await.unwrap();
         (st.queue_length == 0 && st.active == 1).then_some(())
     })
     .await;
@@ -598,8 +622,8 @@ async fn an_admin_finds_a_visitor_by_support_code_and_removes_them() {
         "abcdef0123000000000000000000000a",
         "abcdef0123ffffffffffffffffffffff",
     );
-    app.engine.store.join("sale", a).await.unwrap();
-    app.engine.store.join("sale", b).await.unwrap();
+    app.engine.admission_store().join("sale", a).await.unwrap();
+    app.engine.admission_store().join("sale", b).await.unwrap();
     let shared = VisitorId::parse(a).unwrap().support_code();
     typed(
         c,
@@ -618,7 +642,12 @@ async fn an_admin_finds_a_visitor_by_support_code_and_removes_them() {
     let offered = text(c, "#room-sale [data-f=found_list]").await;
     assert!(offered.contains(a) && offered.contains(b), "{offered}");
     assert_eq!(
-        app.engine.store.stats("sale").await.unwrap().queue_length,
+        app.engine
+            .admin_store()
+            .stats("sale")
+            .await
+            .unwrap()
+            .queue_length,
         2
     );
     d.c.clone().close().await.unwrap();

@@ -92,7 +92,7 @@ async fn a_prequeued_visitor_counts_down_moves_into_the_line_checks_the_draw_and
     // loop may have drawn one first, so the test goes on with whichever the store kept.
     let seed = app
         .engine
-        .store
+        .fairness_store()
         .event_seed("d", &hex(&[7u8; 32]))
         .await
         .unwrap();
@@ -326,7 +326,7 @@ async fn a_prequeued_page_without_websockets_polls_into_the_line_at_the_opening(
     // Whichever seed the store kept (the app's drop loop may have drawn one first).
     let seed = app
         .engine
-        .store
+        .fairness_store()
         .event_seed("p", &hex(&[9u8; 32]))
         .await
         .unwrap();

@@ -146,7 +146,7 @@ fn cases(lang: &str) -> Vec<Case> {
 }
 
 async fn apply(app: &TestApp, room: &str, after: After, token: &str) {
-    let store = &app.engine.store;
+    let store = app.engine.shared_store();
     let mut cfg = store.room(room).await.unwrap().unwrap();
     match after {
         After::Nothing => return,
@@ -392,7 +392,7 @@ async fn no_news_is_invented_and_a_reason_note_goes_with_its_reason() {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     // Fewer items than places ahead: the server says it may sell out...
-    let store = &app.engine.store;
+    let store = app.engine.shared_store();
     let mut cfg = store.room("r").await.unwrap().unwrap();
     cfg.stock = Some(1);
     store.put_room(&cfg, false).await.unwrap();
@@ -429,7 +429,14 @@ async fn you_were_away_stays_until_the_visitor_has_read_it() {
         "the away visitor to be dropped",
         || async {
             app.status("r", &stayer).await;
-            (app.engine.store.stats("r").await.unwrap().queue_length == 1).then_some(())
+            (app.engine
+                .admin_store()
+                .stats("r")
+                .await
+                .unwrap()
+                .queue_length
+                == 1)
+                .then_some(())
         },
     )
     .await;
@@ -621,7 +628,7 @@ async fn a_state_change_is_announced_whole_even_when_the_place_moves_in_the_same
     let (c, _profile) = driver.browser(&[], true).await;
     c.goto(&app.url("/r/r")).await.unwrap();
     wait_text(&c, "#position", "2").await;
-    let store = &app.engine.store;
+    let store = app.engine.shared_store();
     let mut cfg = store.room("r").await.unwrap().unwrap();
     cfg.paused = true;
     store.put_room(&cfg, false).await.unwrap();
@@ -729,7 +736,7 @@ async fn a_schedule_set_a_moment_ago_is_in_the_very_next_answer() {
     app.join("r").await;
     let waiting = app.join("r").await.token();
     // ... when the schedule is set (through the store, as another instance would).
-    let store = &app.engine.store;
+    let store = app.engine.shared_store();
     let mut cfg = store.room("r").await.unwrap().unwrap();
     let now = now_ms();
     cfg.prequeue_opens_at = Some(now - 1_000);

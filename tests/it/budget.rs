@@ -470,7 +470,11 @@ async fn every_decision_stays_within_its_redis_budget() {
         N,
         async {
             for _ in 0..N {
-                app.engine.admission_store().promote("q", 1000).await.unwrap();
+                app.engine
+                    .admission_store()
+                    .promote("q", 1000)
+                    .await
+                    .unwrap();
             }
         },
     )

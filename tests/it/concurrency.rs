@@ -51,7 +51,7 @@ async fn two_thousand_concurrent_joins_over_two_instances_admit_exactly_capacity
         (1..=1900).collect::<HashSet<u64>>(),
         "distinct positions 1..1900"
     );
-    let stats = a.engine.store.stats("sale").await.unwrap();
+    let stats = a.engine.admin_store().stats("sale").await.unwrap();
     assert_eq!((stats.active, stats.queue_length), (100, 1900));
 
     // Releasing every admitted visitor (half on each instance) admits the next 100 in
@@ -73,6 +73,6 @@ async fn two_thousand_concurrent_joins_over_two_instances_admit_exactly_capacity
         let s = a.status("sale", token).await;
         assert_eq!(s.body["position"].as_u64().unwrap(), pos - 100);
     }
-    let stats = b.engine.store.stats("sale").await.unwrap();
+    let stats = b.engine.admin_store().stats("sale").await.unwrap();
     assert_eq!((stats.active, stats.queue_length), (100, 1800));
 }

@@ -171,7 +171,14 @@ async fn a_drop_on_two_instances_is_shuffled_once_in_the_published_order() {
     assert_eq!(first["opens_at"], open / 1000, "{first}");
     assert!(first["now_ms"].as_u64().is_some(), "{first}");
     // The pre-queue is not a pause for the ETA (so the opening is no `resumed`).
-    assert!(!b.engine.store.eta_basis("r").await.unwrap().paused);
+    assert!(
+        !b.engine
+            .admission_store()
+            .eta_basis("r")
+            .await
+            .unwrap()
+            .paused
+    );
     b.engine.forecast("r").await;
     let moved = until_in_line(&mut ws).await;
     let at = anteroom::clock::wall_ms();
@@ -189,7 +196,15 @@ async fn a_drop_on_two_instances_is_shuffled_once_in_the_published_order() {
     let seed = f.body["seed"].as_str().unwrap().to_string();
     assert_eq!(hex(&Sha256::digest(unhex(&seed))), commitment);
     // Both instances ran the drop loop; the store counted one shuffle.
-    assert_eq!(a.engine.store.fairness("r").await.unwrap().shuffles, 1);
+    assert_eq!(
+        a.engine
+            .fairness_store()
+            .fairness("r")
+            .await
+            .unwrap()
+            .shuffles,
+        1
+    );
 
     // Each visitor finds their rank from the digests; the line follows it.
     let digests: Vec<String> = serde_json::from_value(
@@ -391,7 +406,12 @@ async fn a_page_left_open_goes_from_scheduled_to_the_prequeue_to_the_line_withou
     let m = status_in(&mut ws, "prequeue").await;
     assert!(anteroom::clock::wall_ms() >= pq - 1_000, "{m}");
     assert_eq!(
-        app.engine.store.fairness("r").await.unwrap().prequeue_count,
+        app.engine
+            .fairness_store()
+            .fairness("r")
+            .await
+            .unwrap()
+            .prequeue_count,
         1
     );
     // The opening: the shuffle runs and the page is let in (the only one, capacity 1)
@@ -490,7 +510,7 @@ async fn random_mode_through_the_api_draws_in_the_order_of_the_seed_revealed_at_
         app.get("/api/rooms/r/fairness").await.body["seed"],
         Value::Null
     );
-    let store = &app.engine.store;
+    let store = app.engine.shared_store();
     let mut order = Vec::new();
     let mut current = holder.token().split('.').next().unwrap().to_string();
     for _ in 0..ids.len() {
@@ -553,7 +573,12 @@ async fn random_mode_tells_no_visitor_their_draw_before_admission() {
         assert_eq!(r.state(), "queued");
         waiting.push(r.token());
     }
-    let seed = app.engine.store.event_seed("r", "unused").await.unwrap();
+    let seed = app
+        .engine
+        .fairness_store()
+        .event_seed("r", "unused")
+        .await
+        .unwrap();
     let mut estimates = std::collections::BTreeSet::new();
     let mut draws = Vec::new();
     for token in &waiting {

@@ -32,7 +32,7 @@ async fn a_capacity_cut_gives_a_reason_in_the_view_and_on_the_page() {
     assert!(v["eta_high_seconds"].as_u64().unwrap() >= 59, "{v}");
     assert!(v.get("eta_reason").is_none(), "{v}");
     app.engine
-        .store
+        .room_store()
         .patch_room(
             "r",
             &RoomPatch {
@@ -61,7 +61,7 @@ async fn a_paused_room_has_no_countdown_and_says_paused() {
     app.join("r").await;
     let token = app.join("r").await.token();
     app.engine
-        .store
+        .room_store()
         .patch_room(
             "r",
             &RoomPatch {

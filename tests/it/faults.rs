@@ -79,7 +79,7 @@ async fn a_frozen_redis_times_out_and_a_retried_join_is_never_admitted_twice() {
     .await;
     let x = app.join("r").await; // x is admitted; now a newcomer joins during the freeze
     assert_eq!(x.state(), "admitted");
-    let y_token = app.engine.visitors.token(&VisitorId::random());
+    let y_token = app.engine.visitors().token(&VisitorId::random());
 
     redis.pause();
     let t = Instant::now();
@@ -96,7 +96,7 @@ async fn a_frozen_redis_times_out_and_a_retried_join_is_never_admitted_twice() {
     })
     .await;
     assert_eq!(again.state(), "admitted");
-    let stats = app.engine.store.stats("r").await.unwrap();
+    let stats = app.engine.admin_store().stats("r").await.unwrap();
     assert_eq!(
         (stats.active, stats.admitted_total),
         (2, 2),
@@ -135,7 +135,7 @@ async fn scripts_and_the_room_library_are_reloaded_after_a_flush() {
     // The next call finds no function, loads the library and succeeds.
     assert_eq!(app.join("r").await.status, 200);
     assert!(listed(&redis), "{lib} is loaded again");
-    assert_eq!(app.engine.store.stats("r").await.unwrap().active, 2);
+    assert_eq!(app.engine.admin_store().stats("r").await.unwrap().active, 2);
     // The per-visitor limiter runs no script: a flush leaves it answering.
     let v = anteroom::domain::identity::VisitorId::random();
     let _: () = redis::cmd("SCRIPT")
@@ -392,7 +392,12 @@ async fn an_instance_killed_with_1000_sockets_loses_no_place() {
         .count();
     assert_eq!(lost, 0, "places lost or moved");
     assert_eq!(
-        b.engine.store.stats("r").await.unwrap().queue_length,
+        b.engine
+            .admin_store()
+            .stats("r")
+            .await
+            .unwrap()
+            .queue_length,
         N as u64
     );
     eprintln!(
@@ -522,12 +527,12 @@ async fn an_instance_cut_off_from_redis_degrades_and_recovers() {
     .await;
     let recovered = healed.elapsed();
     // The held join may have reached Redis late: it made at most one place, behind.
-    let stats = a.engine.store.stats("r").await.unwrap();
+    let stats = a.engine.admin_store().stats("r").await.unwrap();
     assert!(stats.active <= 1 && stats.queue_length <= 3, "{stats:?}");
     // The holder leaves through B: the first in line is let in, once.
     assert_eq!(b.release("r", &holder.token()).await.status, 204);
     assert_eq!(a.status("r", &waiting).await.state(), "admitted");
-    let stats = a.engine.store.stats("r").await.unwrap();
+    let stats = a.engine.admin_store().stats("r").await.unwrap();
     assert_eq!(stats.active, 1, "{stats:?}");
     assert_eq!(stats.admitted_total, 2, "nobody admitted twice: {stats:?}");
     eprintln!(

@@ -219,9 +219,9 @@ async fn forged_expired_and_other_room_passes_are_sent_to_the_queue() {
     );
 
     let forged = format!("{}x", &good[..good.len() - 1]);
-    let mut claims: Claims = s.app.engine.passes.verify(&good, "sale").unwrap();
+    let mut claims: Claims = s.app.engine.passes().verify(&good, "sale").unwrap();
     claims.exp = claims.iat.saturating_sub(1);
-    let expired = s.app.engine.passes.sign(&claims);
+    let expired = s.app.engine.passes().sign(&claims);
     let (other, _) = pass_of(&s.app, "other").await;
     for (what, pass) in [
         ("forged", &forged),
@@ -494,7 +494,7 @@ async fn renew_on_activity_keeps_an_active_visitor_in_with_fresh_passes_up_to_th
     })
     .await;
     let (first, _) = pass_of(&s.app, "sale").await;
-    let claims = |p: &str| s.app.engine.passes.verify(p, "sale").unwrap();
+    let claims = |p: &str| s.app.engine.passes().verify(p, "sale").unwrap();
     let c0 = claims(&first);
     // The cap is 4 s after the admission, the first pass's end 2 s after it (both
     // rounded up to a second the same way).
@@ -559,7 +559,7 @@ async fn a_bypass_rule_passes_the_gateway_and_a_near_miss_does_not() {
     let counted = || {
         s.app
             .engine
-            .metrics
+            .metrics()
             .bypassed
             .with_label_values(&["monitor"])
             .get()
@@ -728,7 +728,7 @@ async fn the_revoke_endpoint_ends_the_session_on_every_instance_within_a_second(
     let b_port = free_port();
     let b = spawn_app(settings(
         &a.redis,
-        &a.app.engine.settings.key_prefix,
+        &a.app.engine.settings().key_prefix,
         &a.up.url(),
         b_port,
     ))

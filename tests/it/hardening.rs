@@ -319,5 +319,13 @@ async fn with_the_defaults_one_address_cannot_hold_thousands_of_places() {
     }
     // The admitted visitor counts among the address's 300 (a session is held too).
     assert_eq!((placed, refused), (300, 100));
-    assert_eq!(a.engine.store.stats("r").await.unwrap().queue_length, 299);
+    assert_eq!(
+        a.engine
+            .admin_store()
+            .stats("r")
+            .await
+            .unwrap()
+            .queue_length,
+        299
+    );
 }

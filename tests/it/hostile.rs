@@ -264,7 +264,7 @@ async fn joins_that_time_out_in_a_store_stall_leave_no_ghost_places() {
             again.body
         );
     }
-    let stats = app.engine.store.stats("r").await.unwrap();
+    let stats = app.engine.admin_store().stats("r").await.unwrap();
     assert_eq!(
         (stats.active, stats.queue_length),
         (5, 25),
@@ -310,7 +310,7 @@ async fn an_authorization_header_that_is_not_text_is_refused() {
         let r = crate::helpers::Reply::from(res).await;
         assert_eq!((r.status, r.error_code()), (401, "invalid_token"), "{path}");
     }
-    assert_eq!(app.engine.store.stats("r").await.unwrap().active, 0);
+    assert_eq!(app.engine.admin_store().stats("r").await.unwrap().active, 0);
 }
 
 #[tokio::test]
@@ -470,7 +470,12 @@ async fn minting_identities_from_one_network_stops_at_max_places_per_ip() {
     assert_eq!(join(&b, "2001:db8:7:1:dead:beef::9").await.status, 429);
     assert_eq!(join(&b, "2001:db8:7:2::1").await.status, 200);
     assert_eq!(
-        a.engine.store.stats("drop").await.unwrap().queue_length,
+        a.engine
+            .admin_store()
+            .stats("drop")
+            .await
+            .unwrap()
+            .queue_length,
         4,
         "refused joins took no place"
     );

@@ -533,7 +533,7 @@ async fn hostile_inputs_get_the_answers_in_the_reliability_table() {
         c.get(url("/api/admin/rooms")).bearer_auth(&token),
     )
     .await;
-    for i in 2..=app.engine.settings.admin.failed_auth_per_minute {
+    for i in 2..=app.engine.settings().admin.failed_auth_per_minute {
         let _ = c
             .get(url("/api/admin/rooms"))
             .bearer_auth(format!("guess-{i}"))
@@ -557,7 +557,7 @@ async fn hostile_inputs_get_the_answers_in_the_reliability_table() {
     .await;
 
     // Nothing above changed the room.
-    let stats = app.engine.store.stats("r").await.unwrap();
+    let stats = app.engine.admin_store().stats("r").await.unwrap();
     t.record(
         "outcome",
         "room r after every row",

@@ -168,7 +168,7 @@ async fn the_widget_and_the_page_join_with_the_token_in_its_lane() {
     for sub in ["g0", "g1", "g2", "g3"] {
         let c = app
             .engine
-            .pow
+            .pow()
             .challenge("t", 5_000, anteroom::clock::wall_ms() / 1000);
         let r = Reply::from(
             reqwest::Client::new()
@@ -215,7 +215,7 @@ async fn the_widget_and_the_page_join_with_the_token_in_its_lane() {
     .await
     .unwrap();
     screenshot(&c, "lanes-widget").await;
-    let lanes = app.engine.store.report("t", 1).await.unwrap().lanes;
+    let lanes = app.engine.admin_store().report("t", 1).await.unwrap().lanes;
     assert_eq!(lanes[1].lane, "members");
     assert_eq!(lanes[1].waiting, 1, "{lanes:?}");
 
@@ -256,7 +256,7 @@ async fn the_widget_and_the_page_join_with_the_token_in_its_lane() {
     wait_text_contains(&c, "#lead", "a set share of places for priority lanes").await;
     wait_text_contains(&c, "footer", "within each lane").await;
     screenshot(&c, "lanes-page").await;
-    let lanes = app.engine.store.report("t", 1).await.unwrap().lanes;
+    let lanes = app.engine.admin_store().report("t", 1).await.unwrap().lanes;
     assert_eq!(lanes[1].waiting, 2, "{lanes:?}");
     c.close().await.unwrap();
 }

@@ -31,7 +31,7 @@ async fn app(local_status: bool) -> (TestApp, RedisServer) {
 
 fn answers(app: &TestApp, source: &str) -> u64 {
     app.engine
-        .metrics
+        .metrics()
         .status_answers
         .with_label_values(&[source])
         .get()
@@ -47,7 +47,7 @@ async fn status(app: &TestApp, token: &str) -> (Value, bool) {
 
 fn visitor_of(app: &TestApp, token: &str) -> String {
     app.engine
-        .visitors
+        .visitors()
         .verify(token)
         .expect("a token this app signed")
         .as_str()
@@ -73,13 +73,22 @@ async fn pause(app: &TestApp, paused: bool) {
         paused: Some(paused),
         ..Default::default()
     };
-    app.engine.store.patch_room("r", &patch).await.unwrap();
+    app.engine
+        .room_store()
+        .patch_room("r", &patch)
+        .await
+        .unwrap();
 }
 
 /// What the store itself says of the visitor's place: the position `ZRANK` gives.
 async fn store_position(app: &TestApp, token: &str) -> u64 {
     let v = visitor_of(app, token);
-    app.engine.store.status("r", &v).await.unwrap().position
+    app.engine
+        .admission_store()
+        .status("r", &v)
+        .await
+        .unwrap()
+        .position
 }
 
 #[tokio::test]
@@ -147,7 +156,7 @@ async fn a_paused_room_and_a_flushed_line_are_the_stores_to_tell() {
     })
     .await;
     // Emptied behind its back: the log's new epoch ends the view's answers.
-    app.engine.store.flush("r").await.unwrap();
+    app.engine.admin_store().flush("r").await.unwrap();
     let b = wait_until(DEADLINE, "the flush seen", || async {
         let (b, local) = status(&app, &t).await;
         (b["state"] == "not_queued").then_some(local)
@@ -203,8 +212,13 @@ async fn every_answer_from_the_line_is_the_position_zrank_gives() {
         // Every visitor's place as the store gives it now, learned here.
         for t in &tokens {
             let v = visitor_of(&app, t);
-            let s = app.engine.store.status_placed("r", &v).await.unwrap();
-            app.engine.line_views.learn("r", &v, &s, Instant::now());
+            let s = app
+                .engine
+                .admission_store()
+                .status_placed("r", &v)
+                .await
+                .unwrap();
+            app.engine.line_views().learn("r", &v, &s, Instant::now());
         }
         // Then the line changes: newcomers at the back, places and sessions released
         // (each session released admits the head).
@@ -221,17 +235,23 @@ async fn every_answer_from_the_line_is_the_position_zrank_gives() {
         // Once the hub's view is at the store's cursor, every answer it gives is exact.
         let v0 = visitor_of(&app, &tokens[0]);
         wait_until(DEADLINE, "the view at the store's cursor", || async {
-            let now = app.engine.store.status("r", &v0).await.unwrap().line;
-            (app.engine.line_views.cursor("r") == Some(now)).then_some(())
+            let now = app
+                .engine
+                .admission_store()
+                .status("r", &v0)
+                .await
+                .unwrap()
+                .line;
+            (app.engine.line_views().cursor("r") == Some(now)).then_some(())
         })
         .await;
         for t in &tokens {
             let v = visitor_of(&app, t);
-            let Some(s) = app.engine.line_views.answer("r", &v, Instant::now()) else {
+            let Some(s) = app.engine.line_views().answer("r", &v, Instant::now()) else {
                 continue;
             };
             local += 1;
-            let want = app.engine.store.status("r", &v).await.unwrap();
+            let want = app.engine.admission_store().status("r", &v).await.unwrap();
             assert_eq!(
                 (s.position, s.state),
                 (want.position, want.state),

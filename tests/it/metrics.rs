@@ -76,7 +76,7 @@ async fn readiness_is_1_while_ready_and_0_once_redis_is_killed() {
     })
     .await;
     assert_eq!(app.get("/readyz").await.status, 503, "{text}");
-    assert_eq!(app.engine.metrics.ready.get(), 0, "the probe agrees");
+    assert_eq!(app.engine.metrics().ready.get(), 0, "the probe agrees");
 }
 
 #[tokio::test]
@@ -134,7 +134,7 @@ async fn the_wait_histogram_observes_each_admission_of_the_room() {
 #[tokio::test]
 async fn store_calls_are_timed_by_class() {
     let (app, _redis) = redis_app(vec![room("r", 1)]).await;
-    let l = &app.engine.metrics.store_latency;
+    let l = &app.engine.metrics().store_latency;
     let joins = l.count(StoreOp::Join);
     let statuses = l.count(StoreOp::Status);
     app.join("r").await;

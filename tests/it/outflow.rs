@@ -67,7 +67,6 @@ fn a_claim_timeout_not_below_the_session_ttl_is_refused() {
 use std::time::Duration;
 
 use anteroom::config::{GatewayRoute, OutflowConfig, RoomConfig, Secret};
-use anteroom::store::outflow::OutflowStore;
 use serde_json::{json, Value};
 
 use crate::helpers::origin::{Shape, SlowOrigin};
@@ -104,7 +103,7 @@ async fn report(app: &TestApp, room: &str, bearer: Option<&str>, body: Value) ->
 }
 
 async fn capacity(app: &TestApp, room: &str) -> u64 {
-    app.engine.store.stats(room).await.unwrap().capacity
+    app.engine.admin_store().stats(room).await.unwrap().capacity
 }
 
 #[tokio::test]
@@ -160,7 +159,7 @@ async fn a_health_report_needs_the_rooms_secret_and_sane_figures() {
         let r = report(&app, "r", Some(SECRET), body.clone()).await;
         assert_eq!((r.status, r.error_code()), (400, "bad_request"), "{body}");
     }
-    let store: &dyn OutflowStore = app.engine.store.as_ref();
+    let store = app.engine.outflow_store();
     assert!(
         store.origin_reports("r").await.unwrap().is_empty(),
         "nothing refused was kept"
@@ -198,7 +197,7 @@ fn decisions(app: &TestApp) -> u64 {
         .iter()
         .map(|d| {
             app.engine
-                .metrics
+                .metrics()
                 .outflow_decisions
                 .with_label_values(&["r", d])
                 .get()
@@ -229,7 +228,7 @@ async fn one_instance_decides_for_a_room_and_another_takes_over_when_it_stops() 
     );
     let audit: Vec<Value> = a
         .engine
-        .store
+        .admin_store()
         .audit(50)
         .await
         .unwrap()
@@ -354,7 +353,7 @@ async fn the_gateways_measurements_lower_the_capacity_when_the_origin_slows_and_
         (capacity(&app, "r").await > low).then_some(())
     })
     .await;
-    let points = anteroom::outflow::points(app.engine.store.as_ref(), "r", 50).await;
+    let points = anteroom::outflow::points(app.engine.outflow_store(), "r", 50).await;
     assert!(points
         .iter()
         .any(|p| p.decision == "lower" && p.p95_ms.unwrap_or(0.0) > 100.0));
@@ -529,7 +528,7 @@ async fn sale(
 
 async fn capacity_of(app: &TestApp) -> u64 {
     app.engine
-        .store
+        .admin_store()
         .stats("r")
         .await
         .map(|s| s.capacity)

@@ -41,7 +41,7 @@ async fn a_newcomer_on_a_closed_room_joins_by_itself_when_it_opens() {
     let port = free_port();
     let app = spawn_app(settings(&redis, port, vec![room("r", 1)])).await;
     app.join("r").await; // holds the only slot, so the newcomer will wait
-    let store = &app.engine.store;
+    let store = app.engine.shared_store();
     store
         .patch_room("r", &patch(|p| p.closed = Some(true)))
         .await
@@ -88,7 +88,7 @@ async fn closed_and_sold_out_tell_a_queued_visitor_the_place_is_kept_and_move_on
     c.goto(&app.url("/r/r")).await.unwrap();
     wait_text(&c, "#position", "2").await;
     wait_text(&c, "#conn", "Live").await;
-    let store = &app.engine.store;
+    let store = app.engine.shared_store();
 
     store
         .patch_room("r", &patch(|p| p.closed = Some(true)))
@@ -144,14 +144,22 @@ async fn a_flushed_visitor_is_told_the_organiser_emptied_the_line_and_can_rejoin
         .unwrap();
     wait_text(&c, "#position", "1").await;
     wait_text(&c, "#conn", "Live").await;
-    assert_eq!(app.engine.store.flush("r").await.unwrap(), 1);
+    assert_eq!(app.engine.admin_store().flush("r").await.unwrap(), 1);
 
     wait_text(&c, "h1", "You're no longer in line").await;
     let lead = text(&c, "#lead").await;
     assert!(lead.contains("organiser emptied the line"), "{lead}");
     assert!(!lead.contains("long time away"), "{lead}");
     // Told, not silently re-queued: the line stays empty until the visitor chooses.
-    assert_eq!(app.engine.store.stats("r").await.unwrap().queue_length, 0);
+    assert_eq!(
+        app.engine
+            .admin_store()
+            .stats("r")
+            .await
+            .unwrap()
+            .queue_length,
+        0
+    );
     screenshot(&c, "state-flushed").await;
     assert_accessible(&c, "the flushed page").await;
     let href = js(
@@ -217,7 +225,7 @@ async fn screen_readers_hear_the_place_and_the_state_not_every_figure() {
     wait_text(&c, "#announce", "You are now number 1 in line.").await;
     // A state change is announced too.
     app.engine
-        .store
+        .room_store()
         .patch_room("r", &patch(|p| p.paused = Some(true)))
         .await
         .unwrap();

@@ -73,7 +73,7 @@ async fn a_join_needs_a_fresh_solution_and_a_place_holder_never_solves_again() {
     refused(&join(&app, Some(&wrong), None).await, "challenge_required");
     let other = app
         .engine
-        .pow
+        .pow()
         .challenge("plain", 2_000, anteroom::clock::wall_ms() / 1000);
     refused(
         &join(&app, Some(&pow::solve(&other).unwrap()), None).await,
@@ -81,7 +81,7 @@ async fn a_join_needs_a_fresh_solution_and_a_place_holder_never_solves_again() {
     );
 
     // Made more than five minutes ago: expired.
-    let old = app.engine.pow.challenge(
+    let old = app.engine.pow().challenge(
         "drop",
         2_000,
         anteroom::clock::wall_ms() / 1000 - pow::CHALLENGE_TTL_SECS - 5,
@@ -179,7 +179,7 @@ async fn the_queue_page_solves_the_challenge_in_a_worker_and_joins() {
     settings.rate_limit.visitor_window_secs = 60;
     let app = spawn_app(settings).await;
     // Someone holds the only slot (solving as an API client does), so the page waits.
-    let c = app.engine.pow.challenge(
+    let c = app.engine.pow().challenge(
         "drop",
         anteroom::config::DEFAULT_POW_MAX_NUMBER,
         anteroom::clock::wall_ms() / 1000,
@@ -200,14 +200,24 @@ async fn the_queue_page_solves_the_challenge_in_a_worker_and_joins() {
     c.goto(&app.url("/r/drop")).await.unwrap();
     // Rendered without a place: nobody joined yet.
     assert_eq!(
-        app.engine.store.stats("drop").await.unwrap().queue_length,
+        app.engine
+            .admin_store()
+            .stats("drop")
+            .await
+            .unwrap()
+            .queue_length,
         0
     );
     wait_text(&c, "#position", "1").await;
     let took = started.elapsed();
     wait_text(&c, "#conn", "Live").await;
     assert_eq!(
-        app.engine.store.stats("drop").await.unwrap().queue_length,
+        app.engine
+            .admin_store()
+            .stats("drop")
+            .await
+            .unwrap()
+            .queue_length,
         1
     );
     eprintln!(

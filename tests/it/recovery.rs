@@ -43,7 +43,7 @@ async fn declared_rooms_come_back_after_the_store_lost_its_data() {
     flushall(&r);
     let t = Instant::now();
     wait_until(Duration::from_secs(3), "the room to be back", || async {
-        app.engine.store.room("r").await.ok()?
+        app.engine.room_store().room("r").await.ok()?
     })
     .await;
     let back_after = t.elapsed();
@@ -112,8 +112,8 @@ async fn readyz_is_503_while_a_declared_room_is_missing() {
 
     let mut known = Some("an epoch from before".to_string());
     let out = anteroom::keeper::keep_once(
-        app.engine.store.as_ref(),
-        &app.engine.declared_rooms,
+        app.engine.shared_store().as_ref(),
+        app.engine.declared_rooms(),
         &mut known,
         0,
     )
@@ -124,8 +124,8 @@ async fn readyz_is_503_while_a_declared_room_is_missing() {
     assert_eq!(app.get("/readyz").await.status, 200);
     // Nothing changed since: the next look finds nothing to do.
     let again = anteroom::keeper::keep_once(
-        app.engine.store.as_ref(),
-        &app.engine.declared_rooms,
+        app.engine.shared_store().as_ref(),
+        app.engine.declared_rooms(),
         &mut known,
         0,
     )
@@ -233,7 +233,7 @@ async fn fail_open_lets_new_visitors_through_only_while_the_store_is_down() {
     // Redis came back empty: the keeper re-creates the room, then puts back the sessions
     // this instance issued passes for (two steps: wait for the second).
     let stats = wait_until(Duration::from_secs(10), "the session put back", || async {
-        let s = app.engine.store.stats("r").await.ok()?;
+        let s = app.engine.admin_store().stats("r").await.ok()?;
         (s.active > 0).then_some(s)
     })
     .await;
@@ -241,7 +241,12 @@ async fn fail_open_lets_new_visitors_through_only_while_the_store_is_down() {
     assert_eq!((stats.active, stats.admitted_total), (1, 1));
     let id = first.token();
     let id = id.split('.').next().unwrap();
-    assert!(app.engine.store.session_live("r", id, 1).await.unwrap());
+    assert!(app
+        .engine
+        .admission_store()
+        .session_live("r", id, 1)
+        .await
+        .unwrap());
 }
 
 #[tokio::test]
@@ -267,7 +272,14 @@ async fn a_visitor_dropped_for_silence_is_told_they_lost_their_place() {
         "the silent visitor to be dropped",
         || async {
             app.status("r", &stays).await;
-            (app.engine.store.stats("r").await.unwrap().queue_length == 1).then_some(())
+            (app.engine
+                .admin_store()
+                .stats("r")
+                .await
+                .unwrap()
+                .queue_length
+                == 1)
+                .then_some(())
         },
     )
     .await;
@@ -306,7 +318,14 @@ async fn the_queue_page_and_socket_say_you_were_away() {
     let b = app.join("r").await.token();
     wait_until(Duration::from_secs(10), "a to be dropped", || async {
         app.status("r", &b).await;
-        (app.engine.store.stats("r").await.unwrap().queue_length == 1).then_some(())
+        (app.engine
+            .admin_store()
+            .stats("r")
+            .await
+            .unwrap()
+            .queue_length
+            == 1)
+            .then_some(())
     })
     .await;
     let page = app.page_as("/r/r", &a).await;
@@ -319,7 +338,14 @@ async fn the_queue_page_and_socket_say_you_were_away() {
     // Dropped again, then back through the socket (a reconnect): the first message says so.
     wait_until(Duration::from_secs(10), "a to be dropped again", || async {
         app.status("r", &b).await;
-        (app.engine.store.stats("r").await.unwrap().queue_length == 1).then_some(())
+        (app.engine
+            .admin_store()
+            .stats("r")
+            .await
+            .unwrap()
+            .queue_length
+            == 1)
+            .then_some(())
     })
     .await;
     let mut ws = connect(&app, "r", &a, None).await.unwrap();
@@ -423,7 +449,7 @@ async fn a_flushed_queue_is_not_put_back() {
         next_json(&mut ws, Duration::from_secs(5)).await["position"],
         1
     );
-    app.engine.store.flush("r").await.unwrap();
+    app.engine.admin_store().flush("r").await.unwrap();
     // The hub tells the socket within a tick or two (a silent socket fails the wait).
     let until = Instant::now() + Duration::from_secs(5);
     loop {
@@ -433,7 +459,15 @@ async fn a_flushed_queue_is_not_put_back() {
         }
         assert!(Instant::now() < until, "never told: {m}");
     }
-    assert_eq!(app.engine.store.stats("r").await.unwrap().queue_length, 0);
+    assert_eq!(
+        app.engine
+            .admin_store()
+            .stats("r")
+            .await
+            .unwrap()
+            .queue_length,
+        0
+    );
 }
 
 /// An admitted visitor's unexpired pass keeps its admission through a store that lost its
@@ -448,11 +482,11 @@ async fn an_admitted_visitor_keeps_the_admission_after_the_store_lost_its_data()
     assert_eq!(app.verify("r", &pass).await.status, 200);
     flushall(&r);
     wait_until(Duration::from_secs(5), "the room to be back", || async {
-        (app.engine.store.room("r").await.ok()??.id == "r").then_some(())
+        (app.engine.room_store().room("r").await.ok()??.id == "r").then_some(())
     })
     .await;
     assert_eq!(app.verify("r", &pass).await.status, 200);
-    assert_eq!(app.engine.store.stats("r").await.unwrap().active, 1);
+    assert_eq!(app.engine.admin_store().stats("r").await.unwrap().active, 1);
     assert_eq!(
         join_after_hold(&app, "r").await.body["position"],
         1,
@@ -513,7 +547,7 @@ async fn polling_visitors_get_their_places_back_with_a_place_receipt() {
     let res = app.join_with_receipt("other", &ta, &ra).await;
     assert_eq!((res.status, res.error_code()), (401, "receipt_foreign"));
     let id = anteroom::domain::identity::VisitorId::parse(ta.split('.').next().unwrap()).unwrap();
-    let old = app.engine.visitors.place_receipt(
+    let old = app.engine.visitors().place_receipt(
         "r",
         &id,
         &anteroom::domain::identity::PlaceReceipt {
@@ -526,10 +560,10 @@ async fn polling_visitors_get_their_places_back_with_a_place_receipt() {
     let res = app.join_with_receipt("r", &ta, &old).await;
     assert_eq!((res.status, res.error_code()), (401, "receipt_expired"));
     // Without a loss, a receipt restores nothing: a flushed line stays flushed.
-    app.engine.store.flush("r").await.unwrap();
+    app.engine.admin_store().flush("r").await.unwrap();
     let res = app.join_with_receipt("r", &tb, &rb).await;
     assert_eq!(res.body["position"], 1, "an ordinary join: {:?}", res.body);
-    app.engine.store.flush("r").await.unwrap();
+    app.engine.admin_store().flush("r").await.unwrap();
     let a = app.join_as("r", &ta).await;
     let b = app.join_as("r", &tb).await;
     let (ra, rb) = (
@@ -539,7 +573,7 @@ async fn polling_visitors_get_their_places_back_with_a_place_receipt() {
 
     flushall(&r);
     wait_until(Duration::from_secs(5), "the room to be back", || async {
-        (app.engine.store.room("r").await.ok()??.id == "r").then_some(())
+        (app.engine.room_store().room("r").await.ok()??.id == "r").then_some(())
     })
     .await;
     assert_eq!(app.status("r", &ta).await.state(), "not_queued");
@@ -576,7 +610,7 @@ async fn an_admitted_visitor_who_stays_away_keeps_the_slot_through_a_data_loss()
     wait_until(Duration::from_secs(5), "a first full listing", || async {
         let look = b
             .engine
-            .known_sessions
+            .known_sessions()
             .next_look("r", anteroom::clock::wall_ms());
         (look != Look::Full).then_some(())
     })
@@ -589,7 +623,7 @@ async fn an_admitted_visitor_who_stays_away_keeps_the_slot_through_a_data_loss()
         "the session to be listed",
         || async {
             (!b.engine
-                .known_sessions
+                .known_sessions()
                 .unexpired(anteroom::clock::wall_ms())
                 .is_empty())
             .then_some(())
@@ -601,7 +635,7 @@ async fn an_admitted_visitor_who_stays_away_keeps_the_slot_through_a_data_loss()
     wait_until(
         Duration::from_secs(5),
         "the session to be put back",
-        || async { (b.engine.store.stats("r").await.ok()?.active == 1).then_some(()) },
+        || async { (b.engine.admin_store().stats("r").await.ok()?.active == 1).then_some(()) },
     )
     .await;
     let late = join_after_hold(&b, "r").await;
@@ -619,7 +653,7 @@ async fn an_admitted_visitor_who_stays_away_keeps_the_slot_through_a_data_loss()
 async fn a_receipt_for_a_deleted_room_is_refused() {
     let r = RedisServer::start();
     let app = spawn_app(test_settings(Some(r.url()), &prefix(), vec![room("r", 1)])).await;
-    let store = &app.engine.store;
+    let store = app.engine.shared_store();
     assert!(store.put_room(&room("pop-up", 0), true).await.unwrap());
     let j = app.join("pop-up").await;
     let receipt = j.body["place_receipt"].as_str().unwrap().to_string();
@@ -664,7 +698,9 @@ async fn a_page_in_the_background_keeps_its_place_longer() {
     wait_until(
         Duration::from_secs(10),
         "the silent visitor to be dropped",
-        || async { (app.engine.store.stats("r").await.ok()?.queue_length == 1).then_some(()) },
+        || async {
+            (app.engine.admin_store().stats("r").await.ok()?.queue_length == 1).then_some(())
+        },
     )
     .await;
     assert_eq!(app.status("r", &hidden).await.body["position"], 1);
@@ -707,7 +743,7 @@ async fn a_page_in_the_background_keeps_its_place_longer() {
 /// The serial of a pass (its `jti`), read as the server reads it.
 fn serial_of(app: &crate::helpers::TestApp, room: &str, pass: &str) -> u64 {
     app.engine
-        .passes
+        .passes()
         .verify(pass, room)
         .unwrap()
         .serial()
@@ -722,10 +758,10 @@ async fn back_after_loss(app: &crate::helpers::TestApp, room: &str) {
         || async {
             let noted = app
                 .engine
-                .data_losses
+                .data_losses()
                 .load(std::sync::atomic::Ordering::SeqCst)
                 > 0;
-            (noted && app.engine.store.room(room).await.ok()?.is_some()).then_some(())
+            (noted && app.engine.room_store().room(room).await.ok()?.is_some()).then_some(())
         },
     )
     .await;
@@ -786,7 +822,7 @@ async fn ended_sessions_stay_ended_after_the_store_lost_its_data() {
         let serial = serial_of(&a, "r", pass);
         wait_until(Duration::from_secs(5), "B to read the end", || async {
             b.engine
-                .ended
+                .ended()
                 .session_is_ended("r", id, serial, 0)
                 .then_some(())
         })
@@ -813,7 +849,7 @@ async fn ended_sessions_stay_ended_after_the_store_lost_its_data() {
         "the live one is back"
     );
     assert_eq!(b.verify("r", &held).await.status, 200);
-    assert_eq!(a.engine.store.stats("r").await.unwrap().active, 1);
+    assert_eq!(a.engine.admin_store().stats("r").await.unwrap().active, 1);
     // A gateway or instance started after the loss reads the ends from the new store's
     // revocation log: written again by the instances that knew them.
     let fresh = spawn_app(admin_settings(&r, &p, vec![room("r", 1)])).await;
@@ -825,7 +861,12 @@ async fn ended_sessions_stay_ended_after_the_store_lost_its_data() {
         );
     }
     wait_until(Duration::from_secs(5), "the ends written again", || async {
-        let log = a.engine.store.revocations_since(0, 100).await.ok()?;
+        let log = a
+            .engine
+            .revocation_store()
+            .revocations_since(0, 100)
+            .await
+            .ok()?;
         (log.entries.len() >= 3).then_some(())
     })
     .await;

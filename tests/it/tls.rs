@@ -62,7 +62,7 @@ async fn the_main_listener_speaks_http2_by_alpn_and_http11_too() {
         .to_string();
     assert!(vid.contains("Secure"), "{vid}");
     assert_eq!(
-        app.engine.public_base,
+        *app.engine.public_base(),
         format!("https://127.0.0.1:{}", app.port)
     );
     // Plain HTTP on the TLS port gets no answer.
@@ -101,7 +101,7 @@ async fn the_gateway_over_tls_proxies_by_h2_and_sets_the_pass_cookie_secure() {
     }];
     let app = spawn_app(s).await;
     assert!(
-        !app.engine.secure_cookies,
+        !app.engine.secure_cookies(),
         "the main listener is plain HTTP"
     );
     let client = ca.client();

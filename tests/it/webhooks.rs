@@ -83,7 +83,7 @@ async fn a_delivery_is_signed_and_a_failed_one_is_retried_with_the_same_id_withi
 
     // Delivered once: nothing is pending in the store.
     wait_until(Duration::from_secs(5), "no retry pending", || {
-        let s = app.engine.store.clone();
+        let s = app.engine.shared_store();
         async move { (s.webhook_counts("r").await.unwrap().pending == 0).then_some(()) }
     })
     .await;
@@ -104,7 +104,7 @@ async fn every_admission_of_a_2000_visitor_drop_is_in_the_stream_once_and_at_the
     settings.webhooks.retry_cap_ms = 4000;
     settings.webhooks.max_attempts = 100;
     let app = spawn_app(settings).await;
-    let store = app.engine.store.clone();
+    let store = app.engine.shared_store();
 
     let started = Instant::now();
     let visitors: Vec<String> = (0..2000).map(v).collect();
@@ -261,7 +261,7 @@ async fn a_receiver_that_always_fails_makes_a_dead_letter_shown_in_the_store_met
     assert!(!r.body.to_string().contains(KEY_B64));
 
     assert_eq!(app.join("r").await.state(), "admitted");
-    let store = app.engine.store.clone();
+    let store = app.engine.shared_store();
     wait_until(Duration::from_secs(15), "one dead letter", || {
         let store = store.clone();
         async move {

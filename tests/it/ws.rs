@@ -177,7 +177,7 @@ async fn a_socket_told_of_its_admission_claims_the_session() {
     let admitted = Instant::now();
     // Past half the heartbeat timeout an unclaimed session would be listed as quiet.
     let basis = wait_until(DEADLINE, "half the heartbeat timeout to pass", || async {
-        let b = app.engine.store.eta_basis("r").await.unwrap();
+        let b = app.engine.admission_store().eta_basis("r").await.unwrap();
         (admitted.elapsed() >= Duration::from_millis(600)).then_some(b)
     })
     .await;
@@ -213,7 +213,7 @@ async fn room_state_changes_are_pushed() {
     let me = app.join("r").await.token();
     let mut ws = connect(&app, "r", &me, None).await.unwrap();
     next_json(&mut ws, DEADLINE).await;
-    let store = &app.engine.store;
+    let store = app.engine.shared_store();
     let mut cfg = store.room("r").await.unwrap().unwrap();
     for (change, expect) in [
         (
@@ -245,7 +245,7 @@ async fn an_open_socket_keeps_its_visitor_from_being_reaped() {
     next_json(&mut ws, DEADLINE).await;
     // Only the store's figures are read here: a status call would refresh a heartbeat.
     wait_until(DEADLINE, "the silent visitor to be reaped", || async {
-        let s = app.engine.store.stats("r").await.unwrap();
+        let s = app.engine.admin_store().stats("r").await.unwrap();
         (s.reaped_total == 1).then_some(())
     })
     .await;

@@ -189,7 +189,7 @@ async fn get_room(
     let (config, version, live) = service::room(&engine, &room).await?;
     let fifo_audit = fifo_audit::audit(&engine, &room).await?;
     let outflow = crate::outflow::points(
-        engine.store.as_ref(),
+        engine.outflow_store(),
         &room,
         crate::store::outflow::CHART_POINTS,
     )

@@ -289,11 +289,11 @@ pub fn new_session_cookie(
     let expires = jsonwebtoken::get_current_timestamp() + auth.session_ttl_secs;
     let name = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(&who.name);
     let body = format!("{expires}.{nonce}.{source}.{}.{name}", who.role.as_str());
-    let value = format!("{body}.{}", engine.visitors.tag(SESSION_DOMAIN, &body));
+    let value = format!("{body}.{}", engine.visitors().tag(SESSION_DOMAIN, &body));
     Cookie::build(SESSION_COOKIE, value)
         .path("/")
         .http_only(true)
-        .secure(engine.secure_cookies)
+        .secure(engine.secure_cookies())
         .same_site(SameSite::Strict)
         .max_age(CookieDuration::seconds(auth.session_ttl_secs as i64))
         .finish()
@@ -303,7 +303,7 @@ pub fn removal_cookie(engine: &Engine) -> Cookie<'static> {
     let mut c = Cookie::build(SESSION_COOKIE, "")
         .path("/")
         .http_only(true)
-        .secure(engine.secure_cookies)
+        .secure(engine.secure_cookies())
         .same_site(SameSite::Strict)
         .finish();
     c.make_removal();
@@ -314,7 +314,7 @@ pub fn removal_cookie(engine: &Engine) -> Cookie<'static> {
 pub fn session(req: &HttpRequest, engine: &Engine, auth: &AdminAuth) -> Option<Session> {
     let c = req.cookie(SESSION_COOKIE)?;
     let (body, tag) = c.value().rsplit_once('.')?;
-    if !engine.visitors.check_tag(SESSION_DOMAIN, body, tag) {
+    if !engine.visitors().check_tag(SESSION_DOMAIN, body, tag) {
         return None;
     }
     let mut parts = body.split('.');
@@ -337,11 +337,11 @@ pub fn session(req: &HttpRequest, engine: &Engine, auth: &AdminAuth) -> Option<S
 }
 
 pub fn csrf_token(engine: &Engine, s: &Session) -> String {
-    engine.visitors.tag(CSRF_DOMAIN, &s.nonce)
+    engine.visitors().tag(CSRF_DOMAIN, &s.nonce)
 }
 
 pub fn csrf_ok(engine: &Engine, s: &Session, presented: Option<&str>) -> bool {
-    presented.is_some_and(|p| engine.visitors.check_tag(CSRF_DOMAIN, &s.nonce, p))
+    presented.is_some_and(|p| engine.visitors().check_tag(CSRF_DOMAIN, &s.nonce, p))
 }
 
 /// True when the request's `Origin` (if any) is this server.

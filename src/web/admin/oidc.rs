@@ -243,7 +243,7 @@ fn flow_cookie(engine: &Engine, value: String, max_age: i64) -> Cookie<'static> 
     Cookie::build(FLOW_COOKIE, value)
         .path("/admin/oidc")
         .http_only(true)
-        .secure(engine.secure_cookies)
+        .secure(engine.secure_cookies())
         // Lax, not Strict: the provider's redirect back is a cross-site navigation,
         // which must carry this cookie.
         .same_site(SameSite::Lax)
@@ -266,7 +266,7 @@ async fn login(engine: web::Data<Engine>, auth: Option<web::Data<AdminAuth>>) ->
         Ok((url, [state, nonce, verifier])) => {
             let expires = jsonwebtoken::get_current_timestamp() + FLOW_SECS;
             let body = format!("{expires}.{state}.{nonce}.{verifier}");
-            let value = format!("{body}.{}", engine.visitors.tag(FLOW_DOMAIN, &body));
+            let value = format!("{body}.{}", engine.visitors().tag(FLOW_DOMAIN, &body));
             HttpResponse::SeeOther()
                 .insert_header(("Location", url))
                 .insert_header(("Cache-Control", "no-store"))
@@ -292,7 +292,7 @@ struct Callback {
 fn read_flow(req: &HttpRequest, engine: &Engine) -> Option<(String, String, String)> {
     let c = req.cookie(FLOW_COOKIE)?;
     let (body, tag) = c.value().rsplit_once('.')?;
-    if !engine.visitors.check_tag(FLOW_DOMAIN, body, tag) {
+    if !engine.visitors().check_tag(FLOW_DOMAIN, body, tag) {
         return None;
     }
     let mut p = body.split('.');

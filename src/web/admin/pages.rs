@@ -90,7 +90,7 @@ fn login_page(engine: &Engine, auth: &AdminAuth, status: StatusCode, error: &str
     let c = Cookie::build(LOGIN_CSRF_COOKIE, csrf)
         .path("/admin")
         .http_only(true)
-        .secure(engine.secure_cookies)
+        .secure(engine.secure_cookies())
         .same_site(SameSite::Strict)
         .finish();
     let _ = res.add_cookie(&c);

@@ -40,13 +40,13 @@ pub(in crate::web) async fn preview_page(
         Sample::Outage => error_page_for(lang, &ApiError::Unavailable, retry, true),
         Sample::Page { view, cfg } => {
             let q = PageQuery::default();
-            let grace = engine.settings.reaper.hidden_grace_secs;
+            let grace = engine.settings().reaper.hidden_grace_secs;
             let mut page = queue_page_body(room, &cfg, &view, &q, lang, None, grace);
             let mut config: serde_json::Value = serde_json::from_str(&page.config)
                 .map_err(|e| ApiError::Internal(e.to_string()))?;
             config["preview"] = serde_json::json!(true);
             page.config = config.to_string();
-            custom::respond(&engine.settings, &cfg, &view, page, lang.code())
+            custom::respond(engine.settings(), &cfg, &view, page, lang.code())
         }
     };
     // The preview is an admin page: never framed, never indexed.

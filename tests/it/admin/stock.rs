@@ -45,7 +45,13 @@ async fn a_stock_change_without_a_valid_number_is_refused_and_changes_nothing() 
         }
     }
     assert_eq!(
-        app.engine.store.room("r").await.unwrap().unwrap().stock,
+        app.engine
+            .room_store()
+            .room("r")
+            .await
+            .unwrap()
+            .unwrap()
+            .stock,
         Some(7),
         "never sold out by a bad request"
     );

@@ -39,7 +39,7 @@ async fn a_put_based_on_an_old_version_is_refused_with_the_current_values() {
     assert_eq!(stale.body["config"]["heartbeat_timeout_secs"], 60);
     let msg = stale.body["error"]["message"].as_str().unwrap();
     assert!(msg.contains("nothing was changed"), "{msg}");
-    let cfg = app.engine.store.room("r").await.unwrap().unwrap();
+    let cfg = app.engine.room_store().room("r").await.unwrap().unwrap();
     assert_eq!(
         (cfg.capacity, cfg.heartbeat_timeout_secs),
         (10, 60),
@@ -134,7 +134,13 @@ async fn a_put_with_a_version_never_creates_a_room() {
     )
     .await;
     assert_eq!((r.status, r.error_code()), (404, "unknown_room"));
-    assert!(app.engine.store.room("gone").await.unwrap().is_none());
+    assert!(app
+        .engine
+        .room_store()
+        .room("gone")
+        .await
+        .unwrap()
+        .is_none());
     let created = admin(
         &app,
         Method::PUT,

@@ -100,7 +100,7 @@ async fn a_code_that_matches_two_visitors_removes_nobody_and_answers_both() {
     let a = VisitorId::parse("abcdef0123000000000000000000000a").unwrap();
     let b = VisitorId::parse("abcdef0123ffffffffffffffffffffff").unwrap();
     assert_eq!(a.support_code(), b.support_code());
-    let store = &app.engine.store;
+    let store = app.engine.shared_store();
     store.join("r", a.as_str()).await.unwrap();
     store.join("r", b.as_str()).await.unwrap();
 

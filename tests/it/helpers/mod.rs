@@ -323,7 +323,7 @@ impl TestApp {
     pub async fn store_state(&self, room: &str, token: &str) -> String {
         let id = token.split('.').next().unwrap();
         self.engine
-            .store
+            .admission_store()
             .status(room, id)
             .await
             .unwrap()
