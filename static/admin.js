@@ -208,6 +208,8 @@
     c.form = node.querySelector('form[data-act="settings"]');
     c.stock = node.querySelector('form[data-act="stock"]');
     c.queueing = node.querySelector('form[data-act="queueing"]');
+    // The preview of the room's visitor page, in a new tab (docs/visitor-page.md#preview).
+    if (c.f.preview_form) c.f.preview_form.action = '/admin/rooms/' + encodeURIComponent(room.id) + '/preview';
     // The stock error is tied to its input for screen readers.
     c.f.stock_error.id = 'stock-error-' + room.id;
     c.stock.elements.n.setAttribute('aria-describedby', c.f.stock_error.id);

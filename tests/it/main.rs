@@ -6,8 +6,10 @@ mod helpers;
 
 mod admin;
 mod api;
+mod brand;
 mod browser;
 mod browser_admin;
+mod browser_brand;
 mod browser_drops;
 mod browser_told;
 mod budget;

@@ -49,6 +49,8 @@ struct DashboardPage {
     who: String,
     role: String,
     initial: String,
+    /// The states a room's page can be previewed in (`/admin/rooms/{room}/preview`).
+    preview_states: Vec<&'static str>,
 }
 
 #[derive(Template)]
@@ -124,6 +126,7 @@ async fn dashboard(
             who: s.who.name,
             role: s.who.role.as_str().into(),
             initial,
+            preview_states: crate::domain::preview::states(),
         }),
     )
 }

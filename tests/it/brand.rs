@@ -1,0 +1,301 @@
+//! Branding, custom templates and the preview (issue 33, items 2–4), over HTTP: bad
+//! values stop start-up or are refused by the admin API naming the field; the brand is
+//! stored with the room (a second instance on the same Redis serves it); a custom
+//! template is rendered with its variables, escaped; the preview renders every state
+//! for a signed-in admin and names an unknown one. The browser side is
+//! `browser_brand.rs`.
+
+use std::path::Path;
+
+use crate::helpers::admin::{admin, admin_settings, TOKEN};
+use crate::helpers::{prefix, room, spawn_app, RedisServer};
+use anteroom::config::brand::Brand;
+use anteroom::config::{RoomConfig, Settings};
+use reqwest::Method;
+use serde_json::json;
+
+/// `Settings::load` of a file holding `toml`, as its error text.
+fn load_error(dir: &Path, toml: &str) -> String {
+    let path = dir.join("anteroom.toml");
+    std::fs::write(&path, toml).unwrap();
+    Settings::load(Some(&path)).unwrap_err().to_string()
+}
+
+const ROOM: &str = "[[rooms]]\nid = \"shop\"\ntarget_url = \"https://shop.example/\"\n";
+
+#[test]
+fn a_bad_colour_stops_start_up_naming_the_field() {
+    let d = tempfile::tempdir().unwrap();
+    let e = load_error(
+        d.path(),
+        &format!("{ROOM}[rooms.brand]\naccent_color = \"blue\"\n"),
+    );
+    assert!(e.contains("`rooms[0].brand.accent_color`"), "{e}");
+    assert!(e.contains("hex colour"), "{e}");
+}
+
+#[test]
+fn low_contrast_stops_start_up_naming_the_field() {
+    let d = tempfile::tempdir().unwrap();
+    let e = load_error(
+        d.path(),
+        &format!(
+            "{ROOM}[rooms.brand]\nbackground_color = \"#ffffff\"\ntext_color = \"#999999\"\n"
+        ),
+    );
+    assert!(e.contains("`rooms[0].brand.text_color`"), "{e}");
+    assert!(e.contains("4.5:1"), "{e}");
+    let e = load_error(
+        d.path(),
+        &format!("{ROOM}[rooms.brand]\naccent_color = \"#ffdd55\"\n"),
+    );
+    assert!(e.contains("`rooms[0].brand.accent_color`"), "{e}");
+}
+
+#[test]
+fn an_unsafe_logo_url_stops_start_up_naming_the_field() {
+    let d = tempfile::tempdir().unwrap();
+    for bad in [
+        "javascript:alert(1)",
+        "data:image/png;base64,AAAA",
+        "http://shop.example/logo.png",
+        "//evil.example/logo.png",
+        "/static/../admin",
+    ] {
+        let e = load_error(
+            d.path(),
+            &format!("{ROOM}[rooms.brand]\nlogo_url = \"{bad}\"\n"),
+        );
+        assert!(e.contains("`rooms[0].brand.logo_url`"), "{bad}: {e}");
+    }
+}
+
+#[test]
+fn a_template_that_does_not_parse_stops_start_up_naming_the_file_and_line() {
+    let d = tempfile::tempdir().unwrap();
+    let tpl = d.path().join("tpl");
+    std::fs::create_dir(&tpl).unwrap();
+    std::fs::write(
+        tpl.join("queue.html"),
+        "<!doctype html>\n<p>{{ place }}</p>\n<p>{% if in_line > %}</p>\n",
+    )
+    .unwrap();
+    let e = load_error(
+        d.path(),
+        &format!(
+            "template_dir = \"{}\"\n{ROOM}template = \"queue.html\"\n",
+            tpl.display()
+        ),
+    );
+    assert!(e.contains("`rooms[0].template`"), "{e}");
+    assert!(e.contains("queue.html:3:"), "{e}");
+    // Without template_dir no template is read at all.
+    let e = load_error(d.path(), &format!("{ROOM}template = \"queue.html\"\n"));
+    assert!(e.contains("`rooms[0].template`") && e.contains("template_dir"), "{e}");
+}
+
+fn template_dir() -> tempfile::TempDir {
+    let d = tempfile::tempdir().unwrap();
+    std::fs::write(
+        d.path().join("ok.html"),
+        "<!doctype html><html lang=\"{{ language }}\"><title>{{ room_name }}</title>\
+         <h1 data-anteroom=\"title\">{{ headline }}</h1>\
+         <p>Place <b data-anteroom=\"position\">{{ place }}</b> of {{ in_line }}; \
+         wait {{ wait_time_formatted }} ({{ wait_time_minutes }} min, known: {{ wait_time_known }}); \
+         full: {{ queue_is_full }}; every {{ refresh_interval_seconds }} s; \
+         state <span data-anteroom=\"state\">{{ state }}</span>; {{ brand.title }}</p>\
+         {{ anteroom_script() }}</html>",
+    )
+    .unwrap();
+    std::fs::write(d.path().join("bad.html"), "line one\n{% for %}\n").unwrap();
+    d
+}
+
+#[tokio::test]
+async fn the_admin_api_refuses_bad_brands_and_templates_naming_the_field() {
+    let redis = RedisServer::start();
+    let dir = template_dir();
+    let mut s = admin_settings(&redis, &prefix(), vec![room("shop", 1)]);
+    s.template_dir = Some(dir.path().to_path_buf());
+    let app = spawn_app(s).await;
+    for (body, field, part) in [
+        (
+            json!({"brand": {"text_color": "#cccccc"}}),
+            "brand.text_color",
+            "4.5:1",
+        ),
+        (
+            json!({"brand": {"accent_color": "#fff000"}}),
+            "brand.accent_color",
+            "4.5:1",
+        ),
+        (
+            json!({"brand": {"background_color": "red"}}),
+            "brand.background_color",
+            "hex",
+        ),
+        (
+            json!({"brand": {"logo_url": "javascript:alert(1)"}}),
+            "brand.logo_url",
+            "https://",
+        ),
+        (json!({"template": "bad.html"}), "template", "bad.html:2:"),
+        (json!({"template": "../ok.html"}), "template", ".."),
+        (json!({"template": "missing.html"}), "template", "missing.html"),
+    ] {
+        let r = admin(&app, Method::PUT, "/api/admin/rooms/shop", Some(body.clone())).await;
+        assert_eq!((r.status, r.error_code()), (400, "invalid_field"), "{body}");
+        assert_eq!(r.body["error"]["field"], field, "{body}");
+        let msg = r.body["error"]["message"].as_str().unwrap();
+        assert!(msg.contains(part), "{body}: {msg}");
+    }
+    let r = admin(&app, Method::GET, "/api/admin/rooms/shop", None).await;
+    assert!(r.body["config"].get("brand").is_none(), "nothing was stored");
+    assert!(r.body["config"].get("template").is_none(), "nothing was stored");
+}
+
+#[tokio::test]
+async fn a_brand_set_on_one_instance_is_served_by_another() {
+    let redis = RedisServer::start();
+    let p = prefix();
+    let one = spawn_app(admin_settings(&redis, &p, vec![room("shop", 1)])).await;
+    let two = spawn_app(admin_settings(&redis, &p, vec![room("shop", 1)])).await;
+    let brand = json!({
+        "title": "Tiny Shoe Shop",
+        "accent_color": "#7a1f5c",
+        "background_color": "#fdf6ec",
+        "text_color": "#2b1a10",
+        "message": {"en": "Launch day: thank you for waiting.", "de": "Danke fürs Warten."}
+    });
+    let r = admin(
+        &one,
+        Method::PUT,
+        "/api/admin/rooms/shop",
+        Some(json!({ "brand": brand })),
+    )
+    .await;
+    assert_eq!(r.status, 200, "{:?}", r.body);
+    let r = admin(&two, Method::GET, "/api/admin/rooms/shop", None).await;
+    assert_eq!(r.body["config"]["brand"], brand);
+    // The other instance's page links the stylesheet and shows the message in German.
+    let page = two
+        .client
+        .get(two.url("/r/shop?lang=de"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(page.contains("Tiny Shoe Shop"), "{page}");
+    assert!(page.contains("Danke fürs Warten."), "{page}");
+    let css_url = page
+        .split("href=\"")
+        .find_map(|s| s.split('"').next().filter(|u| u.contains("brand.css")))
+        .expect("the brand stylesheet is linked")
+        .replace("&#x2f;", "/")
+        .replace("&amp;", "&");
+    let css = two.client.get(two.url(&css_url)).send().await.unwrap();
+    assert_eq!(css.headers()["content-type"], "text/css; charset=utf-8");
+    let css = css.text().await.unwrap();
+    assert!(css.contains("--accent:#7a1f5c") && css.contains("--card:#fdf6ec"), "{css}");
+    // `{}` removes it.
+    let r = admin(
+        &two,
+        Method::PUT,
+        "/api/admin/rooms/shop",
+        Some(json!({"brand": {}})),
+    )
+    .await;
+    assert_eq!(r.status, 200);
+    let r = admin(&one, Method::GET, "/api/admin/rooms/shop", None).await;
+    assert!(r.body["config"].get("brand").is_none(), "{:?}", r.body);
+}
+
+#[tokio::test]
+async fn a_custom_template_is_rendered_with_its_variables_escaped() {
+    let redis = RedisServer::start();
+    let dir = template_dir();
+    let mut s = admin_settings(
+        &redis,
+        &prefix(),
+        vec![RoomConfig {
+            name: "<b>Shoes</b>".into(),
+            template: Some("ok.html".into()),
+            brand: Brand {
+                title: Some("Tiny & Co".into()),
+                ..Brand::default()
+            },
+            ..room("shop", 1)
+        }],
+    );
+    s.template_dir = Some(dir.path().to_path_buf());
+    let app = spawn_app(s).await;
+    app.join("shop").await; // holds the only slot
+    let res = app.client.get(app.url("/r/shop")).send().await.unwrap();
+    let csp = res.headers()["content-security-policy"]
+        .to_str()
+        .unwrap()
+        .to_string();
+    let page = res.text().await.unwrap();
+    assert!(page.contains("<title>&lt;b&gt;Shoes&lt;&#x2f;b&gt;</title>"), "{page}");
+    assert!(page.contains("Tiny &amp; Co"), "{page}");
+    assert!(page.contains("<b data-anteroom=\"position\">1</b> of 1"), "{page}");
+    assert!(page.contains("full: true"), "{page}");
+    assert!(page.contains("every 20 s"), "{page}");
+    assert!(page.contains("<span data-anteroom=\"state\">queued</span>"), "{page}");
+    // The script helper: the configuration element and queue.js, unescaped.
+    assert!(page.contains("<div id=\"anteroom\" hidden data-message=\"queued\" data-config=\"{&quot;room&quot;:&quot;shop&quot;"), "{page}");
+    assert!(page.contains("<script src=\"/static/queue.js\" defer></script>"), "{page}");
+    assert!(csp.contains("script-src 'self'") && !csp.contains("unsafe"), "{csp}");
+    // Back to the built-in page.
+    let r = admin(
+        &app,
+        Method::PUT,
+        "/api/admin/rooms/shop",
+        Some(json!({"template": ""})),
+    )
+    .await;
+    assert_eq!(r.status, 200, "{:?}", r.body);
+    let page = app.client.get(app.url("/r/shop")).send().await.unwrap().text().await.unwrap();
+    assert!(page.contains("id=\"position\""), "{page}");
+}
+
+#[tokio::test]
+async fn the_preview_renders_every_state_and_names_an_unknown_one() {
+    let redis = RedisServer::start();
+    let app = spawn_app(admin_settings(&redis, &prefix(), vec![room("shop", 5)])).await;
+    let get = |path: String| {
+        let req = app.client.get(app.url(&path)).bearer_auth(TOKEN);
+        async move { req.send().await.unwrap() }
+    };
+    for state in anteroom::domain::preview::states() {
+        let res = get(format!("/admin/rooms/shop/preview?state={state}")).await;
+        let status = res.status().as_u16();
+        let page = res.text().await.unwrap();
+        let code = match state {
+            "restoring" => "data-message=\"restoring\"",
+            "outage" => "data-message=\"unavailable\"",
+            s => &format!("data-message=\"{s}\""),
+        };
+        assert!(page.contains(code), "{state} ({status}): {page}");
+        assert!(page.contains("&quot;preview&quot;:true") || matches!(state, "restoring" | "outage"), "{state}");
+    }
+    let res = get("/admin/rooms/shop/preview?state=on_fire".into()).await;
+    assert_eq!(res.status(), 400);
+    let body: serde_json::Value = res.json().await.unwrap();
+    assert_eq!(body["error"]["field"], "state");
+    assert!(body["error"]["message"].as_str().unwrap().contains("`on_fire`"));
+    // Nobody signed in: to the sign-in page.
+    let res = app
+        .client
+        .get(app.url("/admin/rooms/shop/preview?state=queued"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 303);
+    assert_eq!(res.headers()["location"], "/admin");
+    // The preview joined nobody.
+    let r = admin(&app, Method::GET, "/api/admin/rooms/shop", None).await;
+    assert_eq!(r.body["live"]["queue_length"], 0, "{:?}", r.body["live"]);
+}
