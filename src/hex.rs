@@ -22,6 +22,14 @@ pub fn bytes(s: &str) -> Vec<u8> {
         .collect()
 }
 
+/// Compares two byte strings without an early exit (credentials, tags).
+pub fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

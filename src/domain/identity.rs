@@ -91,13 +91,9 @@ impl SupportCode {
     }
 }
 
-/// Compares two byte strings without an early exit (credentials, tags).
-pub fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-    if a.len() != b.len() {
-        return false;
-    }
-    a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
-}
+/// Where the constant-time comparison lived first; it sits in [`crate::hex`] now, below
+/// both this module and [`crate::domain::pow`].
+pub use crate::hex::constant_time_eq;
 
 /// Signs and checks visitor tokens.
 /// What a place receipt says ([`VisitorSigner::place_receipt`]).

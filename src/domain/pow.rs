@@ -24,7 +24,7 @@ use rand::{Rng, RngCore};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use crate::domain::identity::constant_time_eq;
+use crate::hex::constant_time_eq;
 use crate::hex::lower as hex;
 
 /// The only algorithm offered and accepted.

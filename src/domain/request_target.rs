@@ -32,6 +32,7 @@
 //! has is refused (`bad_host`).
 
 use std::fmt;
+use std::net::IpAddr;
 
 /// Why a path or host is refused.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -223,6 +224,35 @@ pub fn same_site_location(raw_path: &str, query: &str) -> String {
     }
 }
 
+/// The client address behind trusted proxies, as nginx's `real_ip_recursive` finds it.
+/// `entries` is `X-Forwarded-For` as one list, oldest first. With no `trusted` networks
+/// the peer is taken as the one trusted proxy and the last entry (the one it appended)
+/// is the client. With `trusted` networks, a peer outside them is the client itself;
+/// otherwise the entries are walked from the right past every trusted address, and the
+/// first other one is the client. Entries before it were written by whoever the client
+/// is and are never used; an entry that is not an address stops the walk at the last
+/// trusted hop.
+pub fn forwarded_client(peer: IpAddr, entries: &[&str], trusted: &[ipnet::IpNet]) -> IpAddr {
+    if trusted.is_empty() {
+        return entries.last().and_then(|e| e.parse().ok()).unwrap_or(peer);
+    }
+    let is_trusted = |ip: &IpAddr| trusted.iter().any(|n| n.contains(ip));
+    if !is_trusted(&peer) {
+        return peer;
+    }
+    let mut client = peer;
+    for e in entries.iter().rev() {
+        let Ok(ip) = e.parse::<IpAddr>() else {
+            return client;
+        };
+        client = ip;
+        if !is_trusted(&ip) {
+            return ip;
+        }
+    }
+    client
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -345,5 +375,49 @@ mod tests {
         ] {
             assert_eq!(same_site_location(path, query), want, "{path:?}");
         }
+    }
+}
+
+#[cfg(test)]
+mod forwarded_tests {
+    use super::forwarded_client;
+    use std::net::IpAddr;
+
+    fn ip(s: &str) -> IpAddr {
+        s.parse().unwrap()
+    }
+
+    #[test]
+    fn without_trusted_networks_the_last_entry_of_all_lines_is_the_client() {
+        let peer = ip("10.0.0.1");
+        // Two header lines read as one list: the client's own first line loses.
+        let entries = ["6.6.6.6", "203.0.113.9"];
+        assert_eq!(forwarded_client(peer, &entries, &[]), ip("203.0.113.9"));
+        assert_eq!(forwarded_client(peer, &[], &[]), peer);
+        assert_eq!(forwarded_client(peer, &["junk"], &[]), peer);
+    }
+
+    #[test]
+    fn trusted_networks_are_walked_from_the_right() {
+        let trusted = [
+            "10.0.0.0/8".parse().unwrap(),
+            "192.168.1.7/32".parse().unwrap(),
+        ];
+        let peer = ip("10.0.0.1");
+        let entries = ["6.6.6.6", "203.0.113.9", "192.168.1.7", "10.1.2.3"];
+        assert_eq!(
+            forwarded_client(peer, &entries, &trusted),
+            ip("203.0.113.9")
+        );
+        // An untrusted peer is the client, whatever it claims.
+        assert_eq!(
+            forwarded_client(ip("198.51.100.4"), &entries, &trusted),
+            ip("198.51.100.4")
+        );
+        // Garbage stops the walk at the last trusted hop.
+        assert_eq!(
+            forwarded_client(peer, &["1.2.3.4", "junk", "10.9.9.9"], &trusted),
+            ip("10.9.9.9")
+        );
     }
 }

@@ -46,6 +46,9 @@ use proxy::Upstream;
 use revoked::RevokedSet;
 use routes::Routes;
 
+/// The body of every answer the gateway gives (its own pages and the proxied ones).
+pub type Body = http_body_util::combinators::BoxBody<bytes::Bytes, hyper::Error>;
+
 /// What every gateway request shares.
 pub struct Gateway {
     engine: Arc<Engine>,

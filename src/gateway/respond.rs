@@ -8,7 +8,7 @@ use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
 
 use super::pages::{answer, Answer, Failure};
-use super::server::Body;
+use super::Body;
 use super::Gateway;
 use crate::domain::i18n::Lang;
 use crate::domain::pass::pass_cookie;

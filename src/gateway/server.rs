@@ -8,10 +8,8 @@ use std::convert::Infallible;
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 
-use bytes::Bytes;
 use http::header::{HeaderValue, COOKIE, HOST, SET_COOKIE};
 use http::{Method, Request, Response};
-use http_body_util::combinators::BoxBody;
 use http_body_util::BodyExt;
 use hyper::body::Incoming;
 use hyper::server::conn::{http1, http2};
@@ -32,7 +30,7 @@ use crate::domain::pass::Claims;
 use crate::domain::request_target::{read_host, read_path, BadTarget, Host};
 use crate::store::Revocation;
 
-pub type Body = BoxBody<Bytes, hyper::Error>;
+use super::Body;
 
 /// Accepts connections on `listener` until `cancel`; then open connections finish their
 /// current request and close.
@@ -292,7 +290,11 @@ impl Gateway {
             .flat_map(|v| v.split(','))
             .map(str::trim)
             .collect();
-        crate::web::support::forwarded_client(peer, &entries, self.engine.trusted_proxies())
+        crate::domain::request_target::forwarded_client(
+            peer,
+            &entries,
+            self.engine.trusted_proxies(),
+        )
     }
 
     /// With the room's `renew_on_activity`, extends the visitor's session (at most once

@@ -14,6 +14,7 @@ use crate::config::valid_room_id;
 use crate::domain::admission::{Engine, VisitorView};
 use crate::domain::identity::{VisitorId, VISITOR_COOKIE};
 use crate::domain::pass::pass_cookie;
+use crate::domain::request_target::forwarded_client;
 
 /// How long the visitor cookie lives.
 pub const VISITOR_COOKIE_SECS: i64 = 7 * 86_400;
@@ -50,35 +51,6 @@ pub fn client_ip(req: &HttpRequest, engine: &Engine) -> IpAddr {
         .map(str::trim)
         .collect();
     forwarded_client(peer, &entries, engine.trusted_proxies())
-}
-
-/// The client address behind trusted proxies, as nginx's `real_ip_recursive` finds it.
-/// `entries` is `X-Forwarded-For` as one list, oldest first. With no `trusted` networks
-/// the peer is taken as the one trusted proxy and the last entry (the one it appended)
-/// is the client. With `trusted` networks, a peer outside them is the client itself;
-/// otherwise the entries are walked from the right past every trusted address, and the
-/// first other one is the client. Entries before it were written by whoever the client
-/// is and are never used; an entry that is not an address stops the walk at the last
-/// trusted hop.
-pub fn forwarded_client(peer: IpAddr, entries: &[&str], trusted: &[ipnet::IpNet]) -> IpAddr {
-    if trusted.is_empty() {
-        return entries.last().and_then(|e| e.parse().ok()).unwrap_or(peer);
-    }
-    let is_trusted = |ip: &IpAddr| trusted.iter().any(|n| n.contains(ip));
-    if !is_trusted(&peer) {
-        return peer;
-    }
-    let mut client = peer;
-    for e in entries.iter().rev() {
-        let Ok(ip) = e.parse::<IpAddr>() else {
-            return client;
-        };
-        client = ip;
-        if !is_trusted(&ip) {
-            return ip;
-        }
-    }
-    client
 }
 
 /// `Authorization: Bearer <token>`, if present. A header that is not valid text is
@@ -242,48 +214,4 @@ pub fn origin_allowed(req: &HttpRequest, engine: &Engine) -> bool {
     url::Url::parse(engine.public_base())
         .map(|b| b.origin() == o.origin())
         .unwrap_or(false)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::forwarded_client;
-    use std::net::IpAddr;
-
-    fn ip(s: &str) -> IpAddr {
-        s.parse().unwrap()
-    }
-
-    #[test]
-    fn without_trusted_networks_the_last_entry_of_all_lines_is_the_client() {
-        let peer = ip("10.0.0.1");
-        // Two header lines read as one list: the client's own first line loses.
-        let entries = ["6.6.6.6", "203.0.113.9"];
-        assert_eq!(forwarded_client(peer, &entries, &[]), ip("203.0.113.9"));
-        assert_eq!(forwarded_client(peer, &[], &[]), peer);
-        assert_eq!(forwarded_client(peer, &["junk"], &[]), peer);
-    }
-
-    #[test]
-    fn trusted_networks_are_walked_from_the_right() {
-        let trusted = [
-            "10.0.0.0/8".parse().unwrap(),
-            "192.168.1.7/32".parse().unwrap(),
-        ];
-        let peer = ip("10.0.0.1");
-        let entries = ["6.6.6.6", "203.0.113.9", "192.168.1.7", "10.1.2.3"];
-        assert_eq!(
-            forwarded_client(peer, &entries, &trusted),
-            ip("203.0.113.9")
-        );
-        // An untrusted peer is the client, whatever it claims.
-        assert_eq!(
-            forwarded_client(ip("198.51.100.4"), &entries, &trusted),
-            ip("198.51.100.4")
-        );
-        // Garbage stops the walk at the last trusted hop.
-        assert_eq!(
-            forwarded_client(peer, &["1.2.3.4", "junk", "10.9.9.9"], &trusted),
-            ip("10.9.9.9")
-        );
-    }
 }
