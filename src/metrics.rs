@@ -36,7 +36,8 @@ use crate::store::RoomStats;
 pub mod store_latency;
 pub mod waits;
 
-pub use store_latency::{StoreLatency, StoreOp};
+pub use crate::store::timed::StoreOp;
+pub use store_latency::StoreLatency;
 
 /// The metrics exported as histograms (their series are `<name>_bucket`, `_sum` and
 /// `_count`).
@@ -115,6 +116,9 @@ pub struct Metrics {
     pub ready: IntGauge,
     /// Seconds the queue socket that has waited longest for a message has waited.
     ws_longest_silence: Gauge,
+    /// The longest a waiting socket should go without one (a constant of the hub's,
+    /// exported so an alert compares the two).
+    ws_silence_promise: Gauge,
     /// Per room, the waits from join to admission (from the store's minute buckets).
     pub waits: waits::Waits,
     /// |first known estimate − the wait that followed| ÷ max(the wait, 10 s), per room.
@@ -161,18 +165,17 @@ impl Default for Metrics {
 impl Metrics {
     pub fn new() -> Self {
         let r = Registry::new();
-        {
-            // A constant, exported so an alert compares the silence with the promise
-            // (`hub::promise`). unwrap: static, valid name; registered once.
-            let g = Gauge::new(
-                "anteroom_ws_silence_promise_seconds",
-                "The longest a waiting queue socket should go without a message (docs/websocket.md)",
-            )
-            .unwrap();
-            r.register(Box::new(g.clone())).unwrap();
-            g.set(crate::hub::promise::SILENCE_PROMISE.as_secs_f64());
-        }
         Self {
+            ws_silence_promise: {
+                // unwrap: static, valid name; registered once.
+                let g = Gauge::new(
+                    "anteroom_ws_silence_promise_seconds",
+                    "The longest a waiting queue socket should go without a message (docs/websocket.md)",
+                )
+                .unwrap();
+                r.register(Box::new(g.clone())).unwrap();
+                g
+            },
             queue_length: gauge(&r, "anteroom_queue_length", "Visitors waiting", &["room"]),
             active: gauge(&r, "anteroom_active", "Live admitted sessions", &["room"]),
             capacity: gauge(&r, "anteroom_capacity", "Room capacity", &["room"]),
@@ -433,10 +436,15 @@ impl Metrics {
     }
 
     /// Records how long the queue socket that has waited longest has waited (None: no
-    /// socket waits for a message).
-    pub fn observe_silence(&self, longest: Option<std::time::Duration>) {
+    /// socket waits for a message), and the hub's promise.
+    pub fn observe_silence(
+        &self,
+        longest: Option<std::time::Duration>,
+        promise: std::time::Duration,
+    ) {
         self.ws_longest_silence
             .set(longest.map_or(0.0, |d| d.as_secs_f64()));
+        self.ws_silence_promise.set(promise.as_secs_f64());
     }
 
     /// Records the open sockets per room from every instance's report (read from the

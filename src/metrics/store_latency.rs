@@ -8,61 +8,7 @@ use std::time::Duration;
 
 use prometheus::{Histogram, HistogramOpts, HistogramVec, Registry};
 
-/// What a store call does, for its latency's label.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum StoreOp {
-    /// A join (one visitor, or a batch).
-    Join,
-    /// A visitor's status.
-    Status,
-    /// The hub's per-room calls: `tick`, `places`, `watch`.
-    Tick,
-    /// Admissions and sessions: promote, release, claim, extend, hold, restore.
-    Admit,
-    /// The reaper's pass over a room.
-    Reap,
-    /// Reads for figures, the admin view, the ETA, fairness and the room configuration.
-    Read,
-    /// Room changes: create, patch, stock, flush, delete, the audit log.
-    Write,
-    /// The webhook deliverer's calls.
-    Webhook,
-    /// Coordination between instances: leases, rate windows, socket counts, the store's
-    /// epoch, the event seed and shuffle, revocations, the admission subscription, ping.
-    Coordinate,
-    /// The adaptive outflow's reports and decisions.
-    Outflow,
-}
-
-impl StoreOp {
-    pub const ALL: [StoreOp; 10] = [
-        StoreOp::Join,
-        StoreOp::Status,
-        StoreOp::Tick,
-        StoreOp::Admit,
-        StoreOp::Reap,
-        StoreOp::Read,
-        StoreOp::Write,
-        StoreOp::Webhook,
-        StoreOp::Coordinate,
-        StoreOp::Outflow,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            StoreOp::Join => "join",
-            StoreOp::Status => "status",
-            StoreOp::Tick => "tick",
-            StoreOp::Admit => "admit",
-            StoreOp::Reap => "reap",
-            StoreOp::Read => "read",
-            StoreOp::Write => "write",
-            StoreOp::Webhook => "webhook",
-            StoreOp::Coordinate => "coordinate",
-            StoreOp::Outflow => "outflow",
-        }
-    }
-}
+use crate::store::timed::{StoreOp, TimeCalls};
 
 /// Upper bounds (s): from a quarter of a millisecond (a local Redis) to the longest
 /// response timeout one would configure.
@@ -94,14 +40,15 @@ impl StoreLatency {
         }
     }
 
-    /// Counts one call of class `op` that took `took`.
-    pub fn observe(&self, op: StoreOp, took: Duration) {
-        self.by_op[op as usize].observe(took.as_secs_f64());
-    }
-
     /// Calls of class `op` observed so far (tests).
     pub fn count(&self, op: StoreOp) -> u64 {
         self.by_op[op as usize].get_sample_count()
+    }
+}
+
+impl TimeCalls for StoreLatency {
+    fn observe(&self, op: StoreOp, took: Duration) {
+        self.by_op[op as usize].observe(took.as_secs_f64());
     }
 }
 
@@ -116,8 +63,5 @@ mod tests {
         l.observe(StoreOp::Tick, Duration::from_millis(2));
         assert_eq!(l.count(StoreOp::Tick), 1);
         assert_eq!(l.count(StoreOp::Join), 0);
-        for (i, op) in StoreOp::ALL.iter().enumerate() {
-            assert_eq!(*op as usize, i, "ALL is in declaration order");
-        }
     }
 }

@@ -1,28 +1,89 @@
 //! [`Timed`]: the store the application holds, timing every call of the backend it wraps
-//! for `anteroom_store_call_seconds{class}` ([`StoreLatency`]). Each method is the
-//! backend's, called once, between two clock reads; the class is fixed per method
-//! ([`StoreOp`]), so the label takes ten values whatever the traffic. Nothing else changes:
-//! no call is added, retried or reordered, and errors pass through as they came (they
-//! are timed too: a timeout is the slow call an operator wants to see).
+//! for `anteroom_store_call_seconds{class}` (`metrics::StoreLatency` observes them). Each
+//! method is the backend's, called once, between two clock reads; the class is fixed per
+//! method ([`StoreOp`]), so the label takes ten values whatever the traffic. Nothing else
+//! changes: no call is added, retried or reordered, and errors pass through as they came
+//! (they are timed too: a timeout is the slow call an operator wants to see).
 
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use futures_util::stream::BoxStream;
 
 use super::*;
-use crate::metrics::{StoreLatency, StoreOp};
 
-/// A store whose calls are timed.
-pub struct Timed {
-    inner: Arc<dyn Store>,
-    latency: StoreLatency,
+/// What a store call does, for its latency's label.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StoreOp {
+    /// A join (one visitor, or a batch).
+    Join,
+    /// A visitor's status.
+    Status,
+    /// The hub's per-room calls: `tick`, `places`, `watch`.
+    Tick,
+    /// Admissions and sessions: promote, release, claim, extend, hold, restore, present.
+    Admit,
+    /// The reaper's passes over a room (silent visitors, no-shows).
+    Reap,
+    /// Reads for figures, the admin view, the ETA, fairness and the room configuration.
+    Read,
+    /// Room changes: create, patch, stock, flush, delete, the audit log.
+    Write,
+    /// The webhook deliverer's calls.
+    Webhook,
+    /// Coordination between instances: leases, rate windows, socket counts, the store's
+    /// epoch, the event seed and shuffle, revocations, the admission subscription, ping.
+    Coordinate,
+    /// The adaptive outflow's reports and decisions.
+    Outflow,
 }
 
-impl Timed {
-    pub fn new(inner: Arc<dyn Store>, latency: StoreLatency) -> Self {
-        Self { inner, latency }
+impl StoreOp {
+    pub const ALL: [StoreOp; 10] = [
+        StoreOp::Join,
+        StoreOp::Status,
+        StoreOp::Tick,
+        StoreOp::Admit,
+        StoreOp::Reap,
+        StoreOp::Read,
+        StoreOp::Write,
+        StoreOp::Webhook,
+        StoreOp::Coordinate,
+        StoreOp::Outflow,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StoreOp::Join => "join",
+            StoreOp::Status => "status",
+            StoreOp::Tick => "tick",
+            StoreOp::Admit => "admit",
+            StoreOp::Reap => "reap",
+            StoreOp::Read => "read",
+            StoreOp::Write => "write",
+            StoreOp::Webhook => "webhook",
+            StoreOp::Coordinate => "coordinate",
+            StoreOp::Outflow => "outflow",
+        }
+    }
+}
+
+/// Where the times go (`metrics::StoreLatency`).
+pub trait TimeCalls: Send + Sync + 'static {
+    /// One call of class `op` that took `took`.
+    fn observe(&self, op: StoreOp, took: Duration);
+}
+
+/// A store whose calls are timed.
+pub struct Timed<T: TimeCalls> {
+    inner: Arc<dyn Store>,
+    timer: T,
+}
+
+impl<T: TimeCalls> Timed<T> {
+    pub fn new(inner: Arc<dyn Store>, timer: T) -> Self {
+        Self { inner, timer }
     }
 }
 
@@ -31,13 +92,13 @@ macro_rules! timed {
     ($self:ident, $op:ident, $call:expr) => {{
         let started = Instant::now();
         let out = $call.await;
-        $self.latency.observe(StoreOp::$op, started.elapsed());
+        $self.timer.observe(StoreOp::$op, started.elapsed());
         out
     }};
 }
 
 #[async_trait]
-impl RoomStore for Timed {
+impl<T: TimeCalls> RoomStore for Timed<T> {
     async fn put_room(&self, cfg: &RoomConfig, create_only: bool) -> StoreResult<bool> {
         timed!(self, Write, self.inner.put_room(cfg, create_only))
     }
@@ -77,7 +138,7 @@ impl RoomStore for Timed {
 }
 
 #[async_trait]
-impl AdmissionStore for Timed {
+impl<T: TimeCalls> AdmissionStore for Timed<T> {
     async fn join(&self, room: &str, visitor: &str) -> StoreResult<Snapshot> {
         timed!(self, Join, self.inner.join(room, visitor))
     }
@@ -154,7 +215,7 @@ impl AdmissionStore for Timed {
 }
 
 #[async_trait]
-impl LineStore for Timed {
+impl<T: TimeCalls> LineStore for Timed<T> {
     async fn watch(
         &self,
         room: &str,
@@ -188,7 +249,7 @@ impl LineStore for Timed {
 }
 
 #[async_trait]
-impl AdminStore for Timed {
+impl<T: TimeCalls> AdminStore for Timed<T> {
     async fn stats(&self, room: &str) -> StoreResult<RoomStats> {
         timed!(self, Read, self.inner.stats(room))
     }
@@ -215,7 +276,7 @@ impl AdminStore for Timed {
 }
 
 #[async_trait]
-impl RecoveryStore for Timed {
+impl<T: TimeCalls> RecoveryStore for Timed<T> {
     fn failovers(&self) -> u64 {
         self.inner.failovers()
     }
@@ -257,7 +318,7 @@ impl RecoveryStore for Timed {
 }
 
 #[async_trait]
-impl EventStore for Timed {
+impl<T: TimeCalls> EventStore for Timed<T> {
     async fn events(&self, room: &str, after: &str, count: u32) -> StoreResult<Vec<RoomEvent>> {
         timed!(self, Webhook, self.inner.events(room, after, count))
     }
@@ -318,7 +379,7 @@ impl EventStore for Timed {
 }
 
 #[async_trait]
-impl LeaseStore for Timed {
+impl<T: TimeCalls> LeaseStore for Timed<T> {
     async fn acquire_lease(&self, name: &str, token: &str, ttl_ms: u64) -> StoreResult<bool> {
         timed!(
             self,
@@ -332,7 +393,7 @@ impl LeaseStore for Timed {
 }
 
 #[async_trait]
-impl FairnessStore for Timed {
+impl<T: TimeCalls> FairnessStore for Timed<T> {
     async fn event_seed(&self, room: &str, candidate: &str) -> StoreResult<String> {
         timed!(self, Coordinate, self.inner.event_seed(room, candidate))
     }
@@ -364,7 +425,7 @@ impl FairnessStore for Timed {
 }
 
 #[async_trait]
-impl RevocationStore for Timed {
+impl<T: TimeCalls> RevocationStore for Timed<T> {
     async fn revoke(&self, r: &Revocation) -> StoreResult<()> {
         timed!(self, Coordinate, self.inner.revoke(r))
     }
@@ -378,7 +439,7 @@ impl RevocationStore for Timed {
 }
 
 #[async_trait]
-impl OutflowStore for Timed {
+impl<T: TimeCalls> OutflowStore for Timed<T> {
     async fn put_origin_report(
         &self,
         room: &str,
@@ -414,14 +475,31 @@ impl OutflowStore for Timed {
 
 #[cfg(test)]
 mod tests {
+    use std::sync::Mutex;
+
     use super::*;
-    use crate::metrics::Metrics;
     use crate::store::memory::MemoryStore;
+
+    /// Counts calls per class.
+    #[derive(Clone, Default)]
+    struct Counts(Arc<Mutex<Vec<StoreOp>>>);
+
+    impl TimeCalls for Counts {
+        fn observe(&self, op: StoreOp, _took: Duration) {
+            self.0.lock().unwrap().push(op);
+        }
+    }
+
+    impl Counts {
+        fn of(&self, op: StoreOp) -> usize {
+            self.0.lock().unwrap().iter().filter(|o| **o == op).count()
+        }
+    }
 
     #[tokio::test]
     async fn each_call_is_timed_once_under_its_class_and_answers_as_the_backend() {
-        let m = Metrics::new();
-        let t = Timed::new(Arc::new(MemoryStore::new()), m.store_latency.clone());
+        let counts = Counts::default();
+        let t = Timed::new(Arc::new(MemoryStore::new()), counts.clone());
         let cfg = RoomConfig {
             id: "r".into(),
             capacity: 1,
@@ -439,14 +517,20 @@ mod tests {
             t.status("nope", "v").await,
             Err(StoreError::NoSuchRoom)
         ));
-        let l = &m.store_latency;
-        assert_eq!(l.count(StoreOp::Write), 1);
+        assert_eq!(counts.of(StoreOp::Write), 1);
         assert_eq!(
-            l.count(StoreOp::Join),
+            counts.of(StoreOp::Join),
             2,
             "join → join_limited → join_with: once"
         );
-        assert_eq!(l.count(StoreOp::Status), 2, "an error is timed too");
-        assert_eq!(l.count(StoreOp::Tick), 0);
+        assert_eq!(counts.of(StoreOp::Status), 2, "an error is timed too");
+        assert_eq!(counts.of(StoreOp::Tick), 0);
+    }
+
+    #[test]
+    fn all_is_in_declaration_order() {
+        for (i, op) in StoreOp::ALL.iter().enumerate() {
+            assert_eq!(*op as usize, i);
+        }
     }
 }

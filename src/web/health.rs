@@ -143,7 +143,9 @@ async fn metrics(
             s.pushes.load(Relaxed),
             s.store_calls.load(Relaxed),
         );
-        engine.metrics().observe_silence(s.longest_silence());
+        engine
+            .metrics()
+            .observe_silence(s.longest_silence(), crate::hub::promise::SILENCE_PROMISE);
     }
     let rooms = engine.room_store().rooms().await;
     // What /readyz would answer, from the same list (`readiness`).
