@@ -65,6 +65,8 @@ async fn main() -> anyhow::Result<()> {
     let shutdown = CancellationToken::new();
     // SIGHUP reads the TLS certificates again (open connections keep theirs).
     tokio::spawn(app.certificates().reload_on_sighup(shutdown.clone()));
+    // …and the languages of `i18n_dir` (a bad file is logged, the old ones kept).
+    tokio::spawn(app.reload_languages_on_sighup(shutdown.clone()));
     {
         let shutdown = shutdown.clone();
         tokio::spawn(async move {

@@ -282,6 +282,20 @@ impl Application {
         self.certificates.clone()
     }
 
+    /// Reads `i18n_dir` again on every SIGHUP (`main.rs`); nothing to do without one.
+    pub fn reload_languages_on_sighup(
+        &self,
+        shutdown: CancellationToken,
+    ) -> impl std::future::Future<Output = ()> + Send + 'static {
+        let dir = self.engine.settings().i18n_dir.clone();
+        async move {
+            match dir {
+                Some(dir) => crate::domain::i18n::catalog::reload_on_sighup(dir, shutdown).await,
+                None => shutdown.cancelled().await,
+            }
+        }
+    }
+
     /// The WebSocket hub (tests read its counters).
     pub fn hub(&self) -> HubHandle {
         self.hub.clone()

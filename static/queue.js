@@ -65,8 +65,30 @@
   var fairnessAskedAt = 0;
   var fairnessDone = false;
 
+  // Numbers as the page's language writes them (Arabic-Indic digits in Arabic: the
+  // numbering system the server writes its own figures in, `cfg.numbering`).
+  var numberFormat = null;
+  try {
+    numberFormat = new Intl.NumberFormat(cfg.lang, { numberingSystem: cfg.numbering || 'latn', useGrouping: false });
+  } catch (e) { /* an old browser: Western digits */ }
+  function num(n) { return numberFormat ? numberFormat.format(n) : String(n); }
+  // Every ASCII digit of a text in the page's digits ("02" in a countdown).
+  function digits(text) { return String(text).replace(/[0-9]/g, function (d) { return num(Number(d)); }); }
   function fmt(s, vars) {
-    return s.replace(/\{(\w+)\}/g, function (_, k) { return vars[k] !== undefined ? vars[k] : ''; });
+    return s.replace(/\{(\w+)\}/g, function (_, k) {
+      var v = vars[k];
+      return v === undefined ? '' : typeof v === 'number' ? num(v) : v;
+    });
+  }
+  // A message with plural forms: the server hands one text per CLDR category of the
+  // language (`cfg.plurals`), and the browser's own plural rules pick one.
+  var pluralRules = null;
+  try { pluralRules = new Intl.PluralRules(cfg.lang); } catch (e) { /* other form */ }
+  function plural(key, table, n) {
+    var forms = cfg.plurals && cfg.plurals[key];
+    if (!forms) return table[key];
+    var c = pluralRules ? pluralRules.select(n) : 'other';
+    return forms[c] || forms.other || table[key];
   }
   function store(kind) {
     try { return window[kind]; } catch (e) { return null; }
@@ -103,7 +125,7 @@
     if (m.eta_known === false) {
       return m.eta_high_seconds > 0 ? fmt(xs.chances_unknown, { t: duration(m.eta_high_seconds) }) : t.eta_unknown;
     }
-    return fmt(xs.chances, {
+    return fmt(plural('chances', xs, m.queue_length), {
       n: m.queue_length, median: duration(m.eta_seconds),
       low: duration(m.eta_low_seconds), high: duration(m.eta_high_seconds)
     });
@@ -125,8 +147,7 @@
   }
   function ahead(position) {
     if (position <= 1) return t.ahead_none;
-    if (position === 2) return t.ahead_one;
-    return fmt(t.ahead_many, { n: position - 1 });
+    return fmt(plural('ahead_many', t, position - 1), { n: position - 1 });
   }
   function setText(id, text) {
     var el = $(id);
@@ -187,7 +208,7 @@
   // A moment in the visitor's own time zone, with the date when it is not today.
   function localTime(secs) {
     if (!secs) return '';
-    var d = new Date(secs * 1000), locale = cfg.lang === 'zh' ? 'zh-CN' : 'en-GB';
+    var d = new Date(secs * 1000), locale = cfg.lang === 'en' ? 'en-GB' : cfg.lang;
     var opts = { hour: '2-digit', minute: '2-digit', timeZoneName: 'short' };
     if (d.toDateString() !== new Date(serverNow()).toDateString()) {
       opts.weekday = 'short'; opts.day = 'numeric'; opts.month = 'short';
@@ -198,12 +219,13 @@
   function countdownText(ms) {
     var s = Math.max(0, Math.ceil(ms / 1000));
     var h = Math.floor(s / 3600), m = Math.floor(s % 3600 / 60), sec = s % 60;
-    var sep = cfg.lang === 'zh' ? '' : ' ';
+    // Chinese and Japanese write a number and its unit without a space (drops.rs).
+    var sep = /^(zh|ja)/.test(cfg.lang) ? '' : ' ';
     var parts = [];
     if (h) parts.push(h + sep + ds.unit_hours);
     if (h || m) parts.push((h ? two(m) : m) + sep + ds.unit_minutes);
     parts.push((h || m ? two(sec) : sec) + sep + ds.unit_seconds);
-    return parts.join(cfg.lang === 'zh' ? '' : ' ');
+    return digits(parts.join(sep));
   }
   // What the countdown counts to: the pre-queue's opening (or the line's, without one)
   // while scheduled, the opening while in the pre-queue.
@@ -268,7 +290,6 @@
   }
   function checkFairness() {
     var subtle = window.crypto && window.crypto.subtle;
-    var locale = cfg.lang === 'zh' ? 'zh-CN' : 'en';
     if (!subtle || !window.TextEncoder) {
       setText('fair-result', fmt(ds.fair_unavailable, { url: fairnessPath() }));
       return;
@@ -288,8 +309,8 @@
         var i = digests.indexOf(draw);
         var text = i < 0 ? fmt(ds.fair_not_in, { draw: draw.slice(0, 8) })
           : fmt(ds.fair_result, {
-            draw: draw.slice(0, 8), rank: (i + 1).toLocaleString(locale),
-            n: digests.length.toLocaleString(locale), ok: committed ? ds.fair_yes : ds.fair_no
+            draw: draw.slice(0, 8), rank: i + 1,
+            n: digests.length, ok: committed ? ds.fair_yes : ds.fair_no
           });
         // "rank 7 of 8" beside "place 5": why they differ (the server's words).
         show('fair-rank', i >= 0);
@@ -380,7 +401,7 @@
   // server handed back); the page's cookie goes along. A room that asks newcomers for a
   // proof of work answers 403 with a challenge: it is solved in a worker (progress shown
   // in the lead) and the join sent again with the solution, a few times at most.
-  function postJoin(solution, round) {
+  function postJoin(solution, round, auto) {
     var fields = {};
     if (token) fields.visitor_token = token;
     if (cfg.enqueue_token) fields.enqueue_token = cfg.enqueue_token;
@@ -467,16 +488,16 @@
       if (figures.indexOf('place') >= 0 && m.position !== lastPlace) {
         var now = Date.now();
         if (said[0] || m.position <= 3 || now - placeAnnouncedAt >= PLACE_ANNOUNCE_EVERY_MS) {
-          said.push(fmt(t.announce_place, { n: m.position }));
+          said.push(fmt(plural('announce_place', t, m.position), { n: m.position }));
           placeAnnouncedAt = now;
         }
         lastPlace = m.position;
       }
       var start = Math.max(Number((store('sessionStorage') || {})[startKey] || 0), cfg.start || 0, m.position);
       try { store('sessionStorage')[startKey] = String(start); } catch (e) { /* storage off */ }
-      setText('position', m.position);
+      setText('position', num(m.position));
       setText('ahead', m.state === 'paused' && m.position <= 1 ? t.ahead_none_paused : ahead(m.position));
-      setText('in-line', fmt(t.in_line, { n: m.queue_length }));
+      setText('in-line', fmt(plural('in_line', t, m.queue_length), { n: m.queue_length }));
       setText('eta', etaShown(m));
       setText('chances', chancesText(m));
       // As the server counts it: place 1 of 1 is half-way (through the door is the rest).
@@ -672,7 +693,7 @@
   function embedJoin() {
     var ls = store('localStorage');
     try { token = ls && ls.getItem(tokenKey); } catch (e) { token = null; }
-    postJoin().then(function (r) {
+    postJoin(undefined, 0, true).then(function (r) {
       if (r.status === 401) {
         return r.json().then(function (m) { return m && m.error && m.error.code || ''; },
           function () { return ''; }).then(function (code) {

@@ -103,6 +103,12 @@ pub struct Settings {
     /// PEM file with the private key of `tls_cert` (PKCS#8, PKCS#1 or SEC1). Both or
     /// neither.
     pub tls_key: Option<PathBuf>,
+    /// A directory of Fluent files (`de.ftl`, `pt-BR.ftl`…) that add languages or
+    /// override messages of the built-in ones, read at start and again on SIGHUP (a bad
+    /// file stops start-up naming it and its line; on SIGHUP it is logged and the
+    /// languages in force are kept). docs/visitor-page.md#languages
+    #[serde(default)]
+    pub i18n_dir: Option<PathBuf>,
     /// Take the client IP from the last `X-Forwarded-For` entry, the one your own proxy
     /// appended (only behind a trusted proxy; clients can forge earlier entries).
     pub trust_forwarded_for: bool,
@@ -279,6 +285,16 @@ pub struct RoomConfig {
     pub queue_all: bool,
     /// Origins allowed to embed the room's widget in an iframe.
     pub embed_origins: Vec<String>,
+    /// The languages the room's page offers in its language switch: codes the instance
+    /// serves (`GET /api/languages`: the built-in ones and `i18n_dir`'s), e.g.
+    /// `["en", "de", "fr"]`. Empty (the default): all of them.
+    #[serde(default)]
+    pub languages: Vec<String>,
+    /// The language of a visitor who asks for none the room offers (`?lang=` and
+    /// `Accept-Language` come first). Unset: English if offered, else the first of
+    /// `languages`. Must be one of `languages` when both are set.
+    #[serde(default)]
+    pub default_language: Option<String>,
     /// Who may join: anyone, or only visitors with an enqueue token the site signed.
     #[serde(default)]
     pub entry: EntryMode,
@@ -489,6 +505,50 @@ impl EntryMode {
 }
 
 impl RoomConfig {
+    /// `languages` and `default_language` name languages the instance serves.
+    fn check_languages(&self) -> Result<(), (&'static str, String)> {
+        let served = crate::domain::i18n::catalog::current();
+        let codes = || {
+            served
+                .languages()
+                .iter()
+                .map(|l| l.code)
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        for code in &self.languages {
+            if served.get(code).is_none() {
+                return Err((
+                    "languages",
+                    format!(
+                        "`{code}` is not a language this instance serves ({})",
+                        codes()
+                    ),
+                ));
+            }
+        }
+        if let Some(code) = &self.default_language {
+            if served.get(code).is_none() {
+                return Err((
+                    "default_language",
+                    format!(
+                        "`{code}` is not a language this instance serves ({})",
+                        codes()
+                    ),
+                ));
+            }
+            if !self.languages.is_empty()
+                && !self.languages.iter().any(|c| c.eq_ignore_ascii_case(code))
+            {
+                return Err((
+                    "default_language",
+                    format!("`{code}` is not one of the room's `languages`"),
+                ));
+            }
+        }
+        Ok(())
+    }
+
     /// Checks ranges; returns `(field, message)` for the first problem.
     pub fn check(&self) -> Result<(), (&'static str, String)> {
         if !valid_room_id(&self.id) {
@@ -535,6 +595,7 @@ impl RoomConfig {
             return Err(("pow_max_number", "must be between 1 and 100000000".into()));
         }
         check_lanes(&self.lanes).map_err(|m| ("lanes", m))?;
+        self.check_languages()?;
         self.brand.check()?;
         if let Some(t) = &self.template {
             crate::domain::custom_page::check_path(t).map_err(|m| ("template", m))?;
@@ -847,6 +908,12 @@ impl Settings {
         };
         if self.listen.parse::<SocketAddr>().is_err() {
             return Err(invalid("listen", "must be an address like 127.0.0.1:8080"));
+        }
+        // The languages first: the rooms' `languages` are checked against them.
+        if let Some(dir) = &self.i18n_dir {
+            let catalog = crate::domain::i18n::catalog::Catalog::load(Some(dir))
+                .map_err(|e| invalid("i18n_dir", &e.to_string()))?;
+            crate::domain::i18n::catalog::install(catalog);
         }
         if let Some(url) = &self.redis_url {
             let ok = [

@@ -19,6 +19,8 @@ pub const NEED_PASS_RETRY_SECS: u64 = 10;
 #[template(path = "gateway.html")]
 struct Page<'a> {
     lang: &'static str,
+    /// `ltr` or `rtl`.
+    dir: &'static str,
     title: &'a str,
     lead: &'a str,
     css_url: String,
@@ -106,6 +108,7 @@ pub fn answer(
         let (title, page_lead) = failure.page_text(lang);
         let page = Page {
             lang: lang.code(),
+            dir: lang.dir().as_str(),
             title,
             lead: page_lead,
             css_url: format!("{public_base}/static/anteroom.css"),
@@ -188,7 +191,7 @@ mod tests {
         let a = answer(
             Failure::NeedPass,
             Some("application/json"),
-            Lang::Zh,
+            Lang::get("zh").unwrap(),
             "http://queue.example",
             Some(q),
         );
@@ -199,7 +202,7 @@ mod tests {
         let a = answer(
             Failure::NeedPass,
             Some("text/html"),
-            Lang::En,
+            Lang::en(),
             "http://queue.example",
             Some(q),
         );
@@ -214,7 +217,7 @@ mod tests {
         let zh = answer(
             Failure::NeedPass,
             Some("text/html"),
-            Lang::Zh,
+            Lang::get("zh").unwrap(),
             "http://queue.example",
             Some(q),
         );
@@ -227,7 +230,7 @@ mod tests {
             .as_str()
             .unwrap()
             .starts_with("Join the queue"));
-        let a = answer(Failure::UpstreamTimeout, None, Lang::En, "http://q", None);
+        let a = answer(Failure::UpstreamTimeout, None, Lang::en(), "http://q", None);
         assert_eq!((a.status, a.retry_after), (504, None));
     }
 }

@@ -56,7 +56,7 @@ pub(crate) fn origin_allowed(embed_origins: &[String], origin: &str) -> bool {
     params(
         ("room" = String, Path, description = "Room id, `[A-Za-z0-9_-]{1,64}`."),
         ("origin" = String, Query, description = "The host page's origin, `https://shop.example`."),
-        ("lang" = Option<String>, Query, description = "`en` or `zh` (else `Accept-Language`)."),
+        ("lang" = Option<String>, Query, description = "A served language (`GET /api/languages`; `zh` is `zh-CN`), else `Accept-Language`, else the room's `default_language`."),
     ),
     responses(
         (status = 200, description = "Whether the origin may embed the room.", body = Embeddable),
@@ -78,7 +78,11 @@ async fn embeddable(
         .headers()
         .get("accept-language")
         .and_then(|v| v.to_str().ok());
-    let x = Lang::negotiate(q.lang.as_deref(), accept).told_strings();
+    let offer = crate::domain::i18n::Offer {
+        languages: &cfg.languages,
+        default_language: cfg.default_language.as_deref(),
+    };
+    let x = Lang::negotiate_for(q.lang.as_deref(), accept, offer).told_strings();
     let body = if allowed {
         Embeddable {
             allowed,

@@ -25,6 +25,7 @@ pub(crate) mod fairness;
 pub(crate) mod frame_guard;
 pub(crate) mod health;
 pub(crate) mod http_metrics;
+pub(crate) mod languages;
 pub(crate) mod openapi;
 pub(crate) mod outflow;
 pub(crate) mod support;
@@ -51,6 +52,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     outflow::configure(cfg);
     visitor::configure(cfg);
     embed_check::configure(cfg);
+    languages::configure(cfg);
     ws::configure(cfg);
     assets::configure(cfg);
     demo::configure(cfg);

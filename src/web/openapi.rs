@@ -49,6 +49,7 @@ pub fn document() -> Document {
     doc.merge(api::Doc::openapi());
     doc.merge(fairness::Doc::openapi());
     doc.merge(super::embed_check::Doc::openapi());
+    doc.merge(super::languages::Doc::openapi());
     doc.merge(admin::api::Doc::openapi());
     doc.merge(admin::dead_letters::Doc::openapi());
     doc.merge(health::Doc::openapi());

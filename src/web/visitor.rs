@@ -15,9 +15,10 @@ use super::support::{
 use crate::config::RoomConfig;
 use crate::domain::admission::{Engine, VisitorView};
 use crate::domain::enter::{EnterOutcome, EnterRequest};
+use crate::domain::i18n::catalog::Arg;
 use crate::domain::i18n::drops::DropStrings;
 use crate::domain::i18n::told::{Said, ToldStrings};
-use crate::domain::i18n::{Lang, Strings};
+use crate::domain::i18n::{Lang, Offer, Strings};
 use crate::domain::identity::VISITOR_COOKIE;
 use crate::domain::ratelimit::LimitedAction;
 use crate::store::VisitorState;
@@ -73,6 +74,11 @@ struct ScriptConfig<'a> {
     room: &'a str,
     room_name: &'a str,
     lang: &'static str,
+    /// `ltr` or `rtl`.
+    dir: &'static str,
+    /// The numbering system of the language's digits (`latn`, `arab`): the script writes
+    /// live figures with `Intl.NumberFormat` in it, as the server writes them.
+    numbering: &'static str,
     ws_path: String,
     status_path: String,
     /// Where the page says it went to the background (`navigator.sendBeacon`).
@@ -116,6 +122,10 @@ struct ScriptConfig<'a> {
     strings: &'static Strings,
     drop_strings: &'static DropStrings,
     told_strings: &'static ToldStrings,
+    /// For each message with plural forms (`ahead_many`, `in_line`…, by its key in the
+    /// tables above): its text per CLDR plural category; the script picks one with
+    /// `Intl.PluralRules`.
+    plurals: &'static BTreeMap<String, BTreeMap<&'static str, &'static str>>,
     /// Every `message` code's headline and lead, and every note code's sentence: the
     /// script words what the server decided with these, and decides nothing itself.
     messages: BTreeMap<&'static str, Said>,
@@ -154,7 +164,8 @@ struct QueuePage {
     sticky: bool,
     /// Reloads itself without scripts (not where scripts are needed: proof of work).
     noscript_refresh: bool,
-    position: u64,
+    /// The place, in the language's digits.
+    position: String,
     ahead: String,
     in_line: String,
     eta: String,
@@ -165,11 +176,20 @@ struct QueuePage {
     refresh_secs: u64,
     refresh_url: String,
     rejoin_url: String,
-    other_lang_url: String,
+    /// The language switch: the room's other languages (none when it offers one).
+    languages: Vec<LangLink>,
     support_code: String,
     config: String,
     /// `[rooms.brand]`: title, logo, message and the colours' stylesheet.
     brand: brand::BrandView,
+}
+
+/// One entry of the page's language switch.
+struct LangLink {
+    code: &'static str,
+    /// The language's name for itself.
+    name: &'static str,
+    url: String,
 }
 
 #[derive(Template)]
@@ -198,6 +218,8 @@ struct MessagePage {
     retry_url: Option<String>,
     /// Set on the rate-limit page: it counts down and reloads by itself.
     retry_after_secs: Option<u64>,
+    /// "Trying again in 5 s…", the seconds in the language's digits.
+    retrying: String,
 }
 
 #[derive(Template)]
@@ -250,8 +272,10 @@ pub(super) fn error_page_for(
         ApiError::RateLimited { retry_after_secs } => (
             "rate_limited",
             t.err_rate_limited,
-            t.err_rate_limited_lead
-                .replace("{n}", &retry_after_secs.to_string()),
+            lang.format(
+                "err-rate-limited-lead",
+                &[("n", Arg::Num(*retry_after_secs))],
+            ),
             Some(retry_url),
         ),
         ApiError::Restoring { .. } => (
@@ -303,6 +327,9 @@ pub(super) fn error_page_for(
             lead,
             retry_url: retry,
             retry_after_secs,
+            retrying: retry_after_secs
+                .map(|n| t.retrying_in.replace("{n}", &lang.number(n)))
+                .unwrap_or_default(),
         }),
         PAGE_CSP,
     );
@@ -319,6 +346,22 @@ fn lang_of(req: &HttpRequest, q: Option<&str>) -> Lang {
         .get("accept-language")
         .and_then(|v| v.to_str().ok());
     Lang::negotiate(q, accept)
+}
+
+/// The page's language among those the room offers (`languages`, `default_language`).
+fn room_lang(req: &HttpRequest, q: Option<&str>, cfg: &RoomConfig) -> Lang {
+    let accept = req
+        .headers()
+        .get("accept-language")
+        .and_then(|v| v.to_str().ok());
+    Lang::negotiate_for(q, accept, room_offer(cfg))
+}
+
+fn room_offer(cfg: &RoomConfig) -> Offer<'_> {
+    Offer {
+        languages: &cfg.languages,
+        default_language: cfg.default_language.as_deref(),
+    }
 }
 
 /// Percent of the way from where the visitor started to the front.
@@ -340,29 +383,53 @@ fn chances(lang: Lang, view: &VisitorView) -> String {
     }
     if !view.eta_known {
         return if view.eta_high_seconds > 0 {
-            x.chances_unknown
-                .replace("{t}", &t.duration(view.eta_high_seconds))
+            let d = lang.duration(view.eta_high_seconds);
+            lang.format("told-chances-unknown", &[("t", Arg::Text(&d))])
         } else {
             t.eta_unknown.to_string()
         };
     }
-    x.chances
-        .replace("{n}", &view.queue_length.to_string())
-        .replace("{median}", &t.duration(view.eta_seconds))
-        .replace("{low}", &t.duration(view.eta_low_seconds))
-        .replace("{high}", &t.duration(view.eta_high_seconds))
+    let (median, low, high) = (
+        lang.duration(view.eta_seconds),
+        lang.duration(view.eta_low_seconds),
+        lang.duration(view.eta_high_seconds),
+    );
+    lang.format(
+        "told-chances",
+        &[
+            ("n", Arg::Num(view.queue_length)),
+            ("median", Arg::Text(&median)),
+            ("low", Arg::Text(&low)),
+            ("high", Arg::Text(&high)),
+        ],
+    )
 }
 
 /// The notes as the page shows them, by code: the timeout in `you_were_away`, the
 /// event's times (UTC here; the script writes them in the visitor's time zone).
 fn note_text(lang: Lang, code: &str, cfg: &RoomConfig) -> String {
-    let Some(s) = lang.note(code) else {
+    let Some(s) = note_sentence(lang, code, cfg) else {
         return String::new();
     };
     let utc = |ms: Option<u64>| ms.map(DropStrings::utc).unwrap_or_default();
-    with_timeout(s, cfg)
-        .replace("{time}", &utc(cfg.prequeue_opens_at))
+    s.replace("{time}", &utc(cfg.prequeue_opens_at))
         .replace("{open}", &utc(cfg.opens_at))
+}
+
+/// A note's sentence, with the room's heartbeat timeout in `you_were_away` (its plural
+/// form chosen by the count); `{time}`/`{open}` are left for the caller.
+fn note_sentence(lang: Lang, code: &str, cfg: &RoomConfig) -> Option<String> {
+    if code == crate::domain::eta::reason::YOU_WERE_AWAY {
+        return Some(away_note(lang, cfg));
+    }
+    lang.note(code).map(str::to_string)
+}
+
+fn away_note(lang: Lang, cfg: &RoomConfig) -> String {
+    lang.format(
+        "you-were-away",
+        &[("n", Arg::Num(cfg.heartbeat_timeout_secs))],
+    )
 }
 
 fn query_string(pairs: &[(&str, String)]) -> String {
@@ -423,7 +490,8 @@ async fn queue_page_inner(
     let (visitor, view, cfg) = match outcome {
         EnterOutcome::Joined { visitor, view, cfg } => (visitor, view, cfg),
         EnterOutcome::ProofNeeded { visitor, cfg, .. } => {
-            return verifying_page(engine, &room, &cfg, &visitor, q, lang).await
+            let lang = room_lang(req, q.lang.as_deref(), &cfg);
+            return verifying_page(engine, &room, &cfg, &visitor, q, lang).await;
         }
         EnterOutcome::StoreDown { visitor } => {
             // Keep the identity the join was made under: the reload finds the place.
@@ -441,6 +509,7 @@ async fn queue_page_inner(
             return Err(ApiError::Internal("a page join restored a place".into()))
         }
     };
+    let lang = room_lang(req, q.lang.as_deref(), &cfg);
     let vid_cookie = visitor_cookie(engine, &view);
 
     if let (Some(url), Some(pass_cookie)) = (&view.redirect_url, pass_cookie_of(engine, &view)) {
@@ -513,21 +582,16 @@ fn rejoin_url(room: &str, q: &PageQuery, lang: Lang) -> String {
     format!("/r/{room}?{}", query_string(&pairs))
 }
 
-/// A sentence with the room's heartbeat timeout put in for `{n}`.
-fn with_timeout(sentence: &str, cfg: &RoomConfig) -> String {
-    sentence.replace("{n}", &cfg.heartbeat_timeout_secs.to_string())
-}
-
 /// "Keep this tab open…", and how long a place is held while the page is in the
 /// background (`reaper.hidden_grace_secs`) when that is longer.
-fn keep_open(t: &crate::domain::i18n::Strings, cfg: &RoomConfig, hidden_grace_secs: u64) -> String {
-    let mut s = with_timeout(t.keep_open, cfg);
+fn keep_open(lang: Lang, cfg: &RoomConfig, hidden_grace_secs: u64) -> String {
+    let mut s = lang.format("keep-open", &[("n", Arg::Num(cfg.heartbeat_timeout_secs))]);
     if hidden_grace_secs > cfg.heartbeat_timeout_secs {
         s.push(' ');
-        s.push_str(
-            &t.keep_open_hidden
-                .replace("{m}", &hidden_grace_secs.div_ceil(60).to_string()),
-        );
+        s.push_str(&lang.format(
+            "keep-open-hidden",
+            &[("m", Arg::Num(hidden_grace_secs.div_ceil(60)))],
+        ));
     }
     s
 }
@@ -589,6 +653,8 @@ fn script_config(
         room,
         room_name: cfg.display_name(),
         lang: lang.code(),
+        dir: lang.dir().as_str(),
+        numbering: lang.numbering(),
         ws_path: if ws_qs.is_empty() {
             format!("/r/{room}/ws")
         } else {
@@ -610,8 +676,8 @@ fn script_config(
         enqueue_token: q.enqueue_token.clone(),
         place_receipt: view.and_then(|v| v.place_receipt.clone()),
         support_code: view.map(|v| v.support_code.clone()).unwrap_or_default(),
-        keep_open: keep_open(lang.strings(), cfg, hidden_grace_secs),
-        away_note: with_timeout(lang.strings().you_were_away, cfg),
+        keep_open: keep_open(lang, cfg, hidden_grace_secs),
+        away_note: away_note(lang, cfg),
         visitor_id: view.and_then(|v| {
             v.visitor_token
                 .split_once('.')
@@ -626,11 +692,12 @@ fn script_config(
         strings: lang.strings(),
         drop_strings: lang.drop_strings(),
         told_strings: lang.told_strings(),
+        plurals: lang.plurals(),
         messages: told_table.0,
         notes: told_table
             .1
             .into_iter()
-            .map(|(c, s)| (c, with_timeout(s, cfg)))
+            .map(|(c, s)| (c, note_sentence(lang, c, cfg).unwrap_or_else(|| s.into())))
             .collect(),
         initial_notes: view.map(|v| v.notes.clone()).unwrap_or_default(),
         sticky_notes: crate::domain::told::note::STICKY,
@@ -674,13 +741,35 @@ fn queue_page_body(
     if let Some(r) = &q.ret {
         refresh.push(("return", r.clone()));
     }
-    let mut other = vec![
-        ("lang", t.other_lang_code.to_string()),
-        ("start", start.to_string()),
-    ];
-    if let Some(r) = &q.ret {
-        other.push(("return", r.clone()));
-    }
+    let offered: Vec<Lang> = Lang::all()
+        .into_iter()
+        .filter(|l| {
+            cfg.languages.is_empty()
+                || cfg
+                    .languages
+                    .iter()
+                    .any(|c| c.eq_ignore_ascii_case(l.code()))
+        })
+        .collect();
+    let languages = if offered.len() < 2 {
+        Vec::new()
+    } else {
+        offered
+            .into_iter()
+            .filter(|l| *l != lang)
+            .map(|l| {
+                let mut pairs = vec![("lang", l.code().to_string()), ("start", start.to_string())];
+                if let Some(r) = &q.ret {
+                    pairs.push(("return", r.clone()));
+                }
+                LangLink {
+                    code: l.code(),
+                    name: l.name(),
+                    url: format!("/r/{room}?{}", query_string(&pairs)),
+                }
+            })
+            .collect()
+    };
     QueuePage {
         t,
         d: lang.drop_strings(),
@@ -714,25 +803,25 @@ fn queue_page_body(
         chances: chances(lang, view),
         sticky: view.notes.iter().any(|c| note::STICKY.contains(c)),
         noscript_refresh: true,
-        position: view.position,
+        position: lang.number(view.position),
         ahead: if view.state == VisitorState::Paused && view.position <= 1 {
             t.ahead_none_paused.to_string()
         } else {
-            t.ahead(view.position)
+            lang.ahead(view.position)
         },
-        in_line: t.in_line.replace("{n}", &view.queue_length.to_string()),
+        in_line: lang.format("in-line", &[("n", Arg::Num(view.queue_length))]),
         eta: if view.position > 0 {
-            t.eta_shown(&view.eta(), view.state == VisitorState::Paused)
+            lang.eta_shown(&view.eta(), view.state == VisitorState::Paused)
         } else {
             String::new()
         },
         progress: progress(start, view.position),
-        keep_open: keep_open(t, cfg, hidden_grace_secs),
+        keep_open: keep_open(lang, cfg, hidden_grace_secs),
         eta_note: notes.join(" "),
         refresh_secs: NOSCRIPT_REFRESH_SECS,
         refresh_url: format!("/r/{room}?{}", query_string(&refresh)),
         rejoin_url: rejoin_url(room, q, lang),
-        other_lang_url: format!("/r/{room}?{}", query_string(&other)),
+        languages,
         support_code: view.support_code.clone(),
         config: script_config(
             room,
@@ -762,6 +851,7 @@ async fn embed_page(
     let result = async {
         let room = room_id(&room)?;
         let cfg = engine.room_config(&room).await?;
+        let lang = room_lang(&req, q.lang.as_deref(), &cfg);
         let parent = q
             .parent
             .as_deref()

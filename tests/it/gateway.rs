@@ -293,7 +293,8 @@ async fn a_post_without_a_pass_gets_503_as_json_or_html_by_accept() {
         .unwrap();
     let html = r.text().await.unwrap();
     assert!(
-        html.contains("lang=\"zh\"") && html.contains("此页面设有等候室"),
+        // The code the language is served under (`zh-CN`), as the queue pages write it.
+        html.contains("lang=\"zh-CN\"") && html.contains("此页面设有等候室"),
         "{html}"
     );
 }

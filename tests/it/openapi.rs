@@ -28,6 +28,7 @@ const API_ROUTES: &[&str] = &[
     "POST /api/rooms/{room}/revoke",
     "GET /api/rooms/{room}/challenge",
     "GET /api/rooms/{room}/embeddable",
+    "GET /api/languages",
     "POST /api/rooms/{room}/health",
     "GET /api/admin/rooms",
     "GET /api/admin/rooms/{room}",
