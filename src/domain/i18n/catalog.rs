@@ -45,6 +45,10 @@ pub const BUILT_IN: &[(&str, &str)] = &[
     ("en", include_str!("../../../i18n/en.ftl")),
     ("zh-CN", include_str!("../../../i18n/zh-CN.ftl")),
     ("zh-TW", include_str!("../../../i18n/zh-TW.ftl")),
+    ("es", include_str!("../../../i18n/es.ftl")),
+    ("fr", include_str!("../../../i18n/fr.ftl")),
+    ("de", include_str!("../../../i18n/de.ftl")),
+    ("ar", include_str!("../../../i18n/ar.ftl")),
 ];
 
 /// Why a set of `.ftl` files cannot be served.
@@ -814,6 +818,24 @@ mod tests {
             en.format("ahead-many", &[("n", Arg::Num(3))]),
             "3 people ahead of you"
         );
+    }
+
+    /// Arabic has six plural categories; the page gets a text for each, and the
+    /// server writes the count in Arabic-Indic digits.
+    #[test]
+    fn arabic_counts_take_their_plural_form_and_arabic_digits() {
+        let ar = built_in().get("ar").unwrap();
+        assert_eq!(ar.dir, Direction::Rtl);
+        assert_eq!(ar.numbering, "arab");
+        let forms = &ar.plurals["ahead_many"];
+        for c in ["zero", "one", "two", "few", "many", "other"] {
+            assert!(forms.contains_key(c), "{c}");
+        }
+        assert_eq!(forms["few"], "{n} أشخاص أمامك");
+        assert_eq!(ar.format("ahead-many", &[("n", Arg::Num(2))]), "شخصان أمامك");
+        assert_eq!(ar.format("ahead-many", &[("n", Arg::Num(4))]), "٤ أشخاص أمامك");
+        assert_eq!(ar.format("ahead-many", &[("n", Arg::Num(12))]), "١٢ شخصًا أمامك");
+        assert_eq!(ar.number(305), "٣٠٥");
     }
 
     #[test]
