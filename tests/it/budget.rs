@@ -174,8 +174,9 @@ const fn budget(row: &'static str, calls: f64, commands: f64, bytes: f64) -> Bud
 const BUDGETS: &[Budget] = &[
     budget("queued join", 1.05, 17.0, 260.0),
     // 25 commands before issue 35's cut: a walk-in reads no heads and no rank of an empty
-    // line, and the reply is handed the session the admission wrote (join_one.lua).
-    budget("admitted join", 1.05, 20.0, 260.0),
+    // line, the reply is handed the session the admission wrote (join_one.lua), and the
+    // minute's counters set their TTL once a minute (record in common.lua).
+    budget("admitted join", 1.05, 19.0, 260.0),
     // How many joins go in one call depends on how many arrive while two are in flight:
     // 0.06-0.24 calls and 10.3-11.5 commands a join over runs here (one call each: 16).
     budget("queued join, 200 together, batched", 0.3, 12.6, 190.0),
@@ -190,7 +191,8 @@ const BUDGETS: &[Budget] = &[
     ),
     // Answered from the hub's view of the line: its cost is the hub tick's, per room.
     budget("queued status", 0.02, 0.25, 3.0),
-    budget("admitted status", 1.05, 12.0, 150.0),
+    // 11 before issue 35: the claim's and the expiry's reads go to the reply (status.lua).
+    budget("admitted status", 1.05, 10.0, 150.0),
     budget("release", 2.05, 32.0, 450.0),
     budget("release, next in line admitted", 2.05, 50.0, 450.0),
     budget("promote, nothing to admit", 1.05, 7.7, 111.0),

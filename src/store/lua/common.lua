@@ -227,8 +227,9 @@ end
 -- counting calls forget_active().
 local ACTIVE = nil
 
--- The line's length when the running script already knows it (join counted the line,
--- then queued one more), so reply() need not count again; nil: reply() counts.
+-- The line's length when the running script already knows it (join counted it, and
+-- keeps it true as it queues and promotes), so reply() need not count again; nil:
+-- reply() counts.
 local KNOWN_QLEN = nil
 
 -- The visitor the running script last gave a sign of life (beat) and the heartbeat it
@@ -314,12 +315,16 @@ local function wait_bucket(ms)
   return #WAIT_BOUNDS
 end
 
--- Adds to this minute's counters: record(now, field, n[, field2, n2]).
+-- Adds to this minute's counters: record(now, field, n[, field2, n2]). The hash's TTL is
+-- set when the write creates `field` (its count is then n): every writer of a minute
+-- does so when it first writes there (sample_queue on every write), so the key lives
+-- MINUTE_TTL_MS from its first write, past the minute's last, for one command per
+-- counter and minute rather than per admission.
 local function record(now, f1, n1, f2, n2)
   local k = minute_key(now)
-  redis.call('HINCRBY', k, f1, n1)
+  local created = redis.call('HINCRBY', k, f1, n1) == n1
   if f2 then redis.call('HINCRBY', k, f2, n2) end
-  redis.call('PEXPIRE', k, MINUTE_TTL_MS)
+  if created then redis.call('PEXPIRE', k, MINUTE_TTL_MS) end
 end
 
 -- Tells every instance (their WebSocket hubs) who was admitted, so the visitor's
@@ -699,11 +704,15 @@ end
 
 -- v was seen with its session (a status answer, an open socket told of it, a pass
 -- checked, a release): clears the unclaimed mark, once.
+-- Returns the session's serial and issue time (nil without a session record).
 local function claim(v)
   local s = redis.call('HGET', K_SESS, v)
-  if s and string.sub(s, -2) == ':u' then
+  if not s then return nil end
+  if string.sub(s, -2) == ':u' then
     redis.call('HSET', K_SESS, v, string.sub(s, 1, -3))
   end
+  local serial, issued = parse_session(s)
+  return serial, issued
 end
 
 -- Records the end of v's session at `end_ms` (a release, or its expiry) for the ETA;

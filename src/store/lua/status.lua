@@ -10,9 +10,12 @@ local cfg = load_cfg()
 if not cfg then return {'no_room'} end
 local now = now_ms()
 local r = redis.call('ZRANK', K_Q, v)
-if not r and is_admitted(v, now) then
-  claim(v)
-  return reply('admitted', v, cfg, now, {})
+-- An admitted visitor's session, as the claim and the expiry read it, goes to the reply
+-- (which would read both again).
+local live_until = not r and admitted_until(v, now)
+if live_until then
+  local serial, issued = claim(v)
+  return reply('admitted', v, cfg, now, {}, false, 0, {serial, issued, live_until})
 end
 if r then beat(cfg, now, v) end
 local place = nil
