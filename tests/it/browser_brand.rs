@@ -62,11 +62,11 @@ async fn a_branded_room_shows_its_colours_logo_title_and_message() {
         }],
     ))
     .await;
-    app.join("shoes").await; // holds the only slot: the browser waits
+    app.join("shoes").await; // holds the only slot: the browser waits, first in line
     let driver = Driver::start();
     let (c, _profile) = driver.browser(&[], true).await;
     c.goto(&app.url("/r/shoes")).await.unwrap();
-    wait_text(&c, "#position", "2").await;
+    wait_text(&c, "#position", "1").await;
     assert_eq!(text(&c, ".brand-title").await, "Tiny Shoe Shop");
     assert_eq!(
         text(&c, "#brand-message").await,
@@ -147,13 +147,14 @@ async fn a_custom_template_stays_live_through_an_admission() {
     let driver = Driver::start();
     let (c, _profile) = driver.browser(&[], true).await;
     c.goto(&app.url("/r/shoes")).await.unwrap();
-    wait_text(&c, "[data-anteroom=position]", "3").await;
+    // The holder is let in; one visitor waits ahead of the browser.
+    wait_text(&c, "[data-anteroom=position]", "2").await;
     assert_eq!(text(&c, "[data-anteroom=state]").await, "queued");
     // The template's own inline style applies (allowed by its hash), with the brand's colours.
     assert_eq!(computed(&c, ".pos", "color").await, "rgb(122, 31, 92)");
     screenshot(&c, "brand-custom-template").await;
     app.release("shoes", &ahead).await;
-    wait_text(&c, "[data-anteroom=position]", "2").await;
+    wait_text(&c, "[data-anteroom=position]", "1").await;
     app.release("shoes", &holder).await;
     wait_until(DEADLINE, "the redirect to the demo origin", || async {
         let url = c.current_url().await.unwrap();
