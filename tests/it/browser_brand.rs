@@ -101,13 +101,13 @@ const TEMPLATE: &str = r#"<!doctype html>
 <link rel="stylesheet" href="/static/anteroom.css">
 {% if brand.stylesheet_url %}<link rel="stylesheet" href="{{ brand.stylesheet_url }}">{% endif %}
 <style>
-  .shop { max-width: 520px; margin: 48px auto; padding: 32px; border-radius: 24px;
+  .shoe-line { max-width: 520px; margin: 48px auto; padding: 32px; border-radius: 24px;
           background: var(--card); border: 3px solid var(--accent); text-align: center; }
-  .shop .pos { font-size: 96px; font-weight: 800; color: var(--accent); margin: 0; }
+  .shoe-line .pos { font-size: 96px; font-weight: 800; color: var(--accent); margin: 0; }
 </style>
 </head>
 <body>
-<div class="shop">
+<div class="shoe-line">
   <h1 data-anteroom="title">{{ headline }}</h1>
   <p data-anteroom="message">{{ message }}</p>
   <p class="pos" data-anteroom="position">{{ place }}</p>
@@ -152,6 +152,7 @@ async fn a_custom_template_stays_live_through_an_admission() {
     assert_eq!(text(&c, "[data-anteroom=state]").await, "queued");
     // The template's own inline style applies (allowed by its hash), with the brand's colours.
     assert_eq!(computed(&c, ".pos", "color").await, "rgb(122, 31, 92)");
+    assert_eq!(computed(&c, "h1", "color").await, "rgb(43, 26, 16)");
     screenshot(&c, "brand-custom-template").await;
     app.release("shoes", &ahead).await;
     wait_text(&c, "[data-anteroom=position]", "1").await;
