@@ -274,6 +274,10 @@
     deadLetters(c);
     api('GET', base(c.id)).then(function (res) {
       outflowChart(c, res);
+      // No-shows (docs/outflow.md#no-shows): shown for a room with a claim timeout.
+      var claim = res.config.claim_timeout_secs || 0;
+      c.f.no_shows_box.hidden = !claim && !res.no_shows;
+      set(c.f.no_shows, (res.no_shows || 0).toLocaleString('en') + (claim ? ' (after ' + claim + ' s)' : ''));
       var a = res.fifo_audit;
       if (!a) return;
       set(c.f.fifo_audit, a.admissions

@@ -404,6 +404,8 @@
   function postJoin(solution, round, auto) {
     var fields = {};
     if (token) fields.visitor_token = token;
+    // A join the widget makes on its own tells a no-show so rather than queueing them.
+    if (auto) fields.rejoin = false;
     if (cfg.enqueue_token) fields.enqueue_token = cfg.enqueue_token;
     if (placeReceipt) fields.place_receipt = placeReceipt;
     var body = Object.keys(fields).length ? JSON.stringify(fields) : undefined;
@@ -732,6 +734,9 @@
         try { ls.setItem(tokenKey, token); } catch (e) { /* storage blocked */ }
         if (m.state === 'admitted') { admitted(m); return; }
         update(m);
+        // A no-show is told so; the button joins them again (no socket until then: its
+        // handshake would not join them either).
+        if (m.state === 'no_show') { conn(''); return; }
         connect();
       });
     }).catch(function () { conn(t.reconnecting); setTimeout(embedJoin, backoff()); });
@@ -746,7 +751,15 @@
   if (COUNTING[cfg.state]) countdown(true);
 
   var rejoin = $('rejoin-button');
-  if (rejoin) rejoin.addEventListener('click', function () { location.reload(); });
+  if (rejoin) rejoin.addEventListener('click', function () {
+    if (cfg.state !== 'no_show') { location.reload(); return; }
+    // The widget's no-show chose to join again: at the back of the line.
+    postJoin().then(function (r) { return r.ok ? r.json() : null; }).then(function (m) {
+      if (!m) { location.reload(); return; }
+      update(m);
+      if (m.state === 'admitted') admitted(m); else connect();
+    }, function () { location.reload(); });
+  });
 
   if (cfg.embed) {
     setText('keep-open', cfg.keep_open);

@@ -58,6 +58,10 @@ pub struct JoinBody {
     /// The place receipt a join or status answered with: after the store lost its data,
     /// it puts the place back.
     place_receipt: Option<String>,
+    /// `false`: a join the client makes on its own (the widget on load): a no-show
+    /// (docs/outflow.md#no-shows) is answered `state: "no_show"` instead of being queued.
+    /// Absent or `true`: the visitor chose to join, and a no-show joins at the back.
+    rejoin: Option<bool>,
 }
 
 /// The visitor making the request, from (in order) a bearer token, a body token, or the
@@ -223,7 +227,7 @@ async fn join(
             return_to: None,
             count_as: Some(LimitedAction::Join),
             // A join asked for is a choice: a no-show is queued at the back.
-            rejoin: true,
+            rejoin: body.as_ref().and_then(|b| b.rejoin).unwrap_or(true),
         })
         .await?;
     match outcome {

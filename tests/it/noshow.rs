@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use anteroom::config::{GatewayRoute, RoomConfig, Settings};
 
-use crate::helpers::admin::{admin, admin_app};
+use crate::helpers::admin::{admin, admin_app, admin_settings};
 use crate::helpers::origin::{Shape, SlowOrigin};
 use crate::helpers::ws::{connect, next_json};
 use crate::helpers::{
@@ -138,12 +138,7 @@ async fn a_pass_checked_through_verify_is_presented() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_returning_no_show_is_told_so_and_rejoins_at_the_back() {
     let redis = RedisServer::start();
-    let app = spawn_app(test_settings(
-        Some(redis.url()),
-        &prefix(),
-        vec![claiming(1)],
-    ))
-    .await;
+    let app = spawn_app(admin_settings(&redis, &prefix(), vec![claiming(1)])).await;
     let gone = app.join("r").await;
     assert_eq!(gone.state(), "admitted");
     let next = app.join("r").await;
@@ -167,12 +162,26 @@ async fn a_returning_no_show_is_told_so_and_rejoins_at_the_back() {
     let first = next_json(&mut ws, Duration::from_secs(5)).await;
     assert_eq!(first["state"], "no_show", "{first}");
 
+    // A join the client makes on its own (the widget's on load) tells rather than queues.
+    let auto = app
+        .client
+        .post(app.url("/api/rooms/r/join"))
+        .bearer_auth(gone.token())
+        .json(&serde_json::json!({"rejoin": false}))
+        .send()
+        .await
+        .unwrap();
+    let auto = crate::helpers::Reply::from(auto).await;
+    assert_eq!(auto.state(), "no_show", "{:?}", auto.body);
     let back = app.join_as("r", &gone.token()).await;
     assert_eq!(back.state(), "queued");
     assert_eq!(
         back.body["position"], 2,
         "behind the one who joined meanwhile"
     );
+    // The dashboard's room card reads the count from the admin API's room detail.
+    let detail = admin(&app, reqwest::Method::GET, "/api/admin/rooms/r", None).await;
+    assert_eq!(detail.body["no_shows"], 1, "{:?}", detail.body);
 }
 
 /// Bad claim timeouts stop start-up naming the field; 0 is off.

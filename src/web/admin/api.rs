@@ -76,6 +76,8 @@ pub struct RoomDetail {
     /// The adaptive outflow controller's last decisions, oldest first (docs/outflow.md);
     /// empty for a room it never decided for.
     pub outflow: Vec<crate::domain::outflow::Point>,
+    /// Admissions taken back from no-shows so far (docs/outflow.md#no-shows).
+    pub no_shows: u64,
 }
 
 /// `409 conflict` of a `PUT` based on a version the room is no longer at: nothing
@@ -194,12 +196,14 @@ async fn get_room(
         crate::store::outflow::CHART_POINTS,
     )
     .await;
+    let no_shows = engine.outflow_store().no_shows(&room).await.unwrap_or(0);
     Ok(HttpResponse::Ok().json(RoomDetail {
         config,
         version,
         live,
         fifo_audit,
         outflow,
+        no_shows,
     }))
 }
 
