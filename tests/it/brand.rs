@@ -289,6 +289,10 @@ async fn the_preview_renders_every_state_and_names_an_unknown_one() {
         // The page's script is told it is a preview (askama writes `"` as `&#34;`).
         let preview = page.contains("preview&#34;:true") || page.contains("preview&quot;:true");
         assert!(preview || matches!(state, "restoring" | "outage"), "{state}: {page}");
+        if matches!(state, "restoring" | "outage") {
+            // It tries again to the preview, never to the room's page (a join).
+            assert!(page.contains(&format!("preview?state={state}")), "{state}: {page}");
+        }
     }
     let res = get("/admin/rooms/shop/preview?state=on_fire".into()).await;
     assert_eq!(res.status(), 400);

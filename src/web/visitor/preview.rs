@@ -26,7 +26,9 @@ pub(in crate::web) async fn preview_page(
     let lang = lang_of(req, lang);
     let now = crate::clock::wall_ms();
     let sample = sample(&cfg, state, now).map_err(|m| DomainError::invalid_field("state", m))?;
-    let retry = format!("/r/{room}");
+    // The store's pages try again by themselves: in a preview, to the preview (never to
+    // the room's page, which would join the admin).
+    let retry = req.uri().to_string();
     let mut res = match sample {
         Sample::Restoring => error_page_for(
             lang,
