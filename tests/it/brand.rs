@@ -40,9 +40,7 @@ fn low_contrast_stops_start_up_naming_the_field() {
     let d = tempfile::tempdir().unwrap();
     let e = load_error(
         d.path(),
-        &format!(
-            "{ROOM}[rooms.brand]\nbackground_color = \"#ffffff\"\ntext_color = \"#999999\"\n"
-        ),
+        &format!("{ROOM}[rooms.brand]\nbackground_color = \"#ffffff\"\ntext_color = \"#999999\"\n"),
     );
     assert!(e.contains("`rooms[0].brand.text_color`"), "{e}");
     assert!(e.contains("4.5:1"), "{e}");
@@ -92,7 +90,10 @@ fn a_template_that_does_not_parse_stops_start_up_naming_the_file_and_line() {
     assert!(e.contains("queue.html:3:"), "{e}");
     // Without template_dir no template is read at all.
     let e = load_error(d.path(), &format!("{ROOM}template = \"queue.html\"\n"));
-    assert!(e.contains("`rooms[0].template`") && e.contains("template_dir"), "{e}");
+    assert!(
+        e.contains("`rooms[0].template`") && e.contains("template_dir"),
+        "{e}"
+    );
 }
 
 fn template_dir() -> tempfile::TempDir {
@@ -142,17 +143,33 @@ async fn the_admin_api_refuses_bad_brands_and_templates_naming_the_field() {
         ),
         (json!({"template": "bad.html"}), "template", "bad.html:2:"),
         (json!({"template": "../ok.html"}), "template", ".."),
-        (json!({"template": "missing.html"}), "template", "missing.html"),
+        (
+            json!({"template": "missing.html"}),
+            "template",
+            "missing.html",
+        ),
     ] {
-        let r = admin(&app, Method::PUT, "/api/admin/rooms/shop", Some(body.clone())).await;
+        let r = admin(
+            &app,
+            Method::PUT,
+            "/api/admin/rooms/shop",
+            Some(body.clone()),
+        )
+        .await;
         assert_eq!((r.status, r.error_code()), (400, "invalid_field"), "{body}");
         assert_eq!(r.body["error"]["field"], field, "{body}");
         let msg = r.body["error"]["message"].as_str().unwrap();
         assert!(msg.contains(part), "{body}: {msg}");
     }
     let r = admin(&app, Method::GET, "/api/admin/rooms/shop", None).await;
-    assert!(r.body["config"].get("brand").is_none(), "nothing was stored");
-    assert!(r.body["config"].get("template").is_none(), "nothing was stored");
+    assert!(
+        r.body["config"].get("brand").is_none(),
+        "nothing was stored"
+    );
+    assert!(
+        r.body["config"].get("template").is_none(),
+        "nothing was stored"
+    );
 }
 
 #[tokio::test]
@@ -204,7 +221,10 @@ async fn a_brand_set_on_one_instance_is_served_by_another() {
     let css = two.client.get(two.url(&css_url)).send().await.unwrap();
     assert_eq!(css.headers()["content-type"], "text/css; charset=utf-8");
     let css = css.text().await.unwrap();
-    assert!(css.contains("--accent:#7a1f5c") && css.contains("--card:#fdf6ec"), "{css}");
+    assert!(
+        css.contains("--accent:#7a1f5c") && css.contains("--card:#fdf6ec"),
+        "{css}"
+    );
     // `{}` removes it.
     let r = admin(
         &two,
@@ -244,17 +264,32 @@ async fn a_custom_template_is_rendered_with_its_variables_escaped() {
         .unwrap()
         .to_string();
     let page = res.text().await.unwrap();
-    assert!(page.contains("<title>&lt;b&gt;Shoes&lt;&#x2f;b&gt;</title>"), "{page}");
+    assert!(
+        page.contains("<title>&lt;b&gt;Shoes&lt;&#x2f;b&gt;</title>"),
+        "{page}"
+    );
     assert!(page.contains("Tiny &amp; Co"), "{page}");
-    assert!(page.contains("<b data-anteroom=\"position\">1</b> of 1"), "{page}");
+    assert!(
+        page.contains("<b data-anteroom=\"position\">1</b> of 1"),
+        "{page}"
+    );
     // minijinja writes booleans as Python does.
     assert!(page.contains("known: False); full: True;"), "{page}");
     assert!(page.contains("every 20 s"), "{page}");
-    assert!(page.contains("<span data-anteroom=\"state\">queued</span>"), "{page}");
+    assert!(
+        page.contains("<span data-anteroom=\"state\">queued</span>"),
+        "{page}"
+    );
     // The script helper: the configuration element and queue.js, unescaped.
     assert!(page.contains("<div id=\"anteroom\" hidden data-message=\"queued\" data-config=\"{&quot;room&quot;:&quot;shop&quot;"), "{page}");
-    assert!(page.contains("<script src=\"/static/queue.js\" defer></script>"), "{page}");
-    assert!(csp.contains("script-src 'self'") && !csp.contains("unsafe"), "{csp}");
+    assert!(
+        page.contains("<script src=\"/static/queue.js\" defer></script>"),
+        "{page}"
+    );
+    assert!(
+        csp.contains("script-src 'self'") && !csp.contains("unsafe"),
+        "{csp}"
+    );
     // Back to the built-in page.
     let r = admin(
         &app,
@@ -264,7 +299,15 @@ async fn a_custom_template_is_rendered_with_its_variables_escaped() {
     )
     .await;
     assert_eq!(r.status, 200, "{:?}", r.body);
-    let page = app.client.get(app.url("/r/shop")).send().await.unwrap().text().await.unwrap();
+    let page = app
+        .client
+        .get(app.url("/r/shop"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
     assert!(page.contains("id=\"position\""), "{page}");
 }
 
@@ -288,17 +331,26 @@ async fn the_preview_renders_every_state_and_names_an_unknown_one() {
         assert!(page.contains(code), "{state} ({status}): {page}");
         // The page's script is told it is a preview (askama writes `"` as `&#34;`).
         let preview = page.contains("preview&#34;:true") || page.contains("preview&quot;:true");
-        assert!(preview || matches!(state, "restoring" | "outage"), "{state}: {page}");
+        assert!(
+            preview || matches!(state, "restoring" | "outage"),
+            "{state}: {page}"
+        );
         if matches!(state, "restoring" | "outage") {
             // It tries again to the preview, never to the room's page (a join).
-            assert!(page.contains(&format!("preview?state={state}")), "{state}: {page}");
+            assert!(
+                page.contains(&format!("preview?state={state}")),
+                "{state}: {page}"
+            );
         }
     }
     let res = get("/admin/rooms/shop/preview?state=on_fire".into()).await;
     assert_eq!(res.status(), 400);
     let body: serde_json::Value = res.json().await.unwrap();
     assert_eq!(body["error"]["field"], "state");
-    assert!(body["error"]["message"].as_str().unwrap().contains("`on_fire`"));
+    assert!(body["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("`on_fire`"));
     // Nobody signed in: to the sign-in page.
     let res = app
         .client

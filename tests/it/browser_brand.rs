@@ -39,7 +39,10 @@ fn brand() -> Brand {
         text_color: Some("#2b1a10".into()),
         message: Some(BrandMessage::PerLanguage(
             [
-                ("en".to_string(), "Launch day: every pair is numbered.".to_string()),
+                (
+                    "en".to_string(),
+                    "Launch day: every pair is numbered.".to_string(),
+                ),
                 ("zh".to_string(), "发布日：每双鞋都有编号。".to_string()),
             ]
             .into_iter()
@@ -73,9 +76,16 @@ async fn a_branded_room_shows_its_colours_logo_title_and_message() {
         "Launch day: every pair is numbered."
     );
     // The logo loaded (a broken image has no natural width).
-    let logo = js(&c, "var i = document.querySelector('.brand-logo'); return i.complete && i.naturalWidth > 0;").await;
+    let logo = js(
+        &c,
+        "var i = document.querySelector('.brand-logo'); return i.complete && i.naturalWidth > 0;",
+    )
+    .await;
     assert_eq!(logo, Value::Bool(true), "the logo did not load");
-    assert_eq!(computed(&c, ".card", "background-color").await, "rgb(253, 246, 236)");
+    assert_eq!(
+        computed(&c, ".card", "background-color").await,
+        "rgb(253, 246, 236)"
+    );
     assert_eq!(computed(&c, "h1", "color").await, "rgb(43, 26, 16)");
     assert_eq!(computed(&c, "#position", "color").await, "rgb(122, 31, 92)");
     screenshot(&c, "brand-queue-en").await;
@@ -87,7 +97,10 @@ async fn a_branded_room_shows_its_colours_logo_title_and_message() {
         .await
         .unwrap();
     wait_text(&c, ".brand-title", "Tiny Shoe Shop").await;
-    assert_eq!(computed(&c, ".card", "background-color").await, "rgb(253, 246, 236)");
+    assert_eq!(
+        computed(&c, ".card", "background-color").await,
+        "rgb(253, 246, 236)"
+    );
     c.close().await.unwrap();
 }
 
@@ -183,10 +196,7 @@ async fn the_preview_shows_every_state_of_the_branded_page() {
     let (c, _profile) = driver.browser(&[], true).await;
     c.goto(&app.url("/admin")).await.unwrap();
     let field = c.find(Locator::Css("#credential")).await.unwrap();
-    field
-        .send_keys(crate::helpers::admin::TOKEN)
-        .await
-        .unwrap();
+    field.send_keys(crate::helpers::admin::TOKEN).await.unwrap();
     c.find(Locator::Css("form button[type=submit]"))
         .await
         .unwrap()
@@ -222,13 +232,13 @@ async fn the_preview_shows_every_state_of_the_branded_page() {
         screenshot(&c, &format!("brand-preview-{state}")).await;
     }
     // A preview joins nobody: the line is still empty.
-    let live = crate::helpers::admin::admin(
-        &app,
-        reqwest::Method::GET,
-        "/api/admin/rooms/shoes",
-        None,
-    )
-    .await;
-    assert_eq!(live.body["live"]["queue_length"], 0, "{:?}", live.body["live"]);
+    let live =
+        crate::helpers::admin::admin(&app, reqwest::Method::GET, "/api/admin/rooms/shoes", None)
+            .await;
+    assert_eq!(
+        live.body["live"]["queue_length"], 0,
+        "{:?}",
+        live.body["live"]
+    );
     c.close().await.unwrap();
 }
