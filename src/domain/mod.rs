@@ -25,8 +25,6 @@
 //! - [`pow`]: proof of work at join (ALTCHA's format).
 //! - [`custom_page`]: a room's own queue template (minijinja, read from `template_dir`).
 //! - [`preview`]: a room's page in any state with sample figures (the admin's preview).
-//! - [`custom_page`]: a room's own queue template (minijinja, read from `template_dir`).
-//! - [`preview`]: a room's page in any state with sample figures (the admin's preview).
 //! - [`told`]: what a visitor is told (message, figures, notes), for every client.
 //! - [`i18n`]: every visitor-facing string (English, Simplified Chinese) and the
 //!   language negotiation.
@@ -35,7 +33,6 @@ pub(crate) mod admin;
 pub mod admission;
 pub mod bypass;
 pub mod custom_page;
-pub mod custom_page;
 pub(crate) mod ended;
 pub(crate) mod enter;
 pub(crate) mod entry;
@@ -43,8 +40,6 @@ pub mod eta;
 pub mod eta_sim;
 pub mod fifo_audit;
 pub mod forecast;
-pub mod preview;
-pub mod preview;
 pub(crate) mod i18n;
 pub mod identity;
 pub mod known_sessions;
@@ -54,6 +49,7 @@ pub(crate) mod noshow;
 pub mod outflow;
 pub mod pass;
 pub mod pow;
+pub mod preview;
 pub mod ratelimit;
 pub mod request_target;
 pub(crate) mod revocation;
