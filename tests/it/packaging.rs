@@ -589,6 +589,37 @@ fn the_alert_rules_pass_promtool_check_and_their_unit_tests() {
     assert!(stdout(&out).contains("SUCCESS"), "{}", stdout(&out));
 }
 
+#[test]
+fn the_dashboards_queries_are_valid_promql() {
+    let unpacked = Path::new(ROOT).join("target/promtool/usr/bin/promtool");
+    let Some(promtool) = tool("promtool", &[unpacked]) else {
+        return;
+    };
+    // Each panel query as a recording rule, Grafana's variables given values, so that
+    // `promtool check rules` parses it as Prometheus would.
+    let dashboard: Value =
+        serde_json::from_str(&std::fs::read_to_string(Path::new(ROOT).join(DASHBOARD)).unwrap())
+            .unwrap();
+    let mut file = String::from("groups:\n  - name: dashboard\n    rules:\n");
+    let queries = dashboard_queries(&dashboard);
+    let panel_queries = queries.iter().filter(|q| !q.starts_with("label_values("));
+    for (i, q) in panel_queries.enumerate() {
+        let q = q
+            .replace("$room", ".*")
+            .replace("$__rate_interval", "5m")
+            .replace("$__range", "1h");
+        let quoted = serde_json::to_string(&q).unwrap();
+        file.push_str(&format!(
+            "      - record: dashboard:query:{i}\n        expr: {quoted}\n"
+        ));
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("dashboard-queries.yml");
+    std::fs::write(&path, &file).unwrap();
+    let out = run(Command::new(&promtool).args(["check", "rules"]).arg(&path));
+    assert!(stdout(&out).contains("SUCCESS"), "{}", stdout(&out));
+}
+
 /// Every query of the dashboard (panels' targets and the variables'), in order.
 fn dashboard_queries(dashboard: &Value) -> Vec<String> {
     let mut queries = Vec::new();
