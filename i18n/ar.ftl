@@ -55,8 +55,20 @@ eta-range = { $low } – { $high }
 eta-minutes-range = { $low }–{ $high } دقيقة
 eta-up-to = حتى { $t }
 eta-under-minute = أقل من دقيقة
-eta-minutes = { $n } دقيقة
-eta-hours = { $n } ساعة
+eta-minutes =
+    { $n ->
+        [one] دقيقة واحدة
+        [two] دقيقتان
+        [few] { $n } دقائق
+       *[other] { $n } دقيقة
+    }
+eta-hours =
+    { $n ->
+        [one] ساعة واحدة
+        [two] ساعتان
+        [few] { $n } ساعات
+       *[other] { $n } ساعة
+    }
 eta-unknown = جارٍ الحساب…
 eta-went-up = ارتفع التقدير: من أمامك يستغرقون وقتًا أطول من المعتاد.
 eta-went-down = أخبار سارة: الطابور يتقدم أسرع من المتوقع.

@@ -96,10 +96,10 @@
   function duration(secs) {
     if (secs < 60) return t.eta_under_minute;
     var mins = Math.ceil(secs / 60);
-    if (mins < 90) return fmt(t.eta_minutes, { n: mins });
+    if (mins < 90) return fmt(plural('eta_minutes', t, mins), { n: mins });
     var h = Math.floor(mins / 60), m = mins % 60;
-    var hours = fmt(t.eta_hours, { n: h });
-    return m === 0 ? hours : hours + ' ' + fmt(t.eta_minutes, { n: m });
+    var hours = fmt(plural('eta_hours', t, h), { n: h });
+    return m === 0 ? hours : hours + ' ' + fmt(plural('eta_minutes', t, m), { n: m });
   }
   // Worded as the server words it (domain::i18n::Strings::eta).
   function etaText(low, high) {
@@ -194,7 +194,7 @@
   function touched() {
     var d = new Date();
     var hh = function (n) { return (n < 10 ? '0' : '') + n; };
-    lastUpdate = d.getHours() + ':' + hh(d.getMinutes()) + ':' + hh(d.getSeconds());
+    lastUpdate = digits(d.getHours() + ':' + hh(d.getMinutes()) + ':' + hh(d.getSeconds()));
     setText('updated', fmt(t.updated_at, { t: lastUpdate }));
   }
 

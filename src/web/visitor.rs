@@ -176,8 +176,10 @@ struct QueuePage {
     refresh_secs: u64,
     refresh_url: String,
     rejoin_url: String,
-    /// The language switch: the room's other languages (none when it offers one).
+    /// The language switch: the room's other languages (none when it offers one), under
+    /// the page language's own name.
     languages: Vec<LangLink>,
+    lang_name: &'static str,
     support_code: String,
     config: String,
     /// `[rooms.brand]`: title, logo, message and the colours' stylesheet.
@@ -822,6 +824,7 @@ fn queue_page_body(
         refresh_url: format!("/r/{room}?{}", query_string(&refresh)),
         rejoin_url: rejoin_url(room, q, lang),
         languages,
+        lang_name: lang.name(),
         support_code: view.support_code.clone(),
         config: script_config(
             room,

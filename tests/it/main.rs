@@ -11,6 +11,7 @@ mod browser;
 mod browser_admin;
 mod browser_brand;
 mod browser_drops;
+mod browser_i18n;
 mod browser_told;
 mod budget;
 mod caddy;
