@@ -211,6 +211,35 @@ async fn errors_and_credentials_are_described() {
     assert!(security("put", "/api/admin/rooms/{room}").contains("admin_token"));
 }
 
+/// Every admin route that changes something documents `403 forbidden_role` (a viewer's
+/// change, an operator's secret…), and no route that only reads does: the shared lists
+/// in `src/web/admin/responses.rs`.
+#[tokio::test]
+async fn admin_write_routes_document_forbidden_role() {
+    let (app, _redis) = admin_app(vec![]).await;
+    let (_, doc) = fetch_document(&app).await;
+    let mut writes = 0;
+    for (path, item) in doc["paths"].as_object().unwrap() {
+        if !path.starts_with("/api/admin/") {
+            continue;
+        }
+        for (method, op) in item.as_object().unwrap() {
+            let forbidden = op["responses"]["403"]["description"].as_str();
+            let forbidden = forbidden.unwrap_or_else(|| panic!("{method} {path} has a 403"));
+            if method == "get" {
+                assert!(!forbidden.contains("forbidden_role"), "{method} {path}");
+            } else {
+                writes += 1;
+                assert!(
+                    forbidden.contains("`forbidden_role`"),
+                    "{method} {path}: {forbidden}"
+                );
+            }
+        }
+    }
+    assert!(writes >= 5, "{writes} admin write routes found");
+}
+
 /// Real answers have exactly the members their schemas name (top level): the document
 /// describes what the handlers send.
 #[tokio::test]

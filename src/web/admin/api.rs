@@ -7,6 +7,7 @@ use serde_json::{Map, Value};
 use utoipa::{IntoParams, OpenApi, ToSchema};
 
 use super::auth::Admin;
+use super::responses::{AdminReadErrors, AdminWriteErrors};
 use crate::config::{QueueMode, Role, RoomConfig};
 use crate::domain::admin::visitors::{self, Removal, VisitorMatch, Wanted};
 use crate::domain::admin::{self as service, AuditEntry, Overview, PutOutcome, Switch};
@@ -154,11 +155,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     responses(
         (status = 200, description = "Every room with its live figures, the totals.", body = Overview),
         (status = 404, description = "`not_found`: the admin interface is off.", body = ErrorBody),
-        (status = 401, description = "`no_credential`, `invalid_token`.", body = ErrorBody, headers(("WWW-Authenticate" = String, description = "`Bearer`"))),
-        (status = 403, description = "`forbidden`: a foreign `Origin`, or a dashboard session without the right `X-CSRF-Token`.", body = ErrorBody),
-        (status = 429, description = "`rate_limited`: too many failed authentications from this client.", body = ErrorBody, headers(("Retry-After" = u64, description = "Seconds to wait."))),
-        (status = 503, description = "`store_unavailable`.", body = ErrorBody, headers(("Retry-After" = u64, description = "Seconds to wait."))),
-        (status = 500, description = "`internal`.", body = ErrorBody),
+        AdminReadErrors,
     )
 )]
 #[get("/api/admin/rooms")]
@@ -174,11 +171,7 @@ async fn list_rooms(_a: Admin, engine: web::Data<Engine>) -> Result<HttpResponse
     responses(
         (status = 200, description = "The room's configuration, version, live figures, FIFO audit and adaptive outflow decisions.", body = RoomDetail),
         (status = 404, description = "`unknown_room`; `not_found`: the admin interface is off.", body = ErrorBody),
-        (status = 401, description = "`no_credential`, `invalid_token`.", body = ErrorBody, headers(("WWW-Authenticate" = String, description = "`Bearer`"))),
-        (status = 403, description = "`forbidden`: a foreign `Origin`, or a dashboard session without the right `X-CSRF-Token`.", body = ErrorBody),
-        (status = 429, description = "`rate_limited`: too many failed authentications from this client.", body = ErrorBody, headers(("Retry-After" = u64, description = "Seconds to wait."))),
-        (status = 503, description = "`store_unavailable`.", body = ErrorBody, headers(("Retry-After" = u64, description = "Seconds to wait."))),
-        (status = 500, description = "`internal`.", body = ErrorBody),
+        AdminReadErrors,
     )
 )]
 #[get("/api/admin/rooms/{room}")]
@@ -304,11 +297,7 @@ fn owner_fields_need_an_owner(a: &Admin, patch: &RoomPatch) -> Result<(), ApiErr
         (status = 400, description = "`malformed_json` (also without `Content-Type: application/json`), `invalid_field` (with `field`).", body = ErrorBody),
         (status = 404, description = "`not_found`: the admin interface is off.", body = ErrorBody),
         (status = 409, description = "`conflict`: the room moved on from `version` (nothing changed; the current `config` and `version`), or was created by another request at the same moment.", body = StaleRoom),
-        (status = 401, description = "`no_credential`, `invalid_token`.", body = ErrorBody, headers(("WWW-Authenticate" = String, description = "`Bearer`"))),
-        (status = 403, description = "`forbidden`: a foreign `Origin`, or a dashboard session without the right `X-CSRF-Token`.", body = ErrorBody),
-        (status = 429, description = "`rate_limited`: too many failed authentications from this client.", body = ErrorBody, headers(("Retry-After" = u64, description = "Seconds to wait."))),
-        (status = 503, description = "`store_unavailable`.", body = ErrorBody, headers(("Retry-After" = u64, description = "Seconds to wait."))),
-        (status = 500, description = "`internal`.", body = ErrorBody),
+        AdminWriteErrors,
     )
 )]
 #[put("/api/admin/rooms/{room}")]
@@ -356,11 +345,7 @@ async fn put_room(
         (status = 204, description = "Deleted."),
         (status = 404, description = "`unknown_room`; `not_found`: the admin interface is off.", body = ErrorBody),
         (status = 409, description = "`conflict`: the room is declared in the configuration.", body = ErrorBody),
-        (status = 401, description = "`no_credential`, `invalid_token`.", body = ErrorBody, headers(("WWW-Authenticate" = String, description = "`Bearer`"))),
-        (status = 403, description = "`forbidden`: a foreign `Origin`, or a dashboard session without the right `X-CSRF-Token`.", body = ErrorBody),
-        (status = 429, description = "`rate_limited`: too many failed authentications from this client.", body = ErrorBody, headers(("Retry-After" = u64, description = "Seconds to wait."))),
-        (status = 503, description = "`store_unavailable`.", body = ErrorBody, headers(("Retry-After" = u64, description = "Seconds to wait."))),
-        (status = 500, description = "`internal`.", body = ErrorBody),
+        AdminWriteErrors,
     )
 )]
 #[delete("/api/admin/rooms/{room}")]
@@ -385,11 +370,7 @@ async fn delete_room(
     responses(
         (status = 200, description = "The flag is set; the room's configuration and version.", body = RoomVersion),
         (status = 404, description = "`unknown_room` (also any other action); `not_found`: the admin interface is off.", body = ErrorBody),
-        (status = 401, description = "`no_credential`, `invalid_token`.", body = ErrorBody, headers(("WWW-Authenticate" = String, description = "`Bearer`"))),
-        (status = 403, description = "`forbidden`: a foreign `Origin`, or a dashboard session without the right `X-CSRF-Token`.", body = ErrorBody),
-        (status = 429, description = "`rate_limited`: too many failed authentications from this client.", body = ErrorBody, headers(("Retry-After" = u64, description = "Seconds to wait."))),
-        (status = 503, description = "`store_unavailable`.", body = ErrorBody, headers(("Retry-After" = u64, description = "Seconds to wait."))),
-        (status = 500, description = "`internal`.", body = ErrorBody),
+        AdminWriteErrors,
     )
 )]
 #[post("/api/admin/rooms/{room}/{action:pause|resume|close|open}")]
@@ -426,11 +407,7 @@ pub struct StockBody {
         (status = 200, description = "Stock before and after.", body = StockOutcome),
         (status = 400, description = "`malformed_json`; `invalid_field` (`stock`): not exactly one valid change, or beyond the bound.", body = ErrorBody),
         (status = 404, description = "`unknown_room`; `not_found`: the admin interface is off.", body = ErrorBody),
-        (status = 401, description = "`no_credential`, `invalid_token`.", body = ErrorBody, headers(("WWW-Authenticate" = String, description = "`Bearer`"))),
-        (status = 403, description = "`forbidden`: a foreign `Origin`, or a dashboard session without the right `X-CSRF-Token`.", body = ErrorBody),
-        (status = 429, description = "`rate_limited`: too many failed authentications from this client.", body = ErrorBody, headers(("Retry-After" = u64, description = "Seconds to wait."))),
-        (status = 503, description = "`store_unavailable`.", body = ErrorBody, headers(("Retry-After" = u64, description = "Seconds to wait."))),
-        (status = 500, description = "`internal`.", body = ErrorBody),
+        AdminWriteErrors,
     )
 )]
 #[post("/api/admin/rooms/{room}/stock")]
@@ -481,11 +458,7 @@ struct FindQuery {
         (status = 200, description = "The visitors found (queued or admitted).", body = VisitorList),
         (status = 400, description = "`bad_request`: neither or both of `code` and `id`, or another parameter; `invalid_field` (`code`, `id`).", body = ErrorBody),
         (status = 404, description = "`unknown_room`; `not_found`: the admin interface is off.", body = ErrorBody),
-        (status = 401, description = "`no_credential`, `invalid_token`.", body = ErrorBody, headers(("WWW-Authenticate" = String, description = "`Bearer`"))),
-        (status = 403, description = "`forbidden`: a foreign `Origin`, or a dashboard session without the right `X-CSRF-Token`.", body = ErrorBody),
-        (status = 429, description = "`rate_limited`: too many failed authentications from this client.", body = ErrorBody, headers(("Retry-After" = u64, description = "Seconds to wait."))),
-        (status = 503, description = "`store_unavailable`.", body = ErrorBody, headers(("Retry-After" = u64, description = "Seconds to wait."))),
-        (status = 500, description = "`internal`.", body = ErrorBody),
+        AdminReadErrors,
     )
 )]
 #[get("/api/admin/rooms/{room}/visitors")]
@@ -531,11 +504,7 @@ async fn find_visitors(
         (status = 400, description = "`invalid_field` (`id`): neither a visitor id nor a support code.", body = ErrorBody),
         (status = 404, description = "`unknown_room`; `not_found`: no such visitor queued or admitted, or the admin interface is off.", body = ErrorBody),
         (status = 409, description = "`conflict`: several visitors have the support code; nobody was removed.", body = AmbiguousCode),
-        (status = 401, description = "`no_credential`, `invalid_token`.", body = ErrorBody, headers(("WWW-Authenticate" = String, description = "`Bearer`"))),
-        (status = 403, description = "`forbidden`: a foreign `Origin`, or a dashboard session without the right `X-CSRF-Token`.", body = ErrorBody),
-        (status = 429, description = "`rate_limited`: too many failed authentications from this client.", body = ErrorBody, headers(("Retry-After" = u64, description = "Seconds to wait."))),
-        (status = 503, description = "`store_unavailable`.", body = ErrorBody, headers(("Retry-After" = u64, description = "Seconds to wait."))),
-        (status = 500, description = "`internal`.", body = ErrorBody),
+        AdminWriteErrors,
     )
 )]
 #[delete("/api/admin/rooms/{room}/visitors/{id}")]
@@ -570,11 +539,7 @@ async fn remove_visitor(
     responses(
         (status = 200, description = "The queue is emptied (sessions stay).", body = Flushed),
         (status = 404, description = "`unknown_room`; `not_found`: the admin interface is off.", body = ErrorBody),
-        (status = 401, description = "`no_credential`, `invalid_token`.", body = ErrorBody, headers(("WWW-Authenticate" = String, description = "`Bearer`"))),
-        (status = 403, description = "`forbidden`: a foreign `Origin`, or a dashboard session without the right `X-CSRF-Token`.", body = ErrorBody),
-        (status = 429, description = "`rate_limited`: too many failed authentications from this client.", body = ErrorBody, headers(("Retry-After" = u64, description = "Seconds to wait."))),
-        (status = 503, description = "`store_unavailable`.", body = ErrorBody, headers(("Retry-After" = u64, description = "Seconds to wait."))),
-        (status = 500, description = "`internal`.", body = ErrorBody),
+        AdminWriteErrors,
     )
 )]
 #[post("/api/admin/rooms/{room}/flush")]
@@ -603,11 +568,7 @@ struct AuditQuery {
         (status = 200, description = "The room's audit log, newest first.", body = AuditList),
         (status = 400, description = "`bad_request`: a query that cannot be read.", body = ErrorBody),
         (status = 404, description = "`unknown_room`; `not_found`: the admin interface is off.", body = ErrorBody),
-        (status = 401, description = "`no_credential`, `invalid_token`.", body = ErrorBody, headers(("WWW-Authenticate" = String, description = "`Bearer`"))),
-        (status = 403, description = "`forbidden`: a foreign `Origin`, or a dashboard session without the right `X-CSRF-Token`.", body = ErrorBody),
-        (status = 429, description = "`rate_limited`: too many failed authentications from this client.", body = ErrorBody, headers(("Retry-After" = u64, description = "Seconds to wait."))),
-        (status = 503, description = "`store_unavailable`.", body = ErrorBody, headers(("Retry-After" = u64, description = "Seconds to wait."))),
-        (status = 500, description = "`internal`.", body = ErrorBody),
+        AdminReadErrors,
     )
 )]
 #[get("/api/admin/rooms/{room}/audit")]
@@ -630,11 +591,7 @@ async fn room_audit(
         (status = 200, description = "The audit log of every room, newest first.", body = AuditList),
         (status = 400, description = "`bad_request`: a query that cannot be read.", body = ErrorBody),
         (status = 404, description = "`not_found`: the admin interface is off.", body = ErrorBody),
-        (status = 401, description = "`no_credential`, `invalid_token`.", body = ErrorBody, headers(("WWW-Authenticate" = String, description = "`Bearer`"))),
-        (status = 403, description = "`forbidden`: a foreign `Origin`, or a dashboard session without the right `X-CSRF-Token`.", body = ErrorBody),
-        (status = 429, description = "`rate_limited`: too many failed authentications from this client.", body = ErrorBody, headers(("Retry-After" = u64, description = "Seconds to wait."))),
-        (status = 503, description = "`store_unavailable`.", body = ErrorBody, headers(("Retry-After" = u64, description = "Seconds to wait."))),
-        (status = 500, description = "`internal`.", body = ErrorBody),
+        AdminReadErrors,
     )
 )]
 #[get("/api/admin/audit")]

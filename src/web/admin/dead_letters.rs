@@ -5,6 +5,7 @@ use actix_web::{get, post, web, HttpResponse};
 use utoipa::OpenApi;
 
 use super::auth::Admin;
+use super::responses::{AdminReadErrors, AdminWriteErrors};
 use crate::domain::admin::webhooks::{self, DeadLetter, DeadLetters, Replayed};
 use crate::domain::admission::Engine;
 use crate::web::error::{ApiError, ErrorBody};
@@ -30,11 +31,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     responses(
         (status = 200, description = "The room's kept dead letters (the newest 1000), newest first, and its webhook figures.", body = DeadLetters),
         (status = 404, description = "`unknown_room`; `not_found`: the admin interface is off.", body = ErrorBody),
-        (status = 401, description = "`no_credential`, `invalid_token`.", body = ErrorBody, headers(("WWW-Authenticate" = String, description = "`Bearer`"))),
-        (status = 403, description = "`forbidden`: a foreign `Origin`, or a dashboard session without the right `X-CSRF-Token`.", body = ErrorBody),
-        (status = 429, description = "`rate_limited`: too many failed authentications from this client.", body = ErrorBody, headers(("Retry-After" = u64, description = "Seconds to wait."))),
-        (status = 503, description = "`store_unavailable`.", body = ErrorBody, headers(("Retry-After" = u64, description = "Seconds to wait."))),
-        (status = 500, description = "`internal`.", body = ErrorBody),
+        AdminReadErrors,
     )
 )]
 #[get("/api/admin/rooms/{room}/webhook/dead-letters")]
@@ -54,11 +51,7 @@ async fn list(
     responses(
         (status = 200, description = "Every kept dead letter is a retry again, due now, with all its attempts; the event ids (none when there was none).", body = Replayed),
         (status = 404, description = "`unknown_room`; `not_found`: the admin interface is off.", body = ErrorBody),
-        (status = 401, description = "`no_credential`, `invalid_token`.", body = ErrorBody, headers(("WWW-Authenticate" = String, description = "`Bearer`"))),
-        (status = 403, description = "`forbidden`: a foreign `Origin`, or a dashboard session without the right `X-CSRF-Token`.", body = ErrorBody),
-        (status = 429, description = "`rate_limited`: too many failed authentications from this client.", body = ErrorBody, headers(("Retry-After" = u64, description = "Seconds to wait."))),
-        (status = 503, description = "`store_unavailable`.", body = ErrorBody, headers(("Retry-After" = u64, description = "Seconds to wait."))),
-        (status = 500, description = "`internal`.", body = ErrorBody),
+        AdminWriteErrors,
     )
 )]
 #[post("/api/admin/rooms/{room}/webhook/dead-letters/replay")]
@@ -83,11 +76,7 @@ async fn replay_all(
         (status = 200, description = "The letter is a retry again, due now, with all its attempts.", body = Replayed),
         (status = 400, description = "`invalid_field` (`event_id`): not an event id.", body = ErrorBody),
         (status = 404, description = "`unknown_room`; `not_found`: the room keeps no dead letter for this event (never given up, replayed already, pushed out), or the admin interface is off.", body = ErrorBody),
-        (status = 401, description = "`no_credential`, `invalid_token`.", body = ErrorBody, headers(("WWW-Authenticate" = String, description = "`Bearer`"))),
-        (status = 403, description = "`forbidden`: a foreign `Origin`, or a dashboard session without the right `X-CSRF-Token`.", body = ErrorBody),
-        (status = 429, description = "`rate_limited`: too many failed authentications from this client.", body = ErrorBody, headers(("Retry-After" = u64, description = "Seconds to wait."))),
-        (status = 503, description = "`store_unavailable`.", body = ErrorBody, headers(("Retry-After" = u64, description = "Seconds to wait."))),
-        (status = 500, description = "`internal`.", body = ErrorBody),
+        AdminWriteErrors,
     )
 )]
 #[post("/api/admin/rooms/{room}/webhook/dead-letters/{event_id}/replay")]

@@ -16,6 +16,7 @@ pub mod dead_letters;
 pub mod oidc;
 pub mod pages;
 pub mod preview;
+mod responses;
 pub mod roles;
 
 use actix_web::web;
