@@ -364,3 +364,34 @@ async fn the_preview_renders_every_state_and_names_an_unknown_one() {
     let r = admin(&app, Method::GET, "/api/admin/rooms/shop", None).await;
     assert_eq!(r.body["live"]["queue_length"], 0, "{:?}", r.body["live"]);
 }
+
+#[tokio::test]
+async fn a_viewer_may_preview_and_may_not_change_the_brand() {
+    use crate::helpers::admin::{user, user_token};
+    let redis = RedisServer::start();
+    let mut s = admin_settings(&redis, &prefix(), vec![room("shop", 5)]);
+    s.admin.users = vec![user("vic", anteroom::config::Role::Viewer)];
+    let app = spawn_app(s).await;
+    let res = app
+        .client
+        .get(app.url("/admin/rooms/shop/preview?state=paused"))
+        .bearer_auth(user_token("vic"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 200);
+    assert!(res
+        .text()
+        .await
+        .unwrap()
+        .contains("data-message=\"paused\""));
+    let r = crate::helpers::admin::as_user(
+        &app,
+        "vic",
+        Method::PUT,
+        "/api/admin/rooms/shop",
+        Some(json!({"brand": {"title": "Mine"}})),
+    )
+    .await;
+    assert_eq!((r.status, r.error_code()), (403, "forbidden_role"));
+}
