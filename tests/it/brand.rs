@@ -395,3 +395,38 @@ async fn a_viewer_may_preview_and_may_not_change_the_brand() {
     .await;
     assert_eq!((r.status, r.error_code()), (403, "forbidden_role"));
 }
+
+#[tokio::test]
+async fn an_https_logo_origin_is_the_only_source_added_to_the_page_csp() {
+    let redis = RedisServer::start();
+    let app = spawn_app(admin_settings(
+        &redis,
+        &prefix(),
+        vec![RoomConfig {
+            brand: Brand {
+                logo_url: Some("https://cdn.shop.example/img/logo.svg?v=2".into()),
+                ..Brand::default()
+            },
+            ..room("shop", 1)
+        }],
+    ))
+    .await;
+    app.join("shop").await; // holds the only slot: the page is the queue page
+    let res = app.client.get(app.url("/r/shop")).send().await.unwrap();
+    let csp = res.headers()["content-security-policy"]
+        .to_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        csp.contains("img-src https://cdn.shop.example 'self' data:;"),
+        "{csp}"
+    );
+    assert!(
+        csp.contains("style-src 'self';") && csp.contains("script-src 'self';"),
+        "{csp}"
+    );
+    let page = res.text().await.unwrap();
+    assert!(page.contains("class=\"brand-logo\""), "{page}");
+    // No colours set: no stylesheet of the brand's.
+    assert!(!page.contains("brand.css"), "{page}");
+}
