@@ -189,12 +189,17 @@ async fn webhook_live(engine: &Engine, cfg: &RoomConfig) -> Option<crate::store:
     (cfg.webhook_url.is_some() || c != Default::default()).then_some(c)
 }
 
-/// Checks a configuration, naming the first bad field; a custom template is read and
-/// parsed here too, so a change naming a file that is missing, outside `template_dir` or
-/// does not parse is refused (naming the file and line).
-fn validate(engine: &Engine, cfg: &RoomConfig) -> Result<(), DomainError> {
+/// Checks a configuration, naming the first bad field. With `template`, the room's custom
+/// template is read and parsed too, so a change naming a file that is missing, outside
+/// `template_dir` or does not parse is refused (naming the file and line); a change that
+/// leaves the template as it is does not read it, so pausing a room never depends on a
+/// file being there.
+fn validate(engine: &Engine, cfg: &RoomConfig, template: bool) -> Result<(), DomainError> {
     cfg.check()
         .map_err(|(field, message)| DomainError::invalid_field(field, message))?;
+    if !template {
+        return Ok(());
+    }
     crate::domain::custom_page::check_room(&engine.settings, cfg)
         .map_err(|message| DomainError::invalid_field("template", message))
 }
@@ -229,7 +234,7 @@ async fn apply(
         _ => patch,
     };
     let new = patch.applied_to(&old);
-    validate(engine, &new)?;
+    validate(engine, &new, patch.template.is_some())?;
     let version = match engine
         .store
         .patch_room_if(room, patch, expected)
@@ -339,7 +344,7 @@ pub async fn put_room(
         ..engine.settings.room_defaults.clone()
     };
     let cfg = patch.applied_to(&base);
-    validate(engine, &cfg)?;
+    validate(engine, &cfg, true)?;
     if !engine
         .store
         .put_room(&cfg, true)

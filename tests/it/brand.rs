@@ -430,3 +430,52 @@ async fn an_https_logo_origin_is_the_only_source_added_to_the_page_csp() {
     // No colours set: no stylesheet of the brand's.
     assert!(!page.contains("brand.css"), "{page}");
 }
+
+#[tokio::test]
+async fn a_room_whose_template_file_went_missing_can_still_be_paused() {
+    let redis = RedisServer::start();
+    let dir = template_dir();
+    let mut s = admin_settings(
+        &redis,
+        &prefix(),
+        vec![RoomConfig {
+            template: Some("ok.html".into()),
+            ..room("shop", 1)
+        }],
+    );
+    s.template_dir = Some(dir.path().to_path_buf());
+    let app = spawn_app(s).await;
+    std::fs::remove_file(dir.path().join("ok.html")).unwrap();
+    // A change that leaves the template alone does not read it.
+    let r = admin(&app, Method::POST, "/api/admin/rooms/shop/pause", None).await;
+    assert_eq!(r.status, 200, "{:?}", r.body);
+    let r = admin(
+        &app,
+        Method::PUT,
+        "/api/admin/rooms/shop",
+        Some(json!({"capacity": 3})),
+    )
+    .await;
+    assert_eq!(r.status, 200, "{:?}", r.body);
+    // The page falls back to the built-in one (logged).
+    app.join("shop").await;
+    let page = app
+        .client
+        .get(app.url("/r/shop"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(page.contains("id=\"position\""), "{page}");
+    // Naming it again is refused: the file is gone.
+    let r = admin(
+        &app,
+        Method::PUT,
+        "/api/admin/rooms/shop",
+        Some(json!({"template": "ok.html"})),
+    )
+    .await;
+    assert_eq!(r.body["error"]["field"], "template", "{:?}", r.body);
+}
