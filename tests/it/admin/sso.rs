@@ -11,7 +11,7 @@
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 
-use crate::helpers::admin::admin_settings;
+use crate::helpers::admin::{admin_settings, dashboard_in};
 use crate::helpers::{free_port, prefix, room, spawn_app, RedisServer, TestApp};
 use anteroom::config::{OidcSettings, Role, Secret};
 
@@ -258,22 +258,7 @@ async fn single_sign_on_signs_in_with_the_mapped_role_and_signs_out() {
         signed_in_as(&app, &b).await,
         "signed in as <strong>alice</strong> (owner)"
     );
-    let html = b
-        .get(app.url("/admin"))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
-    let csrf = html
-        .split("data-csrf=\"")
-        .nth(1)
-        .unwrap()
-        .split('"')
-        .next()
-        .unwrap()
-        .to_string();
+    let (_, csrf) = dashboard_in(&b, &app).await;
     let r = b
         .post(app.url("/api/admin/rooms/r/pause"))
         .header("x-csrf-token", &csrf)
@@ -310,22 +295,7 @@ async fn single_sign_on_signs_in_with_the_mapped_role_and_signs_out() {
         signed_in_as(&app, &b).await,
         "signed in as <strong>sam</strong> (viewer)"
     );
-    let html = b
-        .get(app.url("/admin"))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
-    let csrf = html
-        .split("data-csrf=\"")
-        .nth(1)
-        .unwrap()
-        .split('"')
-        .next()
-        .unwrap()
-        .to_string();
+    let (_, csrf) = dashboard_in(&b, &app).await;
     let r = b
         .post(app.url("/api/admin/rooms/r/resume"))
         .header("x-csrf-token", &csrf)

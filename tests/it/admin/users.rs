@@ -4,7 +4,7 @@
 //! never locks the right password out.
 
 use crate::helpers::admin::{
-    admin_settings, as_user, dashboard, login_form, session_cookie, user, TOKEN,
+    admin_settings, as_user, dashboard, login_form, session_cookie, sign_in, user, TOKEN,
 };
 use crate::helpers::{prefix, room, spawn_app, RedisServer, Reply, TestApp};
 use anteroom::config::Role;
@@ -237,19 +237,7 @@ async fn a_viewer_signs_in_by_name_sees_who_they_are_and_changes_nothing() {
     let unknown = login_form(&app, &[("name", "nobody"), ("password", "x")], None).await;
     assert_eq!(unknown.status(), 401);
 
-    let ok = login_form(
-        &app,
-        &[("name", "vera"), ("password", "vera-password")],
-        None,
-    )
-    .await;
-    assert_eq!(ok.status(), 303);
-    let session = session_cookie(&ok)
-        .unwrap()
-        .split(';')
-        .next()
-        .unwrap()
-        .to_string();
+    let session = sign_in(&app, &[("name", "vera"), ("password", "vera-password")]).await;
     let (html, csrf) = dashboard(&app, &session).await;
     assert!(
         html.contains("signed in as <strong>vera</strong> (viewer)"),
@@ -275,18 +263,7 @@ async fn a_viewer_signs_in_by_name_sees_who_they_are_and_changes_nothing() {
     assert_eq!(read.status(), 200);
 
     // An operator's session may pause, and the audit names them.
-    let ok = login_form(
-        &app,
-        &[("name", "olga"), ("password", "olga-password")],
-        None,
-    )
-    .await;
-    let session = session_cookie(&ok)
-        .unwrap()
-        .split(';')
-        .next()
-        .unwrap()
-        .to_string();
+    let session = sign_in(&app, &[("name", "olga"), ("password", "olga-password")]).await;
     let (_, csrf) = dashboard(&app, &session).await;
     let r = app
         .client
@@ -301,19 +278,11 @@ async fn a_viewer_signs_in_by_name_sees_who_they_are_and_changes_nothing() {
     assert_eq!(audit.body["entries"][0]["who"], "olga");
 
     // The `credential` field still takes a token: a user's, as that user.
-    let by_token = login_form(
+    let session = sign_in(
         &app,
         &[("credential", &crate::helpers::admin::user_token("owen"))],
-        None,
     )
     .await;
-    assert_eq!(by_token.status(), 303);
-    let session = session_cookie(&by_token)
-        .unwrap()
-        .split(';')
-        .next()
-        .unwrap()
-        .to_string();
     let (html, _) = dashboard(&app, &session).await;
     assert!(
         html.contains("signed in as <strong>owen</strong> (owner)"),
@@ -328,18 +297,7 @@ async fn a_session_of_a_user_removed_from_the_configuration_no_longer_works() {
     let mut s = admin_settings(&r, &p, vec![room("r", 1)]);
     s.admin.users = vec![user("olga", Role::Operator)];
     let app = spawn_app(s.clone()).await;
-    let ok = login_form(
-        &app,
-        &[("name", "olga"), ("password", "olga-password")],
-        None,
-    )
-    .await;
-    let session = session_cookie(&ok)
-        .unwrap()
-        .split(';')
-        .next()
-        .unwrap()
-        .to_string();
+    let session = sign_in(&app, &[("name", "olga"), ("password", "olga-password")]).await;
     // Another instance, same keys, without olga (her account was removed).
     s.admin.users = vec![user("owen", Role::Owner)];
     let other = spawn_app(s).await;

@@ -143,20 +143,32 @@ pub async fn login_form(
 
 /// The dashboard with a session cookie: its HTML and its CSRF token.
 pub async fn dashboard(app: &TestApp, session: &str) -> (String, String) {
-    let html = app
-        .client
-        .get(app.url("/admin"))
-        .header("cookie", session)
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
-    let csrf = html
-        .split("data-csrf=\"")
-        .nth(1)
-        .map(|s| s.split('"').next().unwrap().to_string())
-        .unwrap_or_default();
+    let req = app.client.get(app.url("/admin")).header("cookie", session);
+    let html = req.send().await.unwrap().text().await.unwrap();
+    let csrf = csrf_of(&html).unwrap_or_default();
     (html, csrf)
+}
+
+/// The dashboard through a client that keeps its own cookies (a browser-like client
+/// signed in by single sign-on): its HTML and its CSRF token, which must be there.
+pub async fn dashboard_in(b: &reqwest::Client, app: &TestApp) -> (String, String) {
+    let html = b.get(app.url("/admin")).send().await.unwrap();
+    let html = html.text().await.unwrap();
+    let csrf = csrf_of(&html).unwrap_or_else(|| panic!("no CSRF token on the dashboard: {html}"));
+    (html, csrf)
+}
+
+/// The CSRF token a dashboard page carries (`data-csrf`), if it has one.
+pub fn csrf_of(html: &str) -> Option<String> {
+    let rest = html.split("data-csrf=\"").nth(1)?;
+    Some(rest.split('"').next()?.to_string())
+}
+
+/// Signs in on the sign-in form with `fields` (`name` and `password`, or `credential`),
+/// which must succeed (`303`), and returns the session cookie as `name=value`.
+pub async fn sign_in(app: &TestApp, fields: &[(&str, &str)]) -> String {
+    let res = login_form(app, fields, None).await;
+    assert_eq!(res.status(), 303, "signing in with {fields:?}");
+    let cookie = session_cookie(&res).expect("a session cookie");
+    cookie.split(';').next().unwrap().to_string()
 }
