@@ -343,6 +343,13 @@ async fn the_preview_renders_every_state_and_names_an_unknown_one() {
             );
         }
     }
+    // In the language asked for.
+    let page = get("/admin/rooms/shop/preview?state=paused&lang=zh".into())
+        .await
+        .text()
+        .await
+        .unwrap();
+    assert!(page.contains("<html lang=\"zh"), "{page}");
     let res = get("/admin/rooms/shop/preview?state=on_fire".into()).await;
     assert_eq!(res.status(), 400);
     let body: serde_json::Value = res.json().await.unwrap();
