@@ -290,6 +290,21 @@ async fn a_custom_template_is_rendered_with_its_variables_escaped() {
         csp.contains("script-src 'self'") && !csp.contains("unsafe"),
         "{csp}"
     );
+    // The preview renders the room's template too, in any state.
+    let preview = app
+        .client
+        .get(app.url("/admin/rooms/shop/preview?state=sold_out"))
+        .bearer_auth(TOKEN)
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        preview.contains("<span data-anteroom=\"state\">sold_out</span>"),
+        "{preview}"
+    );
     // Back to the built-in page.
     let r = admin(
         &app,
