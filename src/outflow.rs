@@ -134,10 +134,25 @@ async fn room_once(
         .collect();
     let signals = Signals::merge(&reports);
     let stats = store.stats(room).await?;
+    // Whether the last decision was a raise (its effect is not measured yet), and the
+    // capacity before the last lower for errors (where the origin failed; a lower for
+    // latency alone is already in proportion, and one noisy 2 s interval should not cap
+    // the climb): read from the room's history, so an instance taking over the lease
+    // decides the same.
+    let history = points(store, room, crate::store::outflow::CHART_POINTS).await;
+    let raised_last = history.last().is_some_and(|p| p.decision == "raise");
+    let max_err = cfg.outflow.max_error_rate;
+    let overload_at = history
+        .iter()
+        .rposition(|p| p.decision == "lower" && p.error_rate.is_some_and(|e| e > max_err))
+        .and_then(|i| i.checked_sub(1))
+        .map(|i| history[i].capacity);
     let load = Load {
         capacity: stats.capacity,
         live: stats.active,
         waiting: stats.queue_length,
+        raised_last,
+        overload_at,
     };
     let decision = decide(&cfg.outflow, load, &signals);
     let after = decision.capacity(load.capacity);

@@ -572,7 +572,13 @@ fn row(r: &Run) -> String {
 async fn bench_fixed_capacities_against_adaptive() {
     let (crowd, secs) = (2400, 40);
     let mut runs = Vec::new();
-    for cap in [20, 40, 60, 90, 180] {
+    // `OUTFLOW_BENCH_ONLY=adaptive`: the adaptive runs alone (tuning; the table needs all).
+    let sweep: &[u64] = if std::env::var("OUTFLOW_BENCH_ONLY").as_deref() == Ok("adaptive") {
+        &[]
+    } else {
+        &[20, 40, 60, 90, 180]
+    };
+    for &cap in sweep {
         runs.push(sale(&format!("fixed {cap}"), None, cap, crowd, secs, None).await);
     }
     runs.push(

@@ -27,6 +27,8 @@ fn full(capacity: u64) -> Load {
         capacity,
         live: capacity,
         waiting: 1000,
+        raised_last: false,
+        overload_at: None,
     }
 }
 
@@ -51,14 +53,14 @@ fn just_under_the_raise_threshold_it_adds_a_step_each_interval_up_to_the_maximum
 fn far_under_the_target_the_raise_grows_with_the_headroom_up_to_doubling() {
     let c = cfg();
     // A p95 of 0: all headroom, twice the capacity.
-    assert_eq!(raise_to(&c, 40, Some(0.0)), 80);
+    assert_eq!(raise_to(&c, 40, Some(0.0), None), 80);
     // Half the threshold (85 of 170): half the headroom, × 1.5.
-    assert_eq!(raise_to(&c, 40, Some(85.0)), 60);
+    assert_eq!(raise_to(&c, 40, Some(85.0), None), 60);
     // Near the threshold the step is more than the proportional raise.
-    assert_eq!(raise_to(&c, 40, Some(160.0)), 50);
+    assert_eq!(raise_to(&c, 40, Some(160.0), None), 50);
     // Never past the maximum, and without a p95 (errors only reported) one step.
-    assert_eq!(raise_to(&c, 300, Some(0.0)), 410);
-    assert_eq!(raise_to(&c, 40, None), 50);
+    assert_eq!(raise_to(&c, 300, Some(0.0), None), 410);
+    assert_eq!(raise_to(&c, 40, None, None), 50);
     // The decision uses it.
     assert_eq!(
         decide(&c, full(40), &sig(85.0, 0.0)),
@@ -66,9 +68,9 @@ fn far_under_the_target_the_raise_grows_with_the_headroom_up_to_doubling() {
     );
 }
 
-/// Against a model origin whose p95 doubles with every 5 requests in flight (the shop of
-/// the benchmark, tests/it/outflow.rs), a start at a third of its limit reaches the hold
-/// band within four intervals; the additive step alone would take eleven.
+/// Against a model origin whose p95 doubles with every 5 requests in flight, a start at
+/// a third of its limit reaches the hold band within eight intervals, a raise every
+/// other one (the wait after each); the additive step alone would take eleven raises.
 #[test]
 fn a_low_start_climbs_to_the_origins_limit_in_a_few_intervals() {
     let c = OutflowConfig {
@@ -81,10 +83,17 @@ fn a_low_start_climbs_to_the_origins_limit_in_a_few_intervals() {
     let p95 = |cap: u64| 20.0 * 2f64.powf(cap as f64 / 5.0 / 5.0);
     let mut cap = 30;
     let mut intervals = 0;
+    let mut raised_last = false;
     while p95(cap) <= 250.0 * RAISE_BELOW {
-        cap = decide(&c, full(cap), &sig(p95(cap), 0.0)).capacity(cap);
+        let load = Load {
+            raised_last,
+            ..full(cap)
+        };
+        let d = decide(&c, load, &sig(p95(cap), 0.0));
+        raised_last = matches!(d, Decision::Raise { .. });
+        cap = d.capacity(cap);
         intervals += 1;
-        assert!(intervals <= 4, "still at {cap} after {intervals} intervals");
+        assert!(intervals <= 8, "still at {cap} after {intervals} intervals");
     }
     // In the hold band or just over it: never past the point where p95 is 1.2 × target.
     assert!(p95(cap) <= 250.0 * 1.2, "{cap}: {}", p95(cap));
@@ -260,10 +269,13 @@ fn a_recorded_sale_with_a_slowdown_and_recovery() {
     ];
     let mut cap = 100;
     for (i, &(p95, err, live, waiting, want)) in rows.iter().enumerate() {
+        // Each interval judged alone (the wait after a raise has its own test).
         let load = Load {
             capacity: cap,
             live,
             waiting,
+            raised_last: false,
+            overload_at: None,
         };
         cap = decide(&cfg(), load, &sig(p95, err)).capacity(cap);
         assert_eq!(cap, want, "interval {i}: p95 {p95}, errors {err}");
@@ -301,4 +313,54 @@ fn the_capacity_follows_a_slowdown_down_within_two_intervals_and_back_up() {
     }
     // And it climbs back after the recovery.
     assert!(trace[119].1 >= before - 10, "{:?}", &trace[80..]);
+}
+
+/// The interval that ends with a raise measured the origin under the old capacity: the
+/// next decision waits (holds) instead of raising on it, but lowers at once if the origin
+/// is over its target.
+#[test]
+fn after_a_raise_it_waits_one_interval_before_raising_again_but_never_before_lowering() {
+    let settling = Load {
+        raised_last: true,
+        ..full(100)
+    };
+    assert_eq!(
+        decide(&cfg(), settling, &sig(50.0, 0.0)),
+        Decision::Hold(Hold::Settling)
+    );
+    assert_eq!(
+        decide(&cfg(), settling, &sig(400.0, 0.0)),
+        Decision::Lower {
+            to: 50,
+            cause: Cause::Latency
+        }
+    );
+    assert_eq!(
+        decide(&cfg(), settling, &sig(50.0, 0.05)),
+        Decision::Lower {
+            to: 50,
+            cause: Cause::Errors
+        }
+    );
+    // The interval after the wait raises again.
+    assert!(matches!(
+        decide(&cfg(), full(100), &sig(50.0, 0.0)),
+        Decision::Raise { .. }
+    ));
+}
+
+/// Once the origin was overloaded at some capacity, fast raises stop at 90 % of it and
+/// the step takes over from there (TCP's ssthresh).
+#[test]
+fn after_an_overload_fast_raises_stop_below_it_and_the_step_goes_on() {
+    let c = cfg();
+    // All headroom would double 40; overloaded at 60 before: 54 at most.
+    assert_eq!(raise_to(&c, 40, Some(0.0), Some(60)), 54);
+    // At or past 54 only the step.
+    assert_eq!(raise_to(&c, 54, Some(0.0), Some(60)), 64);
+    let load = Load {
+        overload_at: Some(60),
+        ..full(40)
+    };
+    assert_eq!(decide(&c, load, &sig(0.0, 0.0)), Decision::Raise { to: 54 });
 }
