@@ -30,6 +30,7 @@ mod hardening;
 mod history;
 mod hostile;
 mod hostile_table;
+mod i18n;
 mod join_batch;
 mod lanes;
 mod line_view;
