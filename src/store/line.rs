@@ -102,27 +102,6 @@ pub struct RoomTick {
     pub rehold: bool,
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_log_entry_is_parsed_and_a_bad_one_refused() {
-        assert_eq!(
-            LineChange::parse("12:l:3000:v:x"),
-            Some(LineChange {
-                seq: 12,
-                ticket: 3000,
-                visitor: "v:x".into(),
-                back: false
-            })
-        );
-        assert!(LineChange::parse("12:b:7:v").unwrap().back);
-        assert_eq!(LineChange::parse("12:z:7:v"), None);
-        assert_eq!(LineChange::parse("12:l:x:v"), None);
-    }
-}
-
 /// The hub's batched view of the line (one round trip per room per tick, whatever the
 /// number of sockets), admissions as they happen, and the socket counts it reports.
 #[async_trait]
@@ -153,4 +132,25 @@ pub trait LineStore: Send + Sync {
     async fn report_sockets(&self, instance: &str, counts: &[(String, u64)]) -> StoreResult<()>;
     /// Socket counts reported in the last minute, by instance and room.
     async fn sockets(&self) -> StoreResult<Vec<SocketCount>>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_log_entry_is_parsed_and_a_bad_one_refused() {
+        assert_eq!(
+            LineChange::parse("12:l:3000:v:x"),
+            Some(LineChange {
+                seq: 12,
+                ticket: 3000,
+                visitor: "v:x".into(),
+                back: false
+            })
+        );
+        assert!(LineChange::parse("12:b:7:v").unwrap().back);
+        assert_eq!(LineChange::parse("12:z:7:v"), None);
+        assert_eq!(LineChange::parse("12:l:x:v"), None);
+    }
 }

@@ -117,6 +117,21 @@ impl MemoryLog {
     }
 }
 
+/// The revocation log of passes that ended early: written by the web layer, the gateway
+/// and the keeper, read by the gateway.
+#[async_trait]
+pub trait RevocationStore: Send + Sync {
+    /// Appends a revoked pass to the revocation log (see [the module](self)), kept until its
+    /// `expires_at_ms` (store clock; an already expired one is not written). Expired
+    /// entries are swept as new ones are written.
+    async fn revoke(&self, r: &Revocation) -> StoreResult<()>;
+    /// Revocations written after `cursor` (0: from the start), oldest first, at most
+    /// `limit`, and the cursor to read from next. Entries that expired but were not swept
+    /// yet may be among them. A cursor past the log's end (the store lost its data)
+    /// reads from the start again.
+    async fn revocations_since(&self, cursor: u64, limit: usize) -> StoreResult<RevocationPage>;
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -133,19 +148,4 @@ mod tests {
         assert_eq!(Revocation::decode("a b c 1"), None);
         assert_eq!(Revocation::decode("a b 1 2 3"), None);
     }
-}
-
-/// The revocation log of passes that ended early: written by the web layer, the gateway
-/// and the keeper, read by the gateway.
-#[async_trait]
-pub trait RevocationStore: Send + Sync {
-    /// Appends a revoked pass to the revocation log (see [the module](self)), kept until its
-    /// `expires_at_ms` (store clock; an already expired one is not written). Expired
-    /// entries are swept as new ones are written.
-    async fn revoke(&self, r: &Revocation) -> StoreResult<()>;
-    /// Revocations written after `cursor` (0: from the start), oldest first, at most
-    /// `limit`, and the cursor to read from next. Entries that expired but were not swept
-    /// yet may be among them. A cursor past the log's end (the store lost its data)
-    /// reads from the start again.
-    async fn revocations_since(&self, cursor: u64, limit: usize) -> StoreResult<RevocationPage>;
 }
