@@ -253,7 +253,37 @@ def drop_section(r):
 
 
 # The sections a `--only` run rewrites: results key → (title, lines).
-SECTIONS = {"gateway": (GATEWAY_TITLE, gateway_section), "drop": (DROP_TITLE, drop_section)}
+MEMORY_HTTP_TITLE = "## Memory store over HTTP: stalls"
+
+
+def memory_http_section(r):
+    """`--only memory`: join + status over HTTP on the memory store, each round beside the
+    trivial-HTTP ceiling measured just before it."""
+    lines = [
+        "",
+        MEMORY_HTTP_TITLE,
+        "",
+        f"`python3 bench/run.py --only memory` on {r['machine']['cpu']} × {r['machine']['cores']} "
+        "cores (shared with other builds while it ran: the figures are noisy). One instance on the "
+        "memory store (`workers = 1`, capacity 1,000, a fresh instance per round), 64 connections "
+        "of join + status; the ceiling is `anteroom-loadtest get` against the trivial server, "
+        "measured just before each round. Issue 35's target: p99 ≤ 5 × p50.",
+        "",
+        "| round | requests/s | × ceiling | p50 ms | p99 ms | max ms | p99 / p50 | errors |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for x in r["memory_http"]:
+        js, c = x["join_status"], x["ceiling"]
+        lat = js["latency"]
+        lines.append(
+            f"| {x['round']} | {fmt(js['requests_per_s'])} | {js['requests_per_s'] / c['requests_per_s']:.2f} | "
+            f"{lat['p50_ms']:.2f} | {lat['p99_ms']:.2f} | {lat['max_ms']:.1f} | "
+            f"{lat['p99_ms'] / max(lat['p50_ms'], 1e-9):.1f} | {sum(js['errors'].values())} |")
+    return lines
+
+
+SECTIONS = {"gateway": (GATEWAY_TITLE, gateway_section), "drop": (DROP_TITLE, drop_section),
+            "memory_http": (MEMORY_HTTP_TITLE, memory_http_section)}
 
 
 def replace_section(r, path):

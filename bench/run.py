@@ -41,7 +41,7 @@ def main():
     ap.add_argument("--out", default=os.path.join(ROOT, "BENCHMARKS.md"))
     ap.add_argument("--sockets", type=int, default=50000, help="WebSocket scenario size")
     ap.add_argument("--drop-visitors", type=int, default=10000, help="drop scenario size (pre-queue)")
-    ap.add_argument("--only", choices=["gateway", "drop"],
+    ap.add_argument("--only", choices=["gateway", "drop", "memory"],
                     help="run this scenario alone and rewrite only its section of the report")
     ap.add_argument("--report-only", metavar="RESULTS_JSON",
                     help="rewrite the report from a saved results file, without running anything")
@@ -70,6 +70,8 @@ def main():
         try:
             if a.only == "drop":
                 results["drop"] = scenarios.drop(bin_dir, lt, tmp, a.drop_visitors)
+            elif a.only == "memory":
+                results["memory_http"] = scenarios.memory_http(bin_dir, lt, tmp, dur)
             else:
                 results["gateway"] = scenarios.gateway(bin_dir, lt, tmp, 1 if smoke else dur, smoke)
         finally:
@@ -83,6 +85,8 @@ def main():
         if a.only == "drop":
             d = results["drop"]["loadgen"]
             ok = d["shuffle_ms"] is not None and d["first_push_ms"] is not None and d["margin_ms"] > 0
+        elif a.only == "memory":
+            ok = all(x["join_status"]["requests"] > 0 for x in results["memory_http"])
         else:
             ok = results["gateway"]["gateway_max"]["requests"] > 0
         print("1 passed, 0 failed" if ok else "0 passed, 1 failed")

@@ -72,6 +72,46 @@ def memstore(lt, dur):
     return loadtest(lt, "memstore", "--tasks", 2, "--duration", dur)
 
 
+def memory_http(bin_dir, lt, tmp, dur, rounds=2):
+    """join + status over HTTP on the memory store (one instance, no Redis, capacity 1000,
+    `workers = 1`), 64 connections, beside the trivial-HTTP ceiling measured just before it,
+    `rounds` times (a fresh instance each round, so each starts with an empty line). Issue
+    35's stall check: p99 against p50."""
+    out = []
+    for i in range(rounds):
+        ceiling = http_ceiling(lt, dur)
+        port = free_port()
+        cfg = os.path.join(tmp, f"anteroom-memory-{port}.toml")
+        with open(cfg, "w") as f:
+            f.write(f"""
+listen = "127.0.0.1:{port}"
+secret_key = "bench-secret"
+signing_key = "{SIGNING_KEY}"
+demo = false
+workers = 1
+[admin]
+enabled = false
+[rate_limit]
+visitor_requests = 0
+ip_per_second = 0
+[[rooms]]
+id = "bench"
+capacity = 1000
+session_ttl_secs = 60
+heartbeat_timeout_secs = 120
+target_url = "http://127.0.0.1:{port}/"
+max_places_per_ip = 0
+""")
+        log = open(os.path.join(tmp, f"anteroom-memory-{port}.log"), "w")
+        p = start([os.path.join(bin_dir, "anteroom"), "--config", cfg], env={"ANTEROOM_LOG": "warn"}, log=log)
+        wait_http(f"http://127.0.0.1:{port}/readyz")
+        run = loadtest(lt, "http", "--target", f"http://127.0.0.1:{port}", "--room", "bench",
+                       "--concurrency", 64, "--duration", dur, "--threads", 1, "--pids", p.pid)
+        stop(p)
+        out.append({"round": i + 1, "ceiling": ceiling, "join_status": run})
+    return out
+
+
 def ws_two_instances(bin_dir, lt, tmp, smoke):
     """WebSocket crowd on two instances sharing one Redis: admissions pushed across
     instances. One load-generator process per instance; returns their two results."""

@@ -72,6 +72,25 @@ impl Clock for ManualClock {
     }
 }
 
+/// How long an operation may hold the rooms' lock before it is logged (see `with_room`).
+const SLOW_HOLD: std::time::Duration = std::time::Duration::from_millis(5);
+
+/// Logs, when dropped, a hold of the rooms' lock longer than [`SLOW_HOLD`].
+struct SlowHold(std::time::Instant, &'static std::panic::Location<'static>);
+
+impl Drop for SlowHold {
+    fn drop(&mut self) {
+        let took = self.0.elapsed();
+        if took >= SLOW_HOLD {
+            tracing::warn!(
+                at = %self.1,
+                ms = took.as_secs_f64() * 1e3,
+                "memory store: an operation held the rooms' lock long"
+            );
+        }
+    }
+}
+
 /// The in-memory store.
 pub struct MemoryStore {
     rooms: Mutex<HashMap<String, Room>>,
@@ -113,10 +132,17 @@ impl MemoryStore {
         }
     }
 
+    /// Runs `f` on `room` under the rooms' lock. A hold of [`SLOW_HOLD`] or more is logged
+    /// with the operation's place in this file: every other caller waited that long
+    /// (issue 35's stall hunt).
+    #[track_caller]
     fn with_room<T>(&self, room: &str, f: impl FnOnce(&mut Room, u64) -> T) -> StoreResult<T> {
+        let caller = std::panic::Location::caller();
         let now = self.clock.now_ms();
         // unwrap: a poisoned lock means a panic mid-update; the state is not trustworthy.
         let mut rooms = self.rooms.lock().unwrap();
+        let held = std::time::Instant::now();
+        let _slow = SlowHold(held, caller);
         let r = rooms.get_mut(room).ok_or(StoreError::NoSuchRoom)?;
         r.enter(now);
         let out = f(r, now);
