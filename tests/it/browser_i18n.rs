@@ -102,7 +102,11 @@ async fn the_language_switch_lists_the_rooms_languages_and_changes_the_page() {
     assert_eq!(links, serde_json::json!(["Deutsch|de", "العربية|ar"]));
     // The switch is closed until asked for (a short line on a phone), without scripts.
     assert_eq!(
-        js(&c, "return document.querySelector('.langs summary').textContent").await,
+        js(
+            &c,
+            "return document.querySelector('.langs summary').textContent"
+        )
+        .await,
         "Language: English"
     );
     c.find(Locator::Css(".langs summary"))

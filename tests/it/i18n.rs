@@ -13,7 +13,10 @@ use anteroom::config::RoomConfig;
 fn esperanto(title: &str) -> String {
     include_str!("../../i18n/en.ftl")
         .replace("language-name = English", "language-name = Esperanto")
-        .replace("title-paused = The line is paused", &format!("title-paused = {title}"))
+        .replace(
+            "title-paused = The line is paused",
+            &format!("title-paused = {title}"),
+        )
 }
 
 async fn page(server: &ServerProcess, path: &str) -> String {
@@ -52,27 +55,40 @@ async fn i18n_dir_adds_a_language_and_sighup_reloads_it_keeping_it_on_a_bad_file
     assert!(list.contains(&serde_json::json!({"code": "eo", "name": "Esperanto", "dir": "ltr"})));
     assert!(list.contains(&serde_json::json!({"code": "ar", "name": "العربية", "dir": "rtl"})));
     let html = page(&server, "/r/r?lang=eo").await;
-    assert!(html.contains("La vico paŭzas") && html.contains("lang=\"eo\""), "{html}");
+    assert!(
+        html.contains("La vico paŭzas") && html.contains("lang=\"eo\""),
+        "{html}"
+    );
 
     // A file that no longer parses: logged, and the page keeps its words.
     std::fs::write(&file, "language-name = Esperanto\n= oops\n").unwrap();
     server.signal("HUP");
-    wait_until(Duration::from_secs(10), "the reload error in the log", || async {
-        let log = server.log();
-        (log.contains("i18n_dir not reloaded") && log.contains("eo.ftl line 2")).then_some(())
-    })
+    wait_until(
+        Duration::from_secs(10),
+        "the reload error in the log",
+        || async {
+            let log = server.log();
+            (log.contains("i18n_dir not reloaded") && log.contains("eo.ftl line 2")).then_some(())
+        },
+    )
     .await;
-    assert!(page(&server, "/r/r?lang=eo").await.contains("La vico paŭzas"));
+    assert!(page(&server, "/r/r?lang=eo")
+        .await
+        .contains("La vico paŭzas"));
 
     // A good change: served from the next page on.
     std::fs::write(&file, esperanto("La vico nun paŭzas")).unwrap();
     server.signal("HUP");
-    wait_until(Duration::from_secs(10), "the new words on the page", || async {
-        page(&server, "/r/r?lang=eo")
-            .await
-            .contains("La vico nun paŭzas")
-            .then_some(())
-    })
+    wait_until(
+        Duration::from_secs(10),
+        "the new words on the page",
+        || async {
+            page(&server, "/r/r?lang=eo")
+                .await
+                .contains("La vico nun paŭzas")
+                .then_some(())
+        },
+    )
     .await;
 }
 
@@ -87,7 +103,10 @@ fn an_unknown_room_language_or_a_broken_file_stops_start_up_naming_it() {
         }],
     );
     let err = s.validate().unwrap_err().to_string();
-    assert!(err.contains("rooms[0].languages") && err.contains("`xx`"), "{err}");
+    assert!(
+        err.contains("rooms[0].languages") && err.contains("`xx`"),
+        "{err}"
+    );
     let s = test_settings(
         None,
         &prefix(),

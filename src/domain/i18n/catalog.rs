@@ -49,6 +49,8 @@ pub const BUILT_IN: &[(&str, &str)] = &[
     ("fr", include_str!("../../../i18n/fr.ftl")),
     ("de", include_str!("../../../i18n/de.ftl")),
     ("ar", include_str!("../../../i18n/ar.ftl")),
+    ("it", include_str!("../../../i18n/it.ftl")),
+    ("pt-BR", include_str!("../../../i18n/pt-BR.ftl")),
 ];
 
 /// Why a set of `.ftl` files cannot be served.
@@ -832,9 +834,18 @@ mod tests {
             assert!(forms.contains_key(c), "{c}");
         }
         assert_eq!(forms["few"], "{n} أشخاص أمامك");
-        assert_eq!(ar.format("ahead-many", &[("n", Arg::Num(2))]), "شخصان أمامك");
-        assert_eq!(ar.format("ahead-many", &[("n", Arg::Num(4))]), "٤ أشخاص أمامك");
-        assert_eq!(ar.format("ahead-many", &[("n", Arg::Num(12))]), "١٢ شخصًا أمامك");
+        assert_eq!(
+            ar.format("ahead-many", &[("n", Arg::Num(2))]),
+            "شخصان أمامك"
+        );
+        assert_eq!(
+            ar.format("ahead-many", &[("n", Arg::Num(4))]),
+            "٤ أشخاص أمامك"
+        );
+        assert_eq!(
+            ar.format("ahead-many", &[("n", Arg::Num(12))]),
+            "١٢ شخصًا أمامك"
+        );
         assert_eq!(ar.number(305), "٣٠٥");
     }
 
