@@ -50,8 +50,17 @@ impl RankIndex {
         self.base = *first;
         let span = (last - first + 1) as usize;
         self.tree = vec![0; (span * 2).next_power_of_two() + 1];
+        // Built in one pass over the tree (each node hands its sum to its parent), not
+        // one `add` per ticket: O(tree) rather than O(n log n) under the store's lock,
+        // where a rebuild of a long line was a join's stall (issue 35).
         for t in queue.keys() {
-            self.add(*t, 1);
+            self.tree[(t - self.base + 1) as usize] += 1;
+        }
+        for i in 1..self.tree.len() {
+            let parent = i + (i & i.wrapping_neg());
+            if parent < self.tree.len() {
+                self.tree[parent] += self.tree[i];
+            }
         }
     }
 }

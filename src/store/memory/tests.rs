@@ -37,3 +37,23 @@ fn rank_index_matches_a_plain_count_through_rebuilds() {
         r.tree.len()
     );
 }
+
+#[test]
+fn a_rebuilt_rank_index_is_the_one_adds_would_build() {
+    // Tickets with gaps (places that left), over several rebuild sizes.
+    for n in [1u64, 2, 3, 17, 64, 1000] {
+        let q: BTreeMap<u64, String> = (0..n)
+            .map(|i| (100 + i * 3 - i % 2, String::new()))
+            .collect();
+        let mut built = RankIndex::default();
+        built.rebuild(&q);
+        let mut added = RankIndex {
+            base: built.base,
+            tree: vec![0; built.tree.len()],
+        };
+        for t in q.keys() {
+            added.add(*t, 1);
+        }
+        assert_eq!(built.tree, added.tree, "{n} tickets");
+    }
+}
