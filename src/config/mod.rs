@@ -29,6 +29,11 @@ pub use webhook::{WebhookSecret, WebhookSettings};
 pub(crate) mod outflow;
 pub use outflow::{OutflowConfig, OutflowMode};
 pub mod brand;
+pub(crate) mod sentinel_url;
+
+/// The most stock a room may hold. Redis keeps numbers in Lua as doubles, exact to
+/// 2^53; this bound keeps every stock exact (a top-up past it stops at it).
+pub const MAX_STOCK: u64 = 1_000_000_000_000_000;
 
 /// Room ids appear in URLs, Redis keys and cookie names, so they are restricted to
 /// `[A-Za-z0-9_-]{1,64}`.
@@ -576,11 +581,8 @@ impl RoomConfig {
             Ok(u) if u.scheme() == "http" || u.scheme() == "https" => {}
             _ => return Err(("target_url", "must be an absolute http(s) URL".into())),
         }
-        if self.stock.is_some_and(|s| s > crate::store::MAX_STOCK) {
-            return Err((
-                "stock",
-                format!("must be at most {}", crate::store::MAX_STOCK),
-            ));
+        if self.stock.is_some_and(|s| s > MAX_STOCK) {
+            return Err(("stock", format!("must be at most {MAX_STOCK}")));
         }
         if self.name.chars().count() > 200 {
             return Err(("name", "must be at most 200 characters".into()));
@@ -931,7 +933,7 @@ impl Settings {
                 ));
             }
             if url.starts_with("redis+sentinel://") {
-                crate::store::sentinel::parse_url(url).map_err(|m| invalid("redis_url", &m))?;
+                sentinel_url::parse_url(url).map_err(|m| invalid("redis_url", &m))?;
             }
         }
         self.trusted_proxy_nets()?;

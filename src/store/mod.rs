@@ -303,9 +303,8 @@ pub struct LaneCount {
 /// How long a group's record of places lives after its last new place (ms).
 pub const PLACE_GROUP_TTL_MS: u64 = 86_400_000;
 
-/// The most stock a room may hold. Redis keeps numbers in Lua as doubles, exact to
-/// 2^53; this bound keeps every stock exact (a top-up past it stops at it).
-pub const MAX_STOCK: u64 = 1_000_000_000_000_000;
+/// The most stock a room may hold (a room setting's bound, kept with the settings).
+pub use crate::config::MAX_STOCK;
 
 /// A visitor's view of a room, as returned by `join` and `status`.
 #[derive(Clone, Debug, PartialEq)]

@@ -24,33 +24,7 @@ use redis::{
 /// The fewest time between two questions to the sentinels.
 pub const RESOLVE_EVERY: Duration = Duration::from_millis(250);
 
-/// The sentinels and the master's name from a `redis+sentinel://` URL.
-pub fn parse_url(url: &str) -> Result<(Vec<String>, String), String> {
-    let rest = url
-        .strip_prefix("redis+sentinel://")
-        .ok_or("must start with redis+sentinel://")?;
-    let (hosts, name) = rest.split_once('/').ok_or(
-        "must name the master after the sentinels: redis+sentinel://host:port,…/master-name",
-    )?;
-    let name = name.trim_end_matches('/');
-    if name.is_empty() || name.contains(['/', '?', ' ']) {
-        return Err(
-            "must name the master after the sentinels: redis+sentinel://host:port,…/master-name"
-                .into(),
-        );
-    }
-    let nodes: Vec<String> = hosts
-        .split(',')
-        .filter(|h| !h.is_empty())
-        .map(|h| format!("redis://{h}"))
-        .collect();
-    if nodes.is_empty() {
-        return Err(
-            "must list at least one sentinel: redis+sentinel://host:port,…/master-name".into(),
-        );
-    }
-    Ok((nodes, name.to_string()))
-}
+pub use crate::config::sentinel_url::parse_url;
 
 struct Current {
     /// The master's client (also for pub/sub) and a connection manager to it.
