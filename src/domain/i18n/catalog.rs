@@ -51,6 +51,7 @@ pub const BUILT_IN: &[(&str, &str)] = &[
     ("ar", include_str!("../../../i18n/ar.ftl")),
     ("it", include_str!("../../../i18n/it.ftl")),
     ("pt-BR", include_str!("../../../i18n/pt-BR.ftl")),
+    ("ja", include_str!("../../../i18n/ja.ftl")),
 ];
 
 /// Why a set of `.ftl` files cannot be served.
@@ -148,6 +149,9 @@ impl Language {
     }
 }
 
+/// A language's parsed files, in order (file name, resource): a later one overrides.
+type Resources = Vec<(String, Arc<FluentResource>)>;
+
 /// The served languages, English first.
 #[derive(Debug)]
 pub struct Catalog {
@@ -182,7 +186,7 @@ impl Catalog {
     /// overrides the messages it names.
     fn build(sources: Vec<(String, String, String)>) -> Result<Catalog, I18nError> {
         // (code, [(file, resource)]), in first-seen order.
-        let mut by_code: Vec<(String, Vec<(String, Arc<FluentResource>)>)> = Vec::new();
+        let mut by_code: Vec<(String, Resources)> = Vec::new();
         for (code, file, text) in &sources {
             let res = parse(file, text)?;
             match by_code
@@ -274,10 +278,16 @@ pub fn current() -> &'static Catalog {
         return c;
     }
     let mut w = CURRENT.write().unwrap_or_else(|e| e.into_inner());
-    *w.get_or_insert_with(|| {
-        // unwrap: the built-in languages are checked by this module's tests.
-        Box::leak(Box::new(Catalog::load(None).expect("built-in languages")))
-    })
+    match *w {
+        Some(c) => c,
+        None => {
+            // unwrap: the built-in languages are checked by this module's tests.
+            let c: &'static Catalog =
+                Box::leak(Box::new(Catalog::load(None).expect("built-in languages")));
+            *w = Some(c);
+            c
+        }
+    }
 }
 
 /// Serves `catalog` from now on (start-up with `i18n_dir`, or a SIGHUP).
