@@ -52,6 +52,7 @@ pub const BUILT_IN: &[(&str, &str)] = &[
     ("it", include_str!("../../../i18n/it.ftl")),
     ("pt-BR", include_str!("../../../i18n/pt-BR.ftl")),
     ("ja", include_str!("../../../i18n/ja.ftl")),
+    ("ko", include_str!("../../../i18n/ko.ftl")),
 ];
 
 /// Why a set of `.ftl` files cannot be served.
