@@ -53,6 +53,7 @@ pub const BUILT_IN: &[(&str, &str)] = &[
     ("pt-BR", include_str!("../../../i18n/pt-BR.ftl")),
     ("ja", include_str!("../../../i18n/ja.ftl")),
     ("ko", include_str!("../../../i18n/ko.ftl")),
+    ("nl", include_str!("../../../i18n/nl.ftl")),
 ];
 
 /// Why a set of `.ftl` files cannot be served.
