@@ -54,6 +54,7 @@ pub const BUILT_IN: &[(&str, &str)] = &[
     ("ja", include_str!("../../../i18n/ja.ftl")),
     ("ko", include_str!("../../../i18n/ko.ftl")),
     ("nl", include_str!("../../../i18n/nl.ftl")),
+    ("id", include_str!("../../../i18n/id.ftl")),
 ];
 
 /// Why a set of `.ftl` files cannot be served.
