@@ -55,6 +55,7 @@ pub const BUILT_IN: &[(&str, &str)] = &[
     ("ko", include_str!("../../../i18n/ko.ftl")),
     ("nl", include_str!("../../../i18n/nl.ftl")),
     ("id", include_str!("../../../i18n/id.ftl")),
+    ("tr", include_str!("../../../i18n/tr.ftl")),
 ];
 
 /// Why a set of `.ftl` files cannot be served.
