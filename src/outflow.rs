@@ -134,13 +134,26 @@ async fn room_once(
         .collect();
     let signals = Signals::merge(&reports);
     let stats = store.stats(room).await?;
-    // Whether the last decision was a raise (its effect is not measured yet), and the
-    // capacity before the last lower for errors (where the origin failed; a lower for
-    // latency alone is already in proportion, and one noisy 2 s interval should not cap
-    // the climb): read from the room's history, so an instance taking over the lease
-    // decides the same.
+    // By how much the last decision raised (a big raise is not measured yet), the last
+    // interval's p95, and the capacity before the last lower for errors (where the
+    // origin failed; a lower for latency alone is already in proportion, and one noisy
+    // 2 s interval should not cap the climb): read from the room's history, so an
+    // instance taking over the lease decides the same.
     let history = points(store, room, crate::store::outflow::CHART_POINTS).await;
-    let raised_last = history.last().is_some_and(|p| p.decision == "raise");
+    let raised_by = match history.as_slice() {
+        [.., before, last] if last.decision == "raise" => {
+            last.capacity.saturating_sub(before.capacity)
+        }
+        [last] if last.decision == "raise" => u64::MAX, // by how much unknown: wait
+        _ => 0,
+    };
+    // The previous interval's p95, if that decision was the last one (not one from
+    // before a pause).
+    let interval_ms = cfg.outflow.interval_secs * 1000;
+    let prev_p95 = history
+        .last()
+        .filter(|p| p.at_ms + 2 * interval_ms >= crate::clock::wall_ms())
+        .and_then(|p| p.p95_ms);
     let max_err = cfg.outflow.max_error_rate;
     let overload_at = history
         .iter()
@@ -151,7 +164,8 @@ async fn room_once(
         capacity: stats.capacity,
         live: stats.active,
         waiting: stats.queue_length,
-        raised_last,
+        raised_by,
+        prev_p95,
         overload_at,
     };
     let decision = decide(&cfg.outflow, load, &signals);

@@ -8,23 +8,29 @@
 //! - **Lower** (multiplicatively) when the p95 latency is over `target_p95_ms` or the error
 //!   rate over `max_error_rate`: by the factor that would bring the p95 back to target if
 //!   latency followed the load (`target / p95`), kept within [`MIN_FACTOR`],
-//!   [`MAX_FACTOR`]; [`MIN_FACTOR`] for errors, which say the origin is failing, not slow.
-//!   Nobody already in is sent out: the room admits again once enough sessions end.
-//! - **Raise** while the origin is healthy with a margin (p95 under [`RAISE_BELOW`] of
-//!   the target, errors under the limit), people are waiting and the room uses its
-//!   capacity (live sessions at least [`IN_USE`] of it): a capacity nobody uses says
-//!   nothing about whether the origin can take more. By how much grows with the
-//!   headroom ([`raise_to`]): additively (by [`step`]) just under the raise threshold,
-//!   up to doubling ([`MAX_RAISE`]) with a p95 near 0. Far from the target the capacity
-//!   climbs like TCP's slow start (a pure additive climb from a low start spent most of
-//!   a 40 s sale below the origin's limit: 64 % of the best fixed capacity, measured);
-//!   near it, it probes in small steps like TCP's congestion avoidance. Unlike slow
-//!   start it needs no memory of past overloads: the p95 itself says how far off the
-//!   target is. After a raise it waits one interval ([`Hold::Settling`]): the visitors
-//!   just let in reach the origin over the next seconds, so the interval that ends with
-//!   a raise measured the origin under the old capacity, and raising again on it
-//!   overshot (measured: a doubling each interval went from 66 to 115 and 11 % errors in
-//!   5 s). Lowering never waits.
+//!   [`MAX_FACTOR`]; for errors by the share that succeeded ([`error_factor`]), kept
+//!   within the same. A p95 far over the target ([`SURE_SLOW`]) or errors lower at once;
+//!   a p95 just over the target only when the interval before was over it too
+//!   ([`Hold::Unconfirmed`]): the p95 of one short interval is noisy. Nobody already in
+//!   is sent out: the room admits again once enough sessions end, and until then (more
+//!   sessions live than the capacity) it does not lower again ([`Hold::Draining`]): the
+//!   interval measured the old capacity's sessions.
+//! - **Raise** while the origin is healthy with a margin (p95 of this interval and the
+//!   one before under [`RAISE_BELOW`] of the target, errors under the limit), people
+//!   are waiting and the room uses its capacity (live sessions at least [`IN_USE`] of
+//!   it): a capacity nobody uses says nothing about whether the origin can take more.
+//!   By how much grows with the headroom ([`raise_to`]): additively (by [`step`]) just
+//!   under the raise threshold, up to doubling ([`MAX_RAISE`]) with a p95 near 0. Far
+//!   from the target the capacity climbs like TCP's slow start (a pure additive climb
+//!   from a low start spent most of a 40 s sale below the origin's limit: 64 % of the
+//!   best fixed capacity, measured); near it, it probes in small steps like TCP's
+//!   congestion avoidance. After a raise of more than the step it waits one interval
+//!   ([`Hold::Settling`]): the visitors just let in reach the origin over the next
+//!   seconds, so the interval that ends with a raise measured the origin under the old
+//!   capacity, and raising again on it overshot (measured: a doubling each interval
+//!   went from 66 to 115 and 11 % errors in 5 s). Once the origin failed, fast raises
+//!   stop below where it failed ([`Load::overload_at`], TCP's `ssthresh`). Lowering
+//!   never waits for a raise.
 //! - **Hold** otherwise: between [`RAISE_BELOW`] and 1 × the target, nobody waiting, or too
 //!   few answers to judge ([`MIN_ANSWERS`]) and no report.
 //!
@@ -52,6 +58,10 @@ pub const MAX_RAISE: f64 = 2.0;
 /// Multiplicative raises stop at this share of the capacity at which the origin was last
 /// overloaded ([`Load::overload_at`]); above it the controller probes by the step.
 pub const BELOW_OVERLOAD: f64 = 0.9;
+/// A p95 over this many times the target lowers at once; one just over the target must
+/// be confirmed by the next interval (the p95 of a 2 s interval is noisy: measured, 2 s
+/// readings over 250 ms while the origin's own p95 stayed under 200 ms).
+pub const SURE_SLOW: f64 = 1.5;
 /// Fewer gateway answers than this in an interval (and no report) say nothing.
 pub const MIN_ANSWERS: u64 = 20;
 /// The `eta_reason` given while the controller has lowered the capacity.
@@ -154,15 +164,19 @@ impl Signals {
 }
 
 /// The room as the controller sees it at a decision.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Load {
     pub capacity: u64,
     /// Live sessions.
     pub live: u64,
     /// Visitors in line.
     pub waiting: u64,
-    /// The previous decision was a raise: its effect is not measured yet.
-    pub raised_last: bool,
+    /// By how much the previous decision raised the capacity (0: it did not). A raise of
+    /// more than the [`step`] is not measured yet: the next raise waits an interval.
+    pub raised_by: u64,
+    /// The p95 (ms) of the interval before this one (the previous decision's), if any:
+    /// a p95 just over the target lowers only when the interval before was over it too.
+    pub prev_p95: Option<f64>,
     /// The capacity at which the origin last failed (the capacity before the last lower
     /// for errors), if the room's history has one: TCP's `ssthresh`.
     pub overload_at: Option<u64>,
@@ -192,6 +206,12 @@ pub enum Hold {
     AtBound,
     /// Healthy, but the last raise is not measured yet (one interval).
     Settling,
+    /// Over a target, but the last lower is not in effect yet (more sessions live than
+    /// the capacity: the room admits nobody until they end).
+    Draining,
+    /// The p95 over the target in this interval only (not far over): one 2 s reading
+    /// is noise until the next agrees.
+    Unconfirmed,
 }
 
 /// What the controller decided.
@@ -221,31 +241,51 @@ impl Decision {
     }
 }
 
+/// The factor a lower for errors multiplies the capacity by: the share of answers that
+/// succeeded (the origin served that much of what it was sent), kept within
+/// [`MIN_FACTOR`], [`MAX_FACTOR`]: an origin failing a little is a little past its limit
+/// and loses a fifth, one failing everything is halved. (Halving at the first errors
+/// threw away half the capacity each time a probe touched the limit of an origin that
+/// fails before its latency warns.)
+pub fn error_factor(error_rate: f64) -> f64 {
+    (1.0 - error_rate).clamp(MIN_FACTOR, MAX_FACTOR)
+}
+
 /// The next capacity for a room in adaptive mode.
 pub fn decide(cfg: &OutflowConfig, load: Load, s: &Signals) -> Decision {
     let (min, max) = (cfg.min_capacity, cfg.max_capacity);
     let cap = load.capacity;
     let bounded = cap.clamp(min, max);
     let target = cfg.target_p95_ms as f64;
-    let slow = s.p95_ms.is_some_and(|p| p > target);
-    let failing = s.error_rate.is_some_and(|e| e > cfg.max_error_rate);
-    if slow || failing {
-        let factor = if failing {
-            MIN_FACTOR
+    let over = s.p95_ms.filter(|&p| p > target);
+    // The p95 the latency lowers by: far over the target at once; just over it only when
+    // the interval before was over it too, and then the milder of the two.
+    let slow = over.and_then(|p| {
+        if p > target * SURE_SLOW {
+            Some(p)
         } else {
-            // unwrap-free: slow implies a p95.
-            (target / s.p95_ms.unwrap_or(target)).clamp(MIN_FACTOR, MAX_FACTOR)
-        };
-        let to = ((bounded as f64 * factor).floor() as u64).clamp(min, max);
-        if to < cap {
-            let cause = if failing {
-                Cause::Errors
-            } else {
-                Cause::Latency
-            };
-            return Decision::Lower { to, cause };
+            load.prev_p95.filter(|&q| q > target).map(|q| p.min(q))
         }
-        return Decision::Hold(Hold::AtBound);
+    });
+    let failing = s.error_rate.filter(|&e| e > cfg.max_error_rate);
+    if slow.is_some() || failing.is_some() {
+        let by_latency = slow.map_or(1.0, |p| (target / p).clamp(MIN_FACTOR, MAX_FACTOR));
+        let by_errors = failing.map_or(1.0, error_factor);
+        let to = ((bounded as f64 * by_latency.min(by_errors)).floor() as u64).clamp(min, max);
+        if to >= cap {
+            return Decision::Hold(Hold::AtBound);
+        }
+        // A lower not in effect yet: the interval measured the sessions of a higher
+        // capacity, which end on their own; lowering again on it would count them twice.
+        if load.live > cap && bounded == cap {
+            return Decision::Hold(Hold::Draining);
+        }
+        let cause = if by_errors <= by_latency {
+            Cause::Errors
+        } else {
+            Cause::Latency
+        };
+        return Decision::Lower { to, cause };
     }
     if bounded != cap {
         return if bounded < cap {
@@ -257,9 +297,15 @@ pub fn decide(cfg: &OutflowConfig, load: Load, s: &Signals) -> Decision {
             Decision::Raise { to: bounded }
         };
     }
+    if over.is_some() {
+        return Decision::Hold(Hold::Unconfirmed);
+    }
     let Some(p95) = s.p95_ms.or(s.error_rate.map(|_| 0.0)) else {
         return Decision::Hold(Hold::NoSignal);
     };
+    // A raise is judged on the worse of the two last intervals: one quiet 2 s reading
+    // is noise as much as one slow one.
+    let p95 = load.prev_p95.map_or(p95, |q| p95.max(q));
     if p95 > target * RAISE_BELOW {
         return Decision::Hold(Hold::NearTarget);
     }
@@ -269,11 +315,11 @@ pub fn decide(cfg: &OutflowConfig, load: Load, s: &Signals) -> Decision {
     if cap >= max {
         return Decision::Hold(Hold::AtBound);
     }
-    if load.raised_last {
+    if load.raised_by > step(cfg) {
         return Decision::Hold(Hold::Settling);
     }
     Decision::Raise {
-        to: raise_to(cfg, cap, s.p95_ms, load.overload_at),
+        to: raise_to(cfg, cap, s.p95_ms.map(|_| p95), load.overload_at),
     }
 }
 

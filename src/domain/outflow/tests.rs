@@ -27,7 +27,8 @@ fn full(capacity: u64) -> Load {
         capacity,
         live: capacity,
         waiting: 1000,
-        raised_last: false,
+        raised_by: 0,
+        prev_p95: None,
         overload_at: None,
     }
 }
@@ -83,14 +84,17 @@ fn a_low_start_climbs_to_the_origins_limit_in_a_few_intervals() {
     let p95 = |cap: u64| 20.0 * 2f64.powf(cap as f64 / 5.0 / 5.0);
     let mut cap = 30;
     let mut intervals = 0;
-    let mut raised_last = false;
+    let mut raised_by = 0;
+    let mut prev_p95 = None;
     while p95(cap) <= 250.0 * RAISE_BELOW {
         let load = Load {
-            raised_last,
+            raised_by,
+            prev_p95,
             ..full(cap)
         };
         let d = decide(&c, load, &sig(p95(cap), 0.0));
-        raised_last = matches!(d, Decision::Raise { .. });
+        raised_by = d.capacity(cap) - cap;
+        prev_p95 = Some(p95(cap));
         cap = d.capacity(cap);
         intervals += 1;
         assert!(intervals <= 8, "still at {cap} after {intervals} intervals");
@@ -99,11 +103,19 @@ fn a_low_start_climbs_to_the_origins_limit_in_a_few_intervals() {
     assert!(p95(cap) <= 250.0 * 1.2, "{cap}: {}", p95(cap));
 }
 
+/// The previous interval over the target too: the p95 just over it is confirmed.
+fn confirmed(capacity: u64) -> Load {
+    Load {
+        prev_p95: Some(1000.0),
+        ..full(capacity)
+    }
+}
+
 #[test]
 fn a_slow_origin_lowers_the_capacity_by_target_over_p95_within_bounds() {
-    // p95 250 against 200: factor 0.8.
+    // p95 250 against 200 (confirmed by the interval before): factor 0.8.
     assert_eq!(
-        decide(&cfg(), full(100), &sig(250.0, 0.0)),
+        decide(&cfg(), confirmed(100), &sig(250.0, 0.0)),
         Decision::Lower {
             to: 80,
             cause: Cause::Latency
@@ -127,13 +139,90 @@ fn a_slow_origin_lowers_the_capacity_by_target_over_p95_within_bounds() {
     );
 }
 
+/// One interval just over the target is not enough: the next must agree, and the lower
+/// is by the milder of the two; far over the target (a deploy gone wrong) lowers at once.
 #[test]
-fn errors_over_the_limit_halve_the_capacity_even_when_fast() {
+fn a_p95_just_over_the_target_lowers_only_when_the_next_interval_agrees() {
+    assert_eq!(
+        decide(&cfg(), full(100), &sig(260.0, 0.0)),
+        Decision::Hold(Hold::Unconfirmed)
+    );
+    // The interval before under the target: still one reading.
+    let quiet_before = Load {
+        prev_p95: Some(150.0),
+        ..full(100)
+    };
+    assert_eq!(
+        decide(&cfg(), quiet_before, &sig(260.0, 0.0)),
+        Decision::Hold(Hold::Unconfirmed)
+    );
+    // Two over: lowered by the milder (220 → 200/220, kept at 0.8 at most).
+    let slow_before = Load {
+        prev_p95: Some(220.0),
+        ..full(100)
+    };
+    assert_eq!(
+        decide(&cfg(), slow_before, &sig(290.0, 0.0)),
+        Decision::Lower {
+            to: 80,
+            cause: Cause::Latency
+        }
+    );
+    // Over 1.5 × the target needs no second interval.
+    assert_eq!(
+        decide(&cfg(), full(100), &sig(310.0, 0.0)),
+        Decision::Lower {
+            to: 64,
+            cause: Cause::Latency
+        }
+    );
+}
+
+/// A lower sends nobody out: until the sessions of the higher capacity end, the interval
+/// measures them, and lowering again on it would count them twice.
+#[test]
+fn while_more_sessions_are_live_than_the_capacity_it_does_not_lower_again() {
+    let draining = Load {
+        live: 130,
+        ..full(100)
+    };
+    assert_eq!(
+        decide(&cfg(), draining, &sig(400.0, 0.0)),
+        Decision::Hold(Hold::Draining)
+    );
+    assert_eq!(
+        decide(&cfg(), draining, &sig(50.0, 0.3)),
+        Decision::Hold(Hold::Draining)
+    );
+    // Once they are down to the capacity, it lowers.
+    assert_eq!(
+        decide(&cfg(), full(100), &sig(400.0, 0.0)).capacity(100),
+        50
+    );
+}
+
+#[test]
+fn errors_over_the_limit_lower_by_the_share_that_succeeded_even_when_fast() {
+    // 5 % errors: at least a fifth off.
     assert_eq!(
         decide(&cfg(), full(100), &sig(20.0, 0.05)),
         Decision::Lower {
-            to: 50,
+            to: 80,
             cause: Cause::Errors
+        }
+    );
+    // 35 % errors: × 0.65; everything failing: halved.
+    assert_eq!(
+        decide(&cfg(), full(100), &sig(20.0, 0.35)).capacity(100),
+        65
+    );
+    assert_eq!(decide(&cfg(), full(100), &sig(20.0, 1.0)).capacity(100), 50);
+    // Slow and failing: the larger cut.
+    assert_eq!(
+        decide(&cfg(), full(100), &sig(400.0, 0.05)),
+        Decision::Lower {
+            to: 50,
+            cause: Cause::Latency
         }
     );
     // At the limit is not over it.
@@ -259,25 +348,30 @@ fn a_recorded_sale_with_a_slowdown_and_recovery() {
         (55.0, 0.0, 176, 880, 295), // again, a little less headroom
         (120.0, 0.0, 295, 860, 381), // still under 0.85 × 200
         (175.0, 0.0, 381, 840, 381), // near the target: hold
-        (610.0, 0.0, 381, 850, 190), // the deploy gone wrong: 200/610 → 0.5
-        (320.0, 0.0, 375, 870, 118), // still over (sessions still live): 200/320 → 0.625
-        (180.0, 0.0, 118, 900, 118), // back under target, near it: hold
-        (90.0, 0.0, 118, 905, 173), // recovered: climbing again, × (2 − 90/170)
-        (160.0, 0.0, 173, 900, 183), // near the threshold: proportional = the step
-        (165.0, 0.0, 183, 895, 193), // nearer: the step
-        (95.0, 0.2, 193, 890, 96),  // errors: halve
+        (230.0, 0.0, 381, 845, 381), // just over, once: noise until the next agrees
+        (610.0, 0.0, 381, 850, 190), // the deploy gone wrong: 200/610 → 0.5 at once
+        (320.0, 0.0, 375, 870, 190), // still over, but the old sessions are still live
+        (260.0, 0.0, 190, 880, 146), // down to the capacity, over twice: × 200/260
+        (180.0, 0.0, 146, 900, 146), // under the target; the interval before was not
+        (90.0, 0.0, 146, 905, 146), // recovered, but the interval before is near it
+        (100.0, 0.0, 146, 900, 206), // two quiet intervals: × (2 − 100/170)
+        (160.0, 0.0, 206, 900, 218), // near the threshold: a little more than the step
+        (95.0, 0.2, 218, 890, 174), // 20 % errors: × 0.8
     ];
     let mut cap = 100;
+    let mut prev_p95 = None;
     for (i, &(p95, err, live, waiting, want)) in rows.iter().enumerate() {
-        // Each interval judged alone (the wait after a raise has its own test).
+        // No wait after a raise here (it has its own test).
         let load = Load {
             capacity: cap,
             live,
             waiting,
-            raised_last: false,
+            raised_by: 0,
+            prev_p95,
             overload_at: None,
         };
         cap = decide(&cfg(), load, &sig(p95, err)).capacity(cap);
+        prev_p95 = Some(p95);
         assert_eq!(cap, want, "interval {i}: p95 {p95}, errors {err}");
     }
 }
@@ -296,10 +390,19 @@ fn the_capacity_follows_a_slowdown_down_within_two_intervals_and_back_up() {
     let p95 = |sessions: u64, slow: f64| 20.0 + slow * sessions as f64;
     let mut cap = 50;
     let mut trace = Vec::new();
+    let (mut raised_by, mut prev_p95) = (0, None);
     for i in 0..120 {
         let slow = if (60..80).contains(&i) { 3.0 } else { 1.0 };
         let s = sig(p95(cap, slow), 0.0);
-        cap = decide(&c, full(cap), &s).capacity(cap);
+        let load = Load {
+            raised_by,
+            prev_p95,
+            ..full(cap)
+        };
+        let after = decide(&c, load, &s).capacity(cap);
+        raised_by = after.saturating_sub(cap);
+        prev_p95 = s.p95_ms;
+        cap = after;
         trace.push((i, cap, s.p95_ms.unwrap()));
     }
     let before = trace[59].1;
@@ -321,7 +424,7 @@ fn the_capacity_follows_a_slowdown_down_within_two_intervals_and_back_up() {
 #[test]
 fn after_a_raise_it_waits_one_interval_before_raising_again_but_never_before_lowering() {
     let settling = Load {
-        raised_last: true,
+        raised_by: 60,
         ..full(100)
     };
     assert_eq!(
@@ -338,10 +441,19 @@ fn after_a_raise_it_waits_one_interval_before_raising_again_but_never_before_low
     assert_eq!(
         decide(&cfg(), settling, &sig(50.0, 0.05)),
         Decision::Lower {
-            to: 50,
+            to: 80,
             cause: Cause::Errors
         }
     );
+    // A raise by the step alone needs no wait: its overshoot is one step.
+    let stepped = Load {
+        raised_by: step(&cfg()),
+        ..full(100)
+    };
+    assert!(matches!(
+        decide(&cfg(), stepped, &sig(50.0, 0.0)),
+        Decision::Raise { .. }
+    ));
     // The interval after the wait raises again.
     assert!(matches!(
         decide(&cfg(), full(100), &sig(50.0, 0.0)),
