@@ -56,6 +56,7 @@ pub const BUILT_IN: &[(&str, &str)] = &[
     ("nl", include_str!("../../../i18n/nl.ftl")),
     ("id", include_str!("../../../i18n/id.ftl")),
     ("tr", include_str!("../../../i18n/tr.ftl")),
+    ("pl", include_str!("../../../i18n/pl.ftl")),
 ];
 
 /// Why a set of `.ftl` files cannot be served.
@@ -861,6 +862,18 @@ mod tests {
             "١٢ شخصًا أمامك"
         );
         assert_eq!(ar.number(305), "٣٠٥");
+    }
+
+    /// Polish counts take one, few or many: 1 osoba, 2 osoby, 5 osób, 22 osoby.
+    #[test]
+    fn polish_counts_take_their_plural_form() {
+        let pl = built_in().get("pl").unwrap();
+        let ahead = |n| pl.format("ahead-many", &[("n", Arg::Num(n))]);
+        assert_eq!(ahead(1), "1 osoba przed tobą");
+        assert_eq!(ahead(2), "2 osoby przed tobą");
+        assert_eq!(ahead(5), "5 osób przed tobą");
+        assert_eq!(ahead(22), "22 osoby przed tobą");
+        assert_eq!(pl.plurals["in_line"]["many"], "{n} osób w kolejce");
     }
 
     #[test]
