@@ -753,6 +753,8 @@ mod tests {
                 ..Default::default()
             },
             template: Some("shop/queue.html".into()),
+            languages: vec!["en".into(), "ar".into()],
+            default_language: Some("ar".into()),
             outflow: crate::config::OutflowConfig {
                 mode: OutflowMode::Adaptive,
                 min_capacity: 2,
@@ -812,6 +814,8 @@ mod tests {
             ("of_err", "0.015"),
             ("of_int", "5"),
             ("of_secret", "0123456789abcdef0123456789abcdef"),
+            ("langs", r#"["en","ar"]"#),
+            ("deflang", "ar"),
         ]
         .into_iter()
         .map(|(k, v)| (k.to_string(), v.to_string()))
