@@ -544,6 +544,10 @@ pub struct RoomPatch {
     pub brand: Option<crate::config::brand::Brand>,
     /// A path inside `template_dir`; `""` goes back to the built-in page.
     pub template: Option<String>,
+    /// The languages the page's switch lists; `[]` lists every language the instance serves.
+    pub languages: Option<Vec<String>>,
+    /// `""` goes back to negotiating from the browser alone.
+    pub default_language: Option<String>,
 }
 
 impl RoomPatch {
@@ -646,6 +650,12 @@ impl RoomPatch {
         }
         if let Some(v) = &self.template {
             c.template = nonempty_string(v);
+        }
+        if let Some(v) = &self.languages {
+            c.languages = v.clone();
+        }
+        if let Some(v) = &self.default_language {
+            c.default_language = nonempty_string(v);
         }
         c
     }

@@ -501,3 +501,47 @@ async fn a_room_whose_template_file_went_missing_can_still_be_paused() {
     .await;
     assert_eq!(r.body["error"]["field"], "template", "{:?}", r.body);
 }
+
+/// A room's `languages` and `default_language` are changed through the admin API like any
+/// other setting (so a configuration read from the API can be sent back), checked against
+/// the languages the instance serves, naming the field.
+#[tokio::test]
+async fn the_admin_api_changes_a_rooms_languages_and_refuses_unknown_ones() {
+    let redis = RedisServer::start();
+    let app = spawn_app(admin_settings(&redis, &prefix(), vec![room("shop", 1)])).await;
+    for (body, field) in [
+        (json!({"languages": ["en", "xx"]}), "languages"),
+        (json!({"default_language": "xx"}), "default_language"),
+        (
+            json!({"languages": ["en", "de"], "default_language": "fr"}),
+            "default_language",
+        ),
+    ] {
+        let r = admin(
+            &app,
+            Method::PUT,
+            "/api/admin/rooms/shop",
+            Some(body.clone()),
+        )
+        .await;
+        assert_eq!((r.status, r.error_code()), (400, "invalid_field"), "{body}");
+        assert_eq!(r.body["error"]["field"], field, "{body}");
+    }
+    let body = json!({"languages": ["en", "de"], "default_language": "de"});
+    let r = admin(&app, Method::PUT, "/api/admin/rooms/shop", Some(body)).await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    let r = admin(&app, Method::GET, "/api/admin/rooms/shop", None).await;
+    assert_eq!(r.body["config"]["languages"], json!(["en", "de"]));
+    assert_eq!(r.body["config"]["default_language"], "de");
+    // The page follows: German by default (the only slot held, so the page is the queue's).
+    app.join("shop").await;
+    let res = app.client.get(app.url("/r/shop")).send().await.unwrap();
+    let html = res.text().await.unwrap();
+    assert!(html.contains(r#"lang="de""#), "{html}");
+    // "" goes back to negotiating from the browser alone.
+    let body = json!({"default_language": ""});
+    let r = admin(&app, Method::PUT, "/api/admin/rooms/shop", Some(body)).await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    let r = admin(&app, Method::GET, "/api/admin/rooms/shop", None).await;
+    assert!(r.body["config"]["default_language"].is_null(), "{}", r.body);
+}

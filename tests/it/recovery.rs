@@ -331,7 +331,7 @@ async fn the_queue_page_and_socket_say_you_were_away() {
     let page = app.page_as("/r/r", &a).await;
     assert!(
         page.contains(
-            r#"id="eta-note" class="note">You were away for longer than 1 seconds, so you lost your place"#
+            r#"id="eta-note" class="note">You were away for longer than 1 second, so you lost your place"#
         ),
         "{page}"
     );

@@ -226,7 +226,11 @@ pub(super) const CFG_FIELDS: &[CfgField] = &[
         default: "",
         scripts: false,
         put: Some(|c| serde_json::to_string(&c.languages).unwrap_or_else(|_| "[]".into())),
-        patch: None,
+        patch: Some(|p| {
+            p.languages
+                .as_ref()
+                .map(|v| serde_json::to_string(v).unwrap_or_else(|_| "[]".into()))
+        }),
         get: Some(|c, v| c.languages = serde_json::from_str(v).unwrap_or_default()),
     },
     CfgField {
@@ -235,7 +239,7 @@ pub(super) const CFG_FIELDS: &[CfgField] = &[
         default: "",
         scripts: false,
         put: Some(|c| c.default_language.clone().unwrap_or_default()),
-        patch: None,
+        patch: Some(|p| p.default_language.clone()),
         get: Some(|c, v| c.default_language = (!v.is_empty()).then(|| v.to_string())),
     },
     CfgField {
@@ -892,6 +896,8 @@ mod tests {
             claim_timeout_secs: Some(30),
             brand: Some(Default::default()),
             template: Some(String::new()),
+            languages: Some(vec!["de".into()]),
+            default_language: Some(String::new()),
         };
         let mut h = written_before();
         h.extend(as_map(patch_fields(&patch)));
