@@ -9,7 +9,7 @@ use std::path::Path;
 
 use crate::helpers::admin::{admin, admin_settings, TOKEN};
 use crate::helpers::browser::DEADLINE;
-use crate::helpers::{prefix, room, spawn_app, wait_until, RedisServer};
+use crate::helpers::{prefix, room, spawn_app, wait_until, RedisServer, TestApp};
 use anteroom::config::brand::Brand;
 use anteroom::config::{RoomConfig, Settings};
 use reqwest::Method;
@@ -113,6 +113,21 @@ fn template_dir() -> tempfile::TempDir {
     d
 }
 
+/// PUTs `body` to room `shop`'s admin route and checks it is refused as `400 invalid_field`
+/// naming `field`; the error's message.
+async fn refused_naming(app: &TestApp, body: &serde_json::Value, field: &str) -> String {
+    let r = admin(
+        app,
+        Method::PUT,
+        "/api/admin/rooms/shop",
+        Some(body.clone()),
+    )
+    .await;
+    assert_eq!((r.status, r.error_code()), (400, "invalid_field"), "{body}");
+    assert_eq!(r.body["error"]["field"], field, "{body}");
+    r.body["error"]["message"].as_str().unwrap().to_string()
+}
+
 #[tokio::test]
 async fn the_admin_api_refuses_bad_brands_and_templates_naming_the_field() {
     let redis = RedisServer::start();
@@ -149,16 +164,7 @@ async fn the_admin_api_refuses_bad_brands_and_templates_naming_the_field() {
             "missing.html",
         ),
     ] {
-        let r = admin(
-            &app,
-            Method::PUT,
-            "/api/admin/rooms/shop",
-            Some(body.clone()),
-        )
-        .await;
-        assert_eq!((r.status, r.error_code()), (400, "invalid_field"), "{body}");
-        assert_eq!(r.body["error"]["field"], field, "{body}");
-        let msg = r.body["error"]["message"].as_str().unwrap();
+        let msg = refused_naming(&app, &body, field).await;
         assert!(msg.contains(part), "{body}: {msg}");
     }
     let r = admin(&app, Method::GET, "/api/admin/rooms/shop", None).await;
@@ -517,15 +523,7 @@ async fn the_admin_api_changes_a_rooms_languages_and_refuses_unknown_ones() {
             "default_language",
         ),
     ] {
-        let r = admin(
-            &app,
-            Method::PUT,
-            "/api/admin/rooms/shop",
-            Some(body.clone()),
-        )
-        .await;
-        assert_eq!((r.status, r.error_code()), (400, "invalid_field"), "{body}");
-        assert_eq!(r.body["error"]["field"], field, "{body}");
+        refused_naming(&app, &body, field).await;
     }
     let body = json!({"languages": ["en", "de"], "default_language": "de"});
     let r = admin(&app, Method::PUT, "/api/admin/rooms/shop", Some(body)).await;
