@@ -57,7 +57,7 @@ fn five_hundred_generated_crowds_hold_their_measured_figures() {
 /// `CROWDS=150 cargo test --lib some_crowds -- --ignored --nocapture`: the report
 /// over the first crowds.
 #[test]
-#[ignore]
+#[ignore = "a report to read, not a check: CROWDS=150 … -- --ignored --nocapture"]
 fn some_crowds() {
     let n: u64 = std::env::var("CROWDS").map_or(100, |v| v.parse().unwrap());
     let t = std::time::Instant::now();
@@ -69,7 +69,7 @@ fn some_crowds() {
 /// `SEED=68 cargo test --lib one_crowd_in_detail -- --ignored --nocapture`: every
 /// seventh visitor of one crowd, what they were shown and when they got in.
 #[test]
-#[ignore]
+#[ignore = "a report to read, not a check: SEED=68 … -- --ignored --nocapture"]
 fn one_crowd_in_detail() {
     let seed = std::env::var("SEED").map_or(0, |v| v.parse().unwrap());
     let sc = Scenario::generate(seed, Size::TEST);
