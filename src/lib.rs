@@ -25,6 +25,7 @@ pub mod keeper;
 pub mod metrics;
 pub mod outflow;
 pub mod reaper;
+pub mod room;
 pub mod startup;
 pub mod store;
 pub mod telemetry;

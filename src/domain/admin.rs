@@ -195,7 +195,7 @@ async fn webhook_live(engine: &Engine, cfg: &RoomConfig) -> Option<crate::store:
 /// leaves the template as it is does not read it, so pausing a room never depends on a
 /// file being there.
 fn validate(engine: &Engine, cfg: &RoomConfig, template: bool) -> Result<(), DomainError> {
-    cfg.check()
+    crate::domain::room_check::check(cfg)
         .map_err(|(field, message)| DomainError::invalid_field(field, message))?;
     if !template {
         return Ok(());

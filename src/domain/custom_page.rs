@@ -20,7 +20,7 @@
 //! missing file does.
 
 use std::collections::HashMap;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, LazyLock, Mutex};
 use std::time::SystemTime;
 
@@ -48,26 +48,9 @@ static CACHE: LazyLock<Mutex<HashMap<PathBuf, Arc<Compiled>>>> =
 /// The template's name inside its environment (it is the only one there).
 const NAME: &str = "page";
 
-/// A `template` value's shape: a relative path of plain parts.
-pub fn check_path(t: &str) -> Result<(), String> {
-    let p = Path::new(t);
-    if t.is_empty() || t.len() > 512 {
-        return Err("must be a path of 1 to 512 bytes inside template_dir".into());
-    }
-    if !p
-        .components()
-        .all(|c| matches!(c, Component::Normal(_) | Component::CurDir))
-    {
-        return Err(format!(
-            "must be a relative path inside template_dir, without `..` ({t:?})"
-        ));
-    }
-    Ok(())
-}
-
 /// The file a room's template names, resolved inside `template_dir`.
 pub fn resolve(settings: &Settings, template: &str) -> Result<PathBuf, String> {
-    check_path(template)?;
+    crate::room::template_path(template)?;
     let Some(dir) = &settings.template_dir else {
         return Err("needs `template_dir` set (the folder templates are read from)".into());
     };

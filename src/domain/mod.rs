@@ -52,6 +52,7 @@ pub mod pow;
 pub mod preview;
 pub mod ratelimit;
 pub mod request_target;
+pub(crate) mod room_check;
 pub(crate) mod revocation;
 pub mod survival;
 pub mod told;

@@ -76,7 +76,8 @@ pub use webhook::{
 
 use serde::Serialize;
 
-use crate::config::RoomConfig;
+use crate::room::RoomConfig;
+pub use crate::room::RoomPatch;
 
 /// What a visitor is, as far as one room is concerned.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, utoipa::ToSchema)]
@@ -282,7 +283,7 @@ pub fn random_score(seed_hex: &str, visitor: &str) -> u64 {
 pub const LANE_STRIDE: u64 = 1000;
 
 /// `(lane, spacing)` for a room's lanes: the general line (`""`) first, then each lane.
-pub fn lane_strides(lanes: &[crate::config::Lane]) -> Vec<(String, u64)> {
+pub fn lane_strides(lanes: &[crate::room::Lane]) -> Vec<(String, u64)> {
     let stride = |share: f64| ((LANE_STRIDE as f64) / share).round().max(1.0) as u64;
     let rest = 1.0 - lanes.iter().map(|l| l.share).sum::<f64>();
     std::iter::once((String::new(), stride(rest.max(0.01))))
@@ -304,7 +305,7 @@ pub struct LaneCount {
 pub const PLACE_GROUP_TTL_MS: u64 = 86_400_000;
 
 /// The most stock a room may hold (a room setting's bound, kept with the settings).
-pub use crate::config::MAX_STOCK;
+pub use crate::room::MAX_STOCK;
 
 /// A visitor's view of a room, as returned by `join` and `status`.
 #[derive(Clone, Debug, PartialEq)]
@@ -360,12 +361,12 @@ pub struct RoomView {
     pub target_url: String,
     pub paused: bool,
     pub closed: bool,
-    pub mode: crate::config::QueueMode,
+    pub mode: crate::room::QueueMode,
     pub queue_all: bool,
     /// Admissions so far (see [`Snapshot::admits`]).
     pub admits: u64,
     /// Where the room's scheduled event stands (`Open` without one).
-    pub phase: crate::config::schedule::EventPhase,
+    pub phase: crate::room::schedule::EventPhase,
 }
 
 /// One watched visitor.
@@ -412,7 +413,7 @@ impl RoomState {
 impl RoomView {
     /// The room's state.
     pub fn room_state(&self) -> RoomState {
-        use crate::config::schedule::EventPhase;
+        use crate::room::schedule::EventPhase;
         if self.closed || self.phase == EventPhase::Ended {
             RoomState::Closed
         } else if self.phase == EventPhase::Scheduled {
@@ -423,7 +424,7 @@ impl RoomView {
             RoomState::SoldOut
         } else if self.queue_all {
             RoomState::Paused
-        } else if self.mode == crate::config::QueueMode::Reject {
+        } else if self.mode == crate::room::QueueMode::Reject {
             RoomState::Rejected
         } else if self.paused {
             RoomState::Paused
@@ -485,189 +486,6 @@ pub struct AdmittedEvent {
     pub room: String,
     pub visitor: String,
     pub admission: Admission,
-}
-
-/// A partial change to a room's configuration (admin). `None` leaves a field as it is.
-/// Stock is changed separately ([`StockChange`]), atomically with admissions.
-#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, Serialize, utoipa::ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct RoomPatch {
-    pub name: Option<String>,
-    pub capacity: Option<u64>,
-    pub max_admissions_per_minute: Option<u64>,
-    pub session_ttl_secs: Option<u64>,
-    pub heartbeat_timeout_secs: Option<u64>,
-    pub target_url: Option<String>,
-    pub paused: Option<bool>,
-    pub closed: Option<bool>,
-    pub mode: Option<crate::config::QueueMode>,
-    pub queue_all: Option<bool>,
-    pub embed_origins: Option<Vec<String>>,
-    pub entry: Option<crate::config::EntryMode>,
-    /// `""` removes the key.
-    pub entry_secret: Option<crate::config::Secret>,
-    /// `""` removes the key.
-    pub entry_public_key: Option<String>,
-    pub challenge: Option<crate::config::ChallengeMode>,
-    pub pow_max_number: Option<u64>,
-    pub max_places_per_ip: Option<u64>,
-    /// `[]` removes the lanes (visitors already in a lane keep their places).
-    pub lanes: Option<Vec<crate::config::Lane>>,
-    pub renew_on_activity: Option<bool>,
-    pub max_session_secs: Option<u64>,
-    /// `""` removes the webhook.
-    pub webhook_url: Option<String>,
-    /// `""` removes the secret.
-    pub webhook_secret: Option<crate::config::WebhookSecret>,
-    /// RFC 3339 in JSON; `""` removes the time.
-    #[serde(default, deserialize_with = "crate::config::schedule::patch_time")]
-    #[schema(value_type = Option<String>)]
-    pub prequeue_opens_at: Option<Option<u64>>,
-    #[serde(default, deserialize_with = "crate::config::schedule::patch_time")]
-    #[schema(value_type = Option<String>)]
-    pub opens_at: Option<Option<u64>>,
-    #[serde(default, deserialize_with = "crate::config::schedule::patch_time")]
-    #[schema(value_type = Option<String>)]
-    pub closes_at: Option<Option<u64>>,
-    /// 0 removes the override.
-    pub event_capacity: Option<u64>,
-    /// 0 removes the override.
-    pub event_session_ttl_secs: Option<u64>,
-    /// 0 removes the override (use the room's own cap; to lift the cap during the
-    /// event, set the room's `max_admissions_per_minute` to 0).
-    pub event_max_admissions_per_minute: Option<u64>,
-    /// The keys of `[rooms.outflow]` to change (docs/outflow.md).
-    pub outflow: Option<crate::config::outflow::OutflowPatch>,
-    /// 0 turns no-show reclaim off.
-    pub claim_timeout_secs: Option<u64>,
-    /// The whole `[rooms.brand]` table, replacing the room's (`{}` removes the branding).
-    pub brand: Option<crate::config::brand::Brand>,
-    /// A path inside `template_dir`; `""` goes back to the built-in page.
-    pub template: Option<String>,
-    /// The languages the page's switch lists; `[]` lists every language the instance serves.
-    pub languages: Option<Vec<String>>,
-    /// `""` goes back to negotiating from the browser alone.
-    pub default_language: Option<String>,
-}
-
-impl RoomPatch {
-    /// The configuration with this patch applied.
-    pub fn applied_to(&self, cfg: &RoomConfig) -> RoomConfig {
-        let mut c = cfg.clone();
-        if let Some(v) = &self.name {
-            c.name = v.clone();
-        }
-        if let Some(v) = self.capacity {
-            c.capacity = v;
-        }
-        if let Some(v) = self.max_admissions_per_minute {
-            c.max_admissions_per_minute = v;
-        }
-        if let Some(v) = self.session_ttl_secs {
-            c.session_ttl_secs = v;
-        }
-        if let Some(v) = self.heartbeat_timeout_secs {
-            c.heartbeat_timeout_secs = v;
-        }
-        if let Some(v) = &self.target_url {
-            c.target_url = v.clone();
-        }
-        if let Some(v) = self.paused {
-            c.paused = v;
-        }
-        if let Some(v) = self.closed {
-            c.closed = v;
-        }
-        if let Some(v) = self.mode {
-            c.mode = v;
-        }
-        if let Some(v) = self.queue_all {
-            c.queue_all = v;
-        }
-        if let Some(v) = &self.embed_origins {
-            c.embed_origins = v.clone();
-        }
-        if let Some(v) = self.entry {
-            c.entry = v;
-        }
-        if let Some(v) = &self.entry_secret {
-            c.entry_secret = (!v.is_empty()).then(|| v.clone());
-        }
-        if let Some(v) = &self.entry_public_key {
-            c.entry_public_key = (!v.is_empty()).then(|| v.clone());
-        }
-        if let Some(v) = self.challenge {
-            c.challenge = v;
-        }
-        if let Some(v) = self.pow_max_number {
-            c.pow_max_number = v;
-        }
-        if let Some(v) = self.max_places_per_ip {
-            c.max_places_per_ip = v;
-        }
-        if let Some(v) = &self.lanes {
-            c.lanes = v.clone();
-        }
-        if let Some(v) = self.renew_on_activity {
-            c.renew_on_activity = v;
-        }
-        if let Some(v) = self.max_session_secs {
-            c.max_session_secs = v;
-        }
-        if let Some(v) = &self.webhook_url {
-            c.webhook_url = (!v.is_empty()).then(|| v.clone());
-        }
-        if let Some(v) = &self.webhook_secret {
-            c.webhook_secret = (!v.is_empty()).then(|| v.clone());
-        }
-        if let Some(v) = self.prequeue_opens_at {
-            c.prequeue_opens_at = v;
-        }
-        if let Some(v) = self.opens_at {
-            c.opens_at = v;
-        }
-        if let Some(v) = self.closes_at {
-            c.closes_at = v;
-        }
-        let nonzero = |v: u64| (v > 0).then_some(v);
-        if let Some(v) = self.event_capacity {
-            c.event_capacity = nonzero(v);
-        }
-        if let Some(v) = self.event_session_ttl_secs {
-            c.event_session_ttl_secs = nonzero(v);
-        }
-        if let Some(v) = self.event_max_admissions_per_minute {
-            c.event_max_admissions_per_minute = nonzero(v);
-        }
-        if let Some(p) = &self.outflow {
-            c.outflow = p.applied_to(&c.outflow);
-        }
-        if let Some(v) = self.claim_timeout_secs {
-            c.claim_timeout_secs = v;
-        }
-        if let Some(v) = &self.brand {
-            c.brand = v.clone();
-        }
-        if let Some(v) = &self.template {
-            c.template = nonempty_string(v);
-        }
-        if let Some(v) = &self.languages {
-            c.languages = v.clone();
-        }
-        if let Some(v) = &self.default_language {
-            c.default_language = nonempty_string(v);
-        }
-        c
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self == &RoomPatch::default()
-    }
-}
-
-/// `""` as none (a patch's way of removing a text setting).
-fn nonempty_string(v: &str) -> Option<String> {
-    (!v.is_empty()).then(|| v.to_string())
 }
 
 /// What a patch based on a version did ([`Store::patch_room_if`]).
