@@ -842,11 +842,11 @@ impl Hub {
         // A scheduled event's times (the cached configuration): what `scheduled` and
         // `prequeue` sockets count down to, and whether a closed room's event ended.
         let schedule = match view.phase {
-            crate::config::schedule::EventPhase::Open if !view.closed => None,
-            crate::config::schedule::EventPhase::Scheduled => {
+            crate::room::schedule::EventPhase::Open if !view.closed => None,
+            crate::room::schedule::EventPhase::Scheduled => {
                 engine.event_config(room, VisitorState::Scheduled).await
             }
-            crate::config::schedule::EventPhase::Prequeue => {
+            crate::room::schedule::EventPhase::Prequeue => {
                 engine.event_config(room, VisitorState::Prequeue).await
             }
             _ => engine.room_config_cached(room).await.ok(),
@@ -861,11 +861,11 @@ impl Hub {
                 .map(|c| RoomKind::of(&c))
                 .unwrap_or_default(),
         };
-        kind.random = view.mode == crate::config::QueueMode::Random;
+        kind.random = view.mode == crate::room::QueueMode::Random;
         // About to open (its pre-queue, or its line, with the shuffle): look again soon.
         let next_opening = schedule.as_ref().and_then(|c| match view.phase {
-            crate::config::schedule::EventPhase::Scheduled => c.prequeue_opens_at.or(c.opens_at),
-            crate::config::schedule::EventPhase::Prequeue => c.opens_at,
+            crate::room::schedule::EventPhase::Scheduled => c.prequeue_opens_at.or(c.opens_at),
+            crate::room::schedule::EventPhase::Prequeue => c.opens_at,
             _ => None,
         });
         if next_opening.is_some_and(|t| t <= view.now_ms + OPENING_SOON_MS) {
@@ -910,13 +910,13 @@ impl Hub {
                     w.admitted = false;
                     let mut snap = view.snapshot(&entry);
                     // Random mode: any waiting visitor may be next (docs/http-api.md).
-                    if view.mode == crate::config::QueueMode::Random && snap.position > 0 {
+                    if view.mode == crate::room::QueueMode::Random && snap.position > 0 {
                         snap.position = snap.queue_length;
                     }
                     let (mut eta, mut reason) = eta_for(&snap, forecast.as_deref());
                     // Random mode: the wait over all draws, the same for everyone.
                     if let (true, Some(f)) = (
-                        view.mode == crate::config::QueueMode::Random && snap.position > 0,
+                        view.mode == crate::room::QueueMode::Random && snap.position > 0,
                         forecast.as_deref(),
                     ) {
                         eta = f.schedule.drawn(snap.now_ms);

@@ -34,9 +34,9 @@ use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
-use crate::config::RoomConfig;
 use crate::domain::admission::Engine;
 use crate::domain::identity::VisitorId;
+use crate::room::RoomConfig;
 use crate::store::{RecoveryStore, RoomStore, StoreError};
 
 /// What one look found and did.

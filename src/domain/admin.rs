@@ -21,10 +21,10 @@ use serde::Serialize;
 use serde_json::{json, Value};
 
 use self::audit::audit;
-use crate::config::{redact, valid_room_id, RoomConfig};
 use crate::domain::admission::Engine;
 use crate::domain::live::{room_live, totals, RoomLive, Totals, SERIES_MINUTES};
 use crate::error::DomainError;
+use crate::room::{redact, valid_room_id, RoomConfig};
 use crate::store::{PatchOutcome, RoomPatch, StockChange};
 
 /// One room on the dashboard: its live figures, plus what the controls need — the
@@ -37,7 +37,7 @@ pub struct DashboardRoom {
     pub version: u64,
     pub paused: bool,
     pub closed: bool,
-    pub mode: crate::config::QueueMode,
+    pub mode: crate::room::QueueMode,
     pub queue_all: bool,
 }
 

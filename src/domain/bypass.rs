@@ -168,7 +168,7 @@ fn canonical(ip: IpAddr) -> IpAddr {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::Secret;
+    use crate::room::Secret;
 
     fn rule(name: &str) -> BypassRule {
         BypassRule {

@@ -26,7 +26,9 @@ use std::time::SystemTime;
 
 use minijinja::{AutoEscape, Environment};
 
-use crate::config::{RoomConfig, Settings};
+use crate::config::Settings;
+
+use crate::room::RoomConfig;
 
 /// The most a template file may weigh (bytes).
 pub const MAX_TEMPLATE_BYTES: u64 = 256 * 1024;

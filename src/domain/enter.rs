@@ -35,8 +35,8 @@ use super::admission::{resolve_return, Engine, Entrant, VisitorView};
 use super::identity::{ReceiptError, VisitorId};
 use super::pow::{Challenge, PowError};
 use super::ratelimit::LimitedAction;
-use crate::config::RoomConfig;
 use crate::error::DomainError;
+use crate::room::RoomConfig;
 use crate::store::JoinOptions;
 
 /// What a door read from its request.

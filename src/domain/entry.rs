@@ -9,7 +9,7 @@
 use jsonwebtoken::{Algorithm, DecodingKey, Validation};
 use serde::Deserialize;
 
-use crate::config::RoomConfig;
+use crate::room::RoomConfig;
 
 /// Clock skew allowed between the site that signs and Anteroom, in seconds.
 pub const LEEWAY_SECS: u64 = 30;
@@ -103,7 +103,7 @@ impl EntryKey {
             }
             (None, None) => None,
         };
-        if key.is_none() && cfg.entry == crate::config::EntryMode::Token {
+        if key.is_none() && cfg.entry == crate::room::EntryMode::Token {
             return Err(r#"entry = "token" needs entry_secret or entry_public_key"#.into());
         }
         Ok(key)
@@ -146,7 +146,7 @@ pub fn check(cfg: &RoomConfig, token: &str) -> Result<EntryClaims, EntryError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::{EntryMode, Secret};
+    use crate::room::{EntryMode, Secret};
     use jsonwebtoken::{EncodingKey, Header};
 
     const SECRET: &str = "site-entry-secret-0123456789abcdef";

@@ -12,8 +12,8 @@ use std::collections::HashMap;
 
 use serde::Serialize;
 
-use crate::config::RoomConfig;
 use crate::domain::forecast::Forecast;
+use crate::room::RoomConfig;
 use crate::store::{MinuteStats, RoomReport, SocketCount, WAIT_BOUNDS_MS};
 
 /// Minutes of history the dashboard charts.

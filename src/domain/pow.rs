@@ -196,7 +196,7 @@ impl<'a> SaltFields<'a> {
         let expires = number(field("expires")?)?;
         let room = field("room")?;
         let max = number(field("max")?)?;
-        if fields.next().is_some() || !crate::config::valid_room_id(room) {
+        if fields.next().is_some() || !crate::room::valid_room_id(room) {
             return None;
         }
         Some(Self { expires, room, max })

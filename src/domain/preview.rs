@@ -4,9 +4,9 @@
 //! an operator sees every state of the built-in page, the branding or the room's own
 //! template before launch day. Nothing here reads or writes the store.
 
-use crate::config::{Lane, QueueMode, RoomConfig};
 use crate::domain::admission::{VisitorView, CLOSED_EVENT_ENDED};
 use crate::domain::told::{decide, RoomKind};
+use crate::room::{Lane, QueueMode, RoomConfig};
 use crate::store::VisitorState;
 
 /// The sample figures: place 42 of 318 waiting, about 9 minutes (6 to 15).

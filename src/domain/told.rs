@@ -7,8 +7,8 @@
 //! Why codes and not sentences: the API has no language, and a socket's visitor may
 //! switch languages; the codes are the contract, the sentences are `i18n`'s.
 
-use crate::config::{QueueMode, RoomConfig};
 use crate::domain::eta::reason;
+use crate::room::{QueueMode, RoomConfig};
 use crate::store::VisitorState;
 
 /// The `message` codes: which headline and lead a visitor sees.

@@ -10,7 +10,7 @@ use super::StoreResult;
 /// /api/rooms/{room}/fairness` publishes (docs/design.md#the-pre-queue-shuffle).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Fairness {
-    pub mode: crate::config::QueueMode,
+    pub mode: crate::room::QueueMode,
     pub prequeue_opens_at_ms: Option<u64>,
     pub opens_at_ms: Option<u64>,
     pub closes_at_ms: Option<u64>,
@@ -35,7 +35,7 @@ impl Fairness {
     /// [`seed_revealed`]), `closed` = (the room is closed, its event ended).
     #[allow(clippy::too_many_arguments)]
     pub fn from_parts(
-        mode: crate::config::QueueMode,
+        mode: crate::room::QueueMode,
         times: [Option<u64>; 3],
         seed: String,
         shuffled: bool,
@@ -80,12 +80,12 @@ pub fn commitment_of(seed_hex: &str) -> String {
 /// fixed), except in `random` mode, whose later draws it decides: then only once the
 /// room is closed or its event ended.
 pub fn seed_revealed(
-    mode: crate::config::QueueMode,
+    mode: crate::room::QueueMode,
     shuffled: bool,
     closed: bool,
     ended: bool,
 ) -> bool {
-    if mode == crate::config::QueueMode::Random {
+    if mode == crate::room::QueueMode::Random {
         closed || ended
     } else {
         shuffled || ended

@@ -3,7 +3,7 @@
 use async_trait::async_trait;
 
 use super::{Admission, SessionsPage, SessionsQuery, Snapshot, StoreResult};
-use crate::config::RoomConfig;
+use crate::room::RoomConfig;
 
 /// Putting back what a store lost (docs/design.md, data loss): the epoch, failovers,
 /// re-created rooms, restored places and sessions, and the session list each instance keeps;

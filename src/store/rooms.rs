@@ -3,7 +3,7 @@
 use async_trait::async_trait;
 
 use super::{PatchOutcome, RoomPatch, StockChange, StoreError, StoreResult};
-use crate::config::RoomConfig;
+use crate::room::RoomConfig;
 
 /// A room's settings: written by the admin API and startup, read by every task (each
 /// looks at [`RoomStore::rooms`]), and the store's liveness check.

@@ -131,7 +131,7 @@ async fn challenge(
     // Part of joining: counted in the same per-IP bucket.
     engine.check_ip_limit(client_ip(&req, &engine), LimitedAction::Join)?;
     let cfg = engine.room_config_cached(&room).await?;
-    if cfg.challenge != crate::config::ChallengeMode::Pow {
+    if cfg.challenge != crate::room::ChallengeMode::Pow {
         return Err(ApiError::NotFound(format!(
             "room `{room}` asks no proof of work"
         )));

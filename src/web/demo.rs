@@ -45,7 +45,7 @@ async fn origin(
 ) -> actix_web::Result<HttpResponse> {
     let q = q.into_inner();
     let room = q.room.unwrap_or_else(|| "demo".to_string());
-    if !engine.settings().demo || !crate::config::valid_room_id(&room) {
+    if !engine.settings().demo || !crate::room::valid_room_id(&room) {
         return Ok(HttpResponse::NotFound().finish());
     }
     let from_query = q.anteroom_pass.clone();

@@ -11,8 +11,8 @@ use utoipa::{OpenApi, ToSchema};
 
 use super::error::{ApiError, ErrorBody};
 use super::support::room_id;
-use crate::config::schedule::format_rfc3339_ms;
 use crate::domain::admission::Engine;
+use crate::room::schedule::format_rfc3339_ms;
 use crate::store::fairness_digest;
 
 /// The rule the order follows, as the fairness record names it.
@@ -45,7 +45,7 @@ pub struct Doc;
 #[derive(Serialize, ToSchema)]
 pub struct FairnessBody {
     /// The room's queueing mode (`fifo`, `random`, `passthrough`, `reject`).
-    pub mode: crate::config::QueueMode,
+    pub mode: crate::room::QueueMode,
     /// RFC 3339, or null.
     pub prequeue_opens_at: Option<String>,
     /// RFC 3339, or null.

@@ -147,13 +147,13 @@ fn access_logger() -> actix_web::middleware::Logger {
 }
 
 /// `path?query` with the values of credential parameters
-/// ([`is_secret_param`](crate::config::redact::is_secret_param): visitor tokens, passes,
+/// ([`is_secret_param`](crate::room::redact::is_secret_param): visitor tokens, passes,
 /// enqueue tokens, however the name is spelled or encoded) replaced by `[set]`.
 pub fn redacted_target(path: &str, query: &str) -> String {
     if query.is_empty() {
         return path.to_string();
     }
-    format!("{path}?{}", crate::config::redact::query(query))
+    format!("{path}?{}", crate::room::redact::query(query))
 }
 
 #[cfg(test)]

@@ -10,11 +10,11 @@ use actix_web::{HttpRequest, HttpResponse, HttpResponseBuilder, ResponseError};
 use askama::Template;
 
 use super::error::ApiError;
-use crate::config::valid_room_id;
 use crate::domain::admission::{Engine, VisitorView};
 use crate::domain::identity::{VisitorId, VISITOR_COOKIE};
 use crate::domain::pass::pass_cookie;
 use crate::domain::request_target::forwarded_client;
+use crate::room::valid_room_id;
 
 /// How long the visitor cookie lives.
 pub const VISITOR_COOKIE_SECS: i64 = 7 * 86_400;

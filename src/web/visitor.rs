@@ -12,7 +12,6 @@ use super::error::ApiError;
 use super::support::{
     client_ip, html, identity_cookie, pass_cookie_of, render, room_id, visitor_cookie, PAGE_CSP,
 };
-use crate::config::RoomConfig;
 use crate::domain::admission::{Engine, VisitorView};
 use crate::domain::enter::{EnterOutcome, EnterRequest};
 use crate::domain::i18n::catalog::Arg;
@@ -21,6 +20,7 @@ use crate::domain::i18n::told::{Said, ToldStrings};
 use crate::domain::i18n::{Lang, Offer, Strings};
 use crate::domain::identity::VISITOR_COOKIE;
 use crate::domain::ratelimit::LimitedAction;
+use crate::room::RoomConfig;
 use crate::store::VisitorState;
 
 /// Seconds between reloads when scripts are off.
@@ -931,7 +931,7 @@ struct DemoHostQuery {
 #[get("/demo/host")]
 async fn demo_host(q: web::Query<DemoHostQuery>, engine: web::Data<Engine>) -> HttpResponse {
     let room = q.room.clone().unwrap_or_else(|| "demo".into());
-    if !engine.settings().demo || !crate::config::valid_room_id(&room) {
+    if !engine.settings().demo || !crate::room::valid_room_id(&room) {
         return HttpResponse::NotFound().finish();
     }
     let body = render(DemoHostPage {

@@ -62,7 +62,7 @@ impl Engine {
         &self,
         room: &str,
         state: VisitorState,
-    ) -> Option<std::sync::Arc<crate::config::RoomConfig>> {
+    ) -> Option<std::sync::Arc<crate::room::RoomConfig>> {
         let cfg = self.room_config_cached(room).await.ok()?;
         let stale = match state {
             VisitorState::Scheduled => cfg.opens_at.is_none() && cfg.prequeue_opens_at.is_none(),
@@ -83,7 +83,7 @@ impl Engine {
     pub(crate) async fn room_config_known(
         &self,
         room: &str,
-    ) -> Option<std::sync::Arc<crate::config::RoomConfig>> {
+    ) -> Option<std::sync::Arc<crate::room::RoomConfig>> {
         // unwrap: never poisoned (no panics while held).
         let known = self
             .room_cache

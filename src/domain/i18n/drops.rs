@@ -77,7 +77,7 @@ impl DropStrings {
     /// A time as the server can write it before the script puts it in the visitor's
     /// own time zone: `2026-11-27 09:30 UTC`.
     pub fn utc(ms: u64) -> String {
-        let t = crate::config::schedule::format_rfc3339_ms(ms);
+        let t = crate::room::schedule::format_rfc3339_ms(ms);
         match (t.get(..10), t.get(11..16)) {
             (Some(d), Some(hm)) => format!("{d} {hm} UTC"),
             _ => t,

@@ -120,8 +120,8 @@ impl Room {
             cursor,
             // As tick.lua: no lanes, not random mode, no event before its shuffle.
             exact: self.cfg.lanes.is_empty()
-                && self.cfg.mode != crate::config::QueueMode::Random
-                && self.phase == crate::config::schedule::EventPhase::Open,
+                && self.cfg.mode != crate::room::QueueMode::Random
+                && self.phase == crate::room::schedule::EventPhase::Open,
             changes,
             placed,
             rehold,

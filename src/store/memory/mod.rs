@@ -22,8 +22,8 @@ use super::{
     AdminStore, AdmissionStore, EventStore, FairnessStore, LeaseStore, LineStore, RecoveryStore,
     RevocationStore, RoomStore,
 };
-use crate::config::schedule::EventPhase;
-use crate::config::{QueueMode, RoomConfig};
+use crate::room::schedule::EventPhase;
+use crate::room::{QueueMode, RoomConfig};
 
 mod line;
 mod outflow;

@@ -8,8 +8,8 @@
 //! of earlier builds, so a room they wrote reads the same.
 
 use super::*;
-use crate::config::outflow::OutflowPatch;
-use crate::config::{ChallengeMode, EntryMode, OutflowMode, QueueMode, Secret, WebhookSecret};
+use crate::room::outflow::OutflowPatch;
+use crate::room::{ChallengeMode, EntryMode, OutflowMode, QueueMode, Secret, WebhookSecret};
 use crate::store::RoomPatch;
 
 /// How a field's value is written, and so how the scripts decode it.
@@ -81,7 +81,7 @@ fn secret(s: &Option<Secret>) -> String {
 }
 
 /// A brand as stored: `""` when empty, else its JSON.
-fn brand_json(b: &crate::config::brand::Brand) -> String {
+fn brand_json(b: &crate::room::brand::Brand) -> String {
     if b.is_empty() {
         return String::new();
     }
@@ -301,7 +301,7 @@ pub(super) const CFG_FIELDS: &[CfgField] = &[
         put: Some(|c| c.pow_max_number.to_string()),
         patch: Some(|p| p.pow_max_number.map(|v| v.to_string())),
         get: Some(|c, v| {
-            c.pow_max_number = v.parse().unwrap_or(crate::config::DEFAULT_POW_MAX_NUMBER)
+            c.pow_max_number = v.parse().unwrap_or(crate::room::DEFAULT_POW_MAX_NUMBER)
         }),
     },
     CfgField {
@@ -659,7 +659,7 @@ fn blank(room: &str) -> RoomConfig {
         entry_secret: None,
         entry_public_key: None,
         challenge: ChallengeMode::Off,
-        pow_max_number: crate::config::DEFAULT_POW_MAX_NUMBER,
+        pow_max_number: crate::room::DEFAULT_POW_MAX_NUMBER,
         max_places_per_ip: 0,
         lanes: Vec::new(),
         renew_on_activity: false,
@@ -673,7 +673,7 @@ fn blank(room: &str) -> RoomConfig {
         event_session_ttl_secs: None,
         event_max_admissions_per_minute: None,
         // The built-in defaults for a room stored before `[rooms.outflow]`.
-        outflow: crate::config::OutflowConfig::default(),
+        outflow: crate::room::OutflowConfig::default(),
         claim_timeout_secs: 0,
         brand: Default::default(),
         template: None,
@@ -716,7 +716,7 @@ pub(super) fn lua_cfg_reader() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::Lane;
+    use crate::room::Lane;
     use std::collections::{BTreeSet, HashMap};
 
     fn sample() -> RoomConfig {
@@ -751,7 +751,7 @@ mod tests {
             event_capacity: Some(9),
             event_session_ttl_secs: Some(30),
             claim_timeout_secs: 20,
-            brand: crate::config::brand::Brand {
+            brand: crate::room::brand::Brand {
                 title: Some("Shop".into()),
                 accent_color: Some("#1f5fbf".into()),
                 ..Default::default()
@@ -759,7 +759,7 @@ mod tests {
             template: Some("shop/queue.html".into()),
             languages: vec!["en".into(), "ar".into()],
             default_language: Some("ar".into()),
-            outflow: crate::config::OutflowConfig {
+            outflow: crate::room::OutflowConfig {
                 mode: OutflowMode::Adaptive,
                 min_capacity: 2,
                 max_capacity: 80,
@@ -847,9 +847,9 @@ mod tests {
         let cfg = cfg_from_hash("old", &h);
         assert_eq!(cfg.mode, QueueMode::Fifo);
         assert_eq!(cfg.stock, None);
-        assert_eq!(cfg.pow_max_number, crate::config::DEFAULT_POW_MAX_NUMBER);
+        assert_eq!(cfg.pow_max_number, crate::room::DEFAULT_POW_MAX_NUMBER);
         assert_eq!((cfg.capacity, cfg.session_ttl_secs), (2, 60));
-        assert_eq!(cfg.outflow, crate::config::OutflowConfig::default());
+        assert_eq!(cfg.outflow, crate::room::OutflowConfig::default());
         assert_eq!(cfg.claim_timeout_secs, 0);
     }
 

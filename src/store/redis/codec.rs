@@ -135,9 +135,9 @@ pub(super) fn parse_room_view(v: Value) -> StoreResult<RoomView> {
         paused: as_int(f.get("paused"))? == 1,
         closed: as_int(f.get("closed"))? == 1,
         admits: u(f.get("admits"))?,
-        mode: crate::config::QueueMode::parse(&as_string(f.get("mode"))?).unwrap_or_default(),
+        mode: crate::room::QueueMode::parse(&as_string(f.get("mode"))?).unwrap_or_default(),
         queue_all: as_int(f.get("queue_all"))? == 1,
-        phase: crate::config::schedule::EventPhase::parse(&as_string(f.get("phase"))?),
+        phase: crate::room::schedule::EventPhase::parse(&as_string(f.get("phase"))?),
     })
 }
 
@@ -259,7 +259,7 @@ pub(super) fn parse_events(channel: &str, payload: &[u8]) -> Vec<AdmittedEvent> 
 
 /// The config hash's `lanes` (JSON, read back by [`cfg_from_hash`]) and `lane_strides`
 /// (what the scripts read: `=<general> <lane>=<stride> …`, empty without lanes).
-pub(super) fn lane_fields(lanes: &[crate::config::Lane]) -> (String, String) {
+pub(super) fn lane_fields(lanes: &[crate::room::Lane]) -> (String, String) {
     if lanes.is_empty() {
         return (String::new(), String::new());
     }

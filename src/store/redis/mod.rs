@@ -46,7 +46,8 @@ use super::{
 };
 use super::{LineChange, LineCursor, Placed, RoomTick, TickRequest};
 use super::{Released, RoomEvent, WebhookCounts, WebhookRetry, WebhookSettle};
-use crate::config::{RoomConfig, StoreSettings};
+use crate::config::StoreSettings;
+use crate::room::RoomConfig;
 
 use cfg_hash::*;
 use codec::*;
@@ -938,7 +939,7 @@ impl FairnessStore for RedisStore {
         }
         let time = |v: &Value| -> StoreResult<Option<u64>> { Ok(as_string(v)?.parse().ok()) };
         let seed = as_string(&a[4])?;
-        let mode = crate::config::QueueMode::parse(&as_string(&a[3])?).unwrap_or_default();
+        let mode = crate::room::QueueMode::parse(&as_string(&a[3])?).unwrap_or_default();
         let shuffled = as_int(&a[5])? == 1;
         Ok(super::Fairness::from_parts(
             mode,

@@ -167,7 +167,7 @@ fn a_room_view_is_decoded_and_a_wrong_shape_refused() {
         ],
     ))
     .unwrap();
-    assert_eq!(v.phase, crate::config::schedule::EventPhase::Prequeue);
+    assert_eq!(v.phase, crate::room::schedule::EventPhase::Prequeue);
     assert_eq!(
         (v.queue_length, v.active, v.capacity, v.stock),
         (4, 2, 3, Some(9))
@@ -175,7 +175,7 @@ fn a_room_view_is_decoded_and_a_wrong_shape_refused() {
     assert_eq!((v.paused, v.closed, v.admits), (true, false, 11));
     assert_eq!(
         (v.mode, v.queue_all),
-        (crate::config::QueueMode::Reject, true)
+        (crate::room::QueueMode::Reject, true)
     );
     assert!(matches!(
         parse_room_view(Value::Array(vec![Value::Int(4)])),

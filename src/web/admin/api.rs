@@ -8,13 +8,14 @@ use utoipa::{IntoParams, OpenApi, ToSchema};
 
 use super::auth::Admin;
 use super::responses::{AdminReadErrors, AdminWriteErrors};
-use crate::config::{QueueMode, Role, RoomConfig};
+use crate::config::Role;
 use crate::domain::admin::visitors::{self, Removal, VisitorMatch, Wanted};
 use crate::domain::admin::{self as service, AuditEntry, Overview, PutOutcome, Switch};
 use crate::domain::admission::Engine;
 use crate::domain::fifo_audit::{self, FifoAudit};
 use crate::domain::identity::{SupportCode, VisitorId};
 use crate::domain::live::RoomLive;
+use crate::room::{QueueMode, RoomConfig};
 use crate::store::{RoomPatch, StockChange, MAX_STOCK};
 use crate::web::error::{ApiError, ErrorBody, ErrorDetail};
 use crate::web::support::room_id;
@@ -237,7 +238,7 @@ fn put_body(mut body: Map<String, Value>) -> Result<PutRoomBody, ApiError> {
         let ok = match body.get(field) {
             None | Some(Value::Null) => true,
             Some(Value::String(t)) => {
-                t.trim().is_empty() || crate::config::schedule::parse_rfc3339_ms(t).is_some()
+                t.trim().is_empty() || crate::room::schedule::parse_rfc3339_ms(t).is_some()
             }
             Some(_) => false,
         };
@@ -246,7 +247,7 @@ fn put_body(mut body: Map<String, Value>) -> Result<PutRoomBody, ApiError> {
                 field,
                 &format!(
                     "{} (or \"\" to remove it)",
-                    crate::config::schedule::TIME_HINT
+                    crate::room::schedule::TIME_HINT
                 ),
             ));
         }
@@ -254,7 +255,7 @@ fn put_body(mut body: Map<String, Value>) -> Result<PutRoomBody, ApiError> {
     // Secrets are shown as "[set]": a configuration sent back as it was read keeps them
     // (a `webhook_url` shown with its credentials hidden: `domain::admin`).
     for field in ["webhook_secret", "entry_secret"] {
-        if body.get(field).and_then(Value::as_str) == Some(crate::config::redact::SET) {
+        if body.get(field).and_then(Value::as_str) == Some(crate::room::redact::SET) {
             body.remove(field);
         }
     }

@@ -32,10 +32,12 @@ use governor::{DefaultKeyedRateLimiter, Quota, RateLimiter};
 use rand::RngCore;
 use sha2::{Digest, Sha256};
 
-use crate::config::{AdminSettings, Role, Secret, Settings, PASSWORD_USER, TOKEN_USER};
+use crate::config::{AdminSettings, Role, Settings, PASSWORD_USER, TOKEN_USER};
+
 use crate::domain::admission::Engine;
 use crate::domain::identity::constant_time_eq;
 use crate::domain::ratelimit::FailureLimiter;
+use crate::room::Secret;
 use crate::web::error::ApiError;
 use crate::web::support::client_ip;
 
@@ -443,7 +445,7 @@ pub fn from_settings(settings: &Settings) -> anyhow::Result<Option<AdminAuth>> {
                 admin_token = %generated,
                 "demo: generated an admin token for this run; sign in at /admin with it"
             );
-            token = Some(crate::config::Secret::new(generated));
+            token = Some(crate::room::Secret::new(generated));
         } else {
             anyhow::bail!(
                 "configuration: the admin interface is enabled but has no credential: set `[[admin.users]]`, `admin.token` (ANTEROOM_ADMIN__TOKEN), `admin.password_hash` or `[admin.oidc]`, or set `admin.enabled = false`"

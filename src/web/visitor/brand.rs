@@ -9,9 +9,9 @@ use sha2::{Digest, Sha256};
 
 use super::super::error::ApiError;
 use super::super::support::room_id;
-use crate::config::brand::Palette;
-use crate::config::RoomConfig;
 use crate::domain::admission::Engine;
+use crate::room::brand::Palette;
+use crate::room::RoomConfig;
 
 /// What the page's templates show of the brand.
 #[derive(Clone, Debug, Default)]

@@ -12,8 +12,9 @@ use sha2::{Digest, Sha256};
 use super::super::support::{html, render, PAGE_CSP};
 use super::brand::BrandView;
 use super::QueuePage;
-use crate::config::{RoomConfig, Settings};
+use crate::config::Settings;
 use crate::domain::admission::VisitorView;
+use crate::room::RoomConfig;
 use crate::store::VisitorState;
 
 /// The queue page as the room has it: its own template when it has one (the built-in
