@@ -375,6 +375,19 @@ struct Run {
     /// The origin's own p95 over the whole run, and per 5 s stretch.
     p95_ms: f64,
     stretches: Vec<(f64, f64, u64)>, // (p95 ms, error share, capacity at the end)
+    /// The controller's decisions (capacity after, gateway p95 ms), oldest first.
+    decisions: Vec<(u64, Option<f64>)>,
+}
+
+impl Run {
+    fn error_share(&self) -> f64 {
+        let total = self.pages_ok + self.pages_failed;
+        if total == 0 {
+            0.0
+        } else {
+            self.pages_failed as f64 / total as f64
+        }
+    }
 }
 
 /// The shop: 20 ms a page alone, twice that with 5 requests in flight, 503 past 60.
@@ -387,7 +400,7 @@ const TARGET_P95_MS: u64 = 250;
 const MAX_ERROR_RATE: f64 = 0.02;
 
 /// A crowd of `crowd` visitors arriving evenly over `secs` seconds at a room in front of
-/// [`SHOP`] through the gateway (each polls its status every second while it waits);
+/// [`SHOP`] through the gateway (each polls its status every 2 s while it waits);
 /// each, once admitted, browses 5 pages 100 ms apart and leaves. `slow` = (from s, to s,
 /// factor) slows the shop down in between.
 async fn sale(
@@ -512,6 +525,11 @@ async fn sale(
             capacity_of(&app).await,
         ));
     }
+    run.decisions = anteroom::outflow::points(app.engine.outflow_store(), "r", 120)
+        .await
+        .iter()
+        .map(|p| (p.capacity, p.p95_ms))
+        .collect();
     stop.cancel();
     for t in tasks {
         let _ = t.await;
@@ -548,21 +566,73 @@ fn adaptive_outflow() -> OutflowConfig {
 }
 
 fn row(r: &Run) -> String {
-    let total = r.pages_ok + r.pages_failed;
     let worst = r.stretches.iter().map(|s| s.0).fold(0.0, f64::max);
     format!(
         "| {} | {} | {} | {:.1} % | {:.0} | {:.0} |",
         r.label,
         r.admitted,
         r.pages_ok,
-        if total == 0 {
-            0.0
-        } else {
-            100.0 * r.pages_failed as f64 / total as f64
-        },
+        100.0 * r.error_share(),
         r.p95_ms,
         worst
     )
+}
+
+/// Prints an adaptive run's trace: per 5 s stretch, then decision by decision.
+fn trace(r: &Run) {
+    println!(
+        "{} per 5 s (p95 ms, error share, capacity): {:?}",
+        r.label, r.stretches
+    );
+    let d: Vec<String> = r
+        .decisions
+        .iter()
+        .map(|(c, p)| format!("{c}@{:.0}", p.unwrap_or(0.0)))
+        .collect();
+    println!("{} decisions (capacity@gateway p95): {}", r.label, d.join(" "));
+}
+
+/// Whether a run kept the shop within the issue's bounds: p95 within 1.2 × the target
+/// and errors under the limit.
+fn within_targets(r: &Run) -> bool {
+    r.p95_ms <= TARGET_P95_MS as f64 * 1.2 && r.error_share() < MAX_ERROR_RATE
+}
+
+/// The best fixed capacity of the sweep (fixed 90) and adaptive, back to back and twice
+/// (fixed, adaptive, adaptive, fixed), so that each pair meets the same load on a shared
+/// machine; prints adaptive / fixed per pair.
+async fn bench_pairs(crowd: usize, secs: u64) {
+    let fixed = || sale("fixed 90", None, 90, crowd, secs, None);
+    let adaptive = || {
+        sale(
+            "adaptive (starts at 30)",
+            Some(adaptive_outflow()),
+            30,
+            crowd,
+            secs,
+            None,
+        )
+    };
+    let f1 = fixed().await;
+    let a1 = adaptive().await;
+    let a2 = adaptive().await;
+    let f2 = fixed().await;
+    println!("| pair | run | admitted | pages served | errors | p95 (ms) | worst 5 s p95 (ms) |");
+    println!("|---|---|---|---|---|---|---|");
+    for (i, (f, a)) in [(&f1, &a1), (&f2, &a2)].into_iter().enumerate() {
+        for r in [f, a] {
+            println!("| {} {}", i + 1, row(r));
+        }
+        println!(
+            "pair {}: adaptive / fixed 90 = {:.1} % (fixed within targets: {}, adaptive: {})",
+            i + 1,
+            100.0 * a.admitted as f64 / f.admitted.max(1) as f64,
+            within_targets(f),
+            within_targets(a)
+        );
+    }
+    trace(&a1);
+    trace(&a2);
 }
 
 /// `cargo test --test it outflow::bench_fixed_capacities_against_adaptive -- --ignored
@@ -572,8 +642,13 @@ fn row(r: &Run) -> String {
 async fn bench_fixed_capacities_against_adaptive() {
     let (crowd, secs) = (2400, 40);
     let mut runs = Vec::new();
-    // `OUTFLOW_BENCH_ONLY=adaptive`: the adaptive runs alone (tuning; the table needs all).
-    let sweep: &[u64] = if std::env::var("OUTFLOW_BENCH_ONLY").as_deref() == Ok("adaptive") {
+    // `OUTFLOW_BENCH_ONLY=adaptive`: the adaptive runs alone; `=pair`: fixed 90 and
+    // adaptive back to back, twice, compared pair by pair (tuning; the table needs all).
+    let only = std::env::var("OUTFLOW_BENCH_ONLY").unwrap_or_default();
+    if only == "pair" {
+        return bench_pairs(crowd, secs).await;
+    }
+    let sweep: &[u64] = if only == "adaptive" {
         &[]
     } else {
         &[20, 40, 60, 90, 180]
@@ -597,11 +672,7 @@ async fn bench_fixed_capacities_against_adaptive() {
     for r in &runs {
         println!("{}", row(r));
     }
-    let a = runs.last().unwrap();
-    println!(
-        "adaptive per 5 s (p95 ms, error share, capacity): {:?}",
-        a.stretches
-    );
+    trace(runs.last().unwrap());
 
     let slow = sale(
         "adaptive, shop 4x slower from 20 s to 40 s",
@@ -613,8 +684,5 @@ async fn bench_fixed_capacities_against_adaptive() {
     )
     .await;
     println!("{}", row(&slow));
-    println!(
-        "slowdown per 5 s (p95 ms, error share, capacity): {:?}",
-        slow.stretches
-    );
+    trace(&slow);
 }
