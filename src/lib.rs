@@ -24,6 +24,7 @@ pub mod hub;
 pub mod keeper;
 pub mod metrics;
 pub mod outflow;
+pub mod preflight;
 pub mod reaper;
 pub mod room;
 pub mod startup;

@@ -137,6 +137,47 @@ pub struct BypassRule {
     pub path: Option<String>,
 }
 
+/// The two PEM files of one listener and the names of the settings they come from, so
+/// every error names the field (`gateway.tls_cert`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CertPaths {
+    /// The certificate chain, leaf first.
+    pub cert: PathBuf,
+    /// The private key (PKCS#8, PKCS#1 or SEC1).
+    pub key: PathBuf,
+    /// The setting `cert` came from.
+    pub cert_field: &'static str,
+    /// The setting `key` came from.
+    pub key_field: &'static str,
+}
+
+impl CertPaths {
+    /// Both or neither of `cert` and `key`: `Ok(None)` for neither; one alone is an error
+    /// naming the one that is missing.
+    pub fn from_pair(
+        cert: Option<&PathBuf>,
+        key: Option<&PathBuf>,
+        cert_field: &'static str,
+        key_field: &'static str,
+    ) -> Result<Option<Self>, ConfigError> {
+        let missing = |field: &str, other: &str| ConfigError::Invalid {
+            field: field.into(),
+            message: format!("is required when {other} is set"),
+        };
+        match (cert, key) {
+            (None, None) => Ok(None),
+            (Some(_), None) => Err(missing(key_field, cert_field)),
+            (None, Some(_)) => Err(missing(cert_field, key_field)),
+            (Some(c), Some(k)) => Ok(Some(Self {
+                cert: c.clone(),
+                key: k.clone(),
+                cert_field,
+                key_field,
+            })),
+        }
+    }
+}
+
 /// Redis connection timeouts, so no request ever hangs on a dead store.
 #[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
@@ -296,8 +337,10 @@ pub enum ConfigError {
 }
 
 impl Settings {
-    /// Loads defaults, then the TOML file (if any), then `ANTEROOM_*` variables.
-    pub fn load(config_path: Option<&Path>) -> Result<Self, ConfigError> {
+    /// Reads defaults, then the TOML file (if any), then `ANTEROOM_*` variables, and fills
+    /// the values that depend on others; nothing is checked yet. `Settings::load`
+    /// (`crate::preflight`) reads and then checks.
+    pub fn read(config_path: Option<&Path>) -> Result<Self, ConfigError> {
         let mut fig = Figment::from(Toml::string(DEFAULT_TOML));
         if let Some(path) = config_path {
             if !path.exists() {
@@ -324,7 +367,6 @@ impl Settings {
         }
         let mut settings: Settings = fig.extract().map_err(Box::new)?;
         settings.apply_defaults();
-        settings.validate()?;
         Ok(settings)
     }
 
@@ -346,124 +388,6 @@ impl Settings {
         }
     }
 
-    /// Checks every range; the error names the offending field.
-    pub fn validate(&self) -> Result<(), ConfigError> {
-        let invalid = |field: &str, message: &str| ConfigError::Invalid {
-            field: field.into(),
-            message: message.into(),
-        };
-        if self.listen.parse::<SocketAddr>().is_err() {
-            return Err(invalid("listen", "must be an address like 127.0.0.1:8080"));
-        }
-        // The languages first: the rooms' `languages` are checked against them.
-        if let Some(dir) = &self.i18n_dir {
-            let catalog = crate::domain::i18n::catalog::Catalog::load(Some(dir))
-                .map_err(|e| invalid("i18n_dir", &e.to_string()))?;
-            crate::domain::i18n::catalog::install(catalog);
-        }
-        if let Some(url) = &self.redis_url {
-            let ok = [
-                "redis://",
-                "redis+cluster://",
-                "redis+unix://",
-                "redis+sentinel://",
-            ]
-            .iter()
-            .any(|p| url.starts_with(p));
-            if !ok {
-                return Err(invalid(
-                    "redis_url",
-                    "must start with redis://, redis+cluster://, redis+sentinel:// or redis+unix:// (TLS is not built in; terminate it with a local proxy such as stunnel)",
-                ));
-            }
-            if url.starts_with("redis+sentinel://") {
-                sentinel_url::parse_url(url).map_err(|m| invalid("redis_url", &m))?;
-            }
-        }
-        self.trusted_proxy_nets()?;
-        crate::domain::bypass::Bypass::from_rules(&self.bypass)?;
-        self.gateway.validate(&self.listen)?;
-        self.webhooks.validate()?;
-        // The certificates are read here too, so a bad file stops start-up naming it.
-        for paths in [self.tls()?, self.gateway.tls()?].into_iter().flatten() {
-            crate::tls::load(&paths)?;
-        }
-        if self.key_prefix.is_empty() || self.key_prefix.contains(['{', '}', ' ']) {
-            return Err(invalid(
-                "key_prefix",
-                "must be non-empty, without braces or spaces",
-            ));
-        }
-        if let Some(url) = &self.public_url {
-            if url::Url::parse(url).is_err() {
-                return Err(invalid("public_url", "must be an absolute URL"));
-            }
-        }
-        if self.rate_limit.visitor_window_secs == 0 {
-            return Err(invalid(
-                "rate_limit.visitor_window_secs",
-                "must be at least 1",
-            ));
-        }
-        // Lua's unpack() is bounded by its C stack (~8000 values), so batches stay small.
-        if self.reaper.batch_size == 0 || self.reaper.batch_size > 5000 {
-            return Err(invalid("reaper.batch_size", "must be between 1 and 5000"));
-        }
-        if self.reaper.interval_ms < 10 {
-            return Err(invalid("reaper.interval_ms", "must be at least 10"));
-        }
-        if self.reaper.keeper_interval_ms < 10 {
-            return Err(invalid("reaper.keeper_interval_ms", "must be at least 10"));
-        }
-        if self.reaper.hidden_grace_secs > 86_400 {
-            return Err(invalid("reaper.hidden_grace_secs", "must be at most 86400"));
-        }
-        if self.reaper.promote_interval_ms < 10 {
-            return Err(invalid("reaper.promote_interval_ms", "must be at least 10"));
-        }
-        if self.store.response_timeout_ms == 0 {
-            return Err(invalid("store.response_timeout_ms", "must be at least 1"));
-        }
-        if self.store.restore_hold_ms > 60_000 {
-            return Err(invalid("store.restore_hold_ms", "must be at most 60000"));
-        }
-        if self.store.fail_open_pass_secs == 0 || self.store.fail_open_pass_secs > 3600 {
-            return Err(invalid(
-                "store.fail_open_pass_secs",
-                "must be between 1 and 3600",
-            ));
-        }
-        if self.store.connect_timeout_ms == 0 {
-            return Err(invalid("store.connect_timeout_ms", "must be at least 1"));
-        }
-        self.admin.validate()?;
-        let mut seen = std::collections::HashSet::new();
-        for (i, room) in self.rooms.iter().enumerate() {
-            if !seen.insert(room.id.as_str()) {
-                return Err(invalid(&format!("rooms[{i}].id"), "is a duplicate"));
-            }
-            // The demo room's target is filled in at start.
-            if room.target_url.is_empty() && self.demo && room.id == "demo" {
-                continue;
-            }
-            crate::domain::room_check::check(room).map_err(|(field, message)| {
-                ConfigError::Invalid {
-                    field: format!("rooms[{i}].{field}"),
-                    message,
-                }
-            })?;
-            // A custom template is read and parsed now: a syntax error stops start-up
-            // naming the file and line.
-            crate::domain::custom_page::check_room(self, room).map_err(|message| {
-                ConfigError::Invalid {
-                    field: format!("rooms[{i}].template"),
-                    message,
-                }
-            })?;
-        }
-        Ok(())
-    }
-
     /// `trusted_proxies` parsed (a plain address is a /32 or /128).
     pub fn trusted_proxy_nets(&self) -> Result<Vec<ipnet::IpNet>, ConfigError> {
         self.trusted_proxies
@@ -481,8 +405,8 @@ impl Settings {
     }
 
     /// The main listener's certificate files (`tls_cert`, `tls_key`): both or neither.
-    pub fn tls(&self) -> Result<Option<crate::tls::CertPaths>, ConfigError> {
-        crate::tls::CertPaths::from_pair(
+    pub fn tls(&self) -> Result<Option<CertPaths>, ConfigError> {
+        CertPaths::from_pair(
             self.tls_cert.as_ref(),
             self.tls_key.as_ref(),
             "tls_cert",

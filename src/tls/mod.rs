@@ -15,54 +15,12 @@
 
 mod cert;
 
-use std::path::PathBuf;
 use std::sync::Arc;
 
 pub use cert::{load, ReloadingCert};
 use rustls::ServerConfig;
 
-use crate::config::ConfigError;
-
-/// The two PEM files of one listener and the names of the settings they come from, so
-/// every error names the field (`gateway.tls_cert`).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct CertPaths {
-    /// The certificate chain, leaf first.
-    pub cert: PathBuf,
-    /// The private key (PKCS#8, PKCS#1 or SEC1).
-    pub key: PathBuf,
-    /// The setting `cert` came from.
-    pub cert_field: &'static str,
-    /// The setting `key` came from.
-    pub key_field: &'static str,
-}
-
-impl CertPaths {
-    /// Both or neither of `cert` and `key`: `Ok(None)` for neither; one alone is an error
-    /// naming the one that is missing.
-    pub fn from_pair(
-        cert: Option<&PathBuf>,
-        key: Option<&PathBuf>,
-        cert_field: &'static str,
-        key_field: &'static str,
-    ) -> Result<Option<Self>, ConfigError> {
-        let missing = |field: &str, other: &str| ConfigError::Invalid {
-            field: field.into(),
-            message: format!("is required when {other} is set"),
-        };
-        match (cert, key) {
-            (None, None) => Ok(None),
-            (Some(_), None) => Err(missing(key_field, cert_field)),
-            (None, Some(_)) => Err(missing(cert_field, key_field)),
-            (Some(c), Some(k)) => Ok(Some(Self {
-                cert: c.clone(),
-                key: k.clone(),
-                cert_field,
-                key_field,
-            })),
-        }
-    }
-}
+pub use crate::config::CertPaths;
 
 /// The crypto provider both listeners use (ring, chosen explicitly: no process-wide
 /// default has to be installed first).
