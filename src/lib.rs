@@ -17,7 +17,6 @@ pub mod clock;
 pub mod config;
 pub mod domain;
 pub mod drops;
-pub(crate) mod error;
 pub mod gateway;
 pub(crate) mod hex;
 pub mod hub;

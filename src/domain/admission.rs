@@ -12,7 +12,7 @@ use crate::domain::forecast::{Forecast, Forecasts};
 use crate::domain::identity::{VisitorId, VisitorSigner};
 use crate::domain::pass::{Claims, PassKeys};
 use crate::domain::ratelimit::{IpLimiter, LimitedAction};
-use crate::error::DomainError;
+use crate::domain::error::DomainError;
 use crate::metrics::Metrics;
 use crate::store::{Admission, Released, Snapshot, Store, StoreError, VisitorState};
 
@@ -171,7 +171,7 @@ pub struct Engine {
     pub(super) line_views: crate::domain::line_view::LineViews,
     /// Sessions whose pass this instance saw presented at the origin (no-shows:
     /// `crate::domain::noshow`).
-    pub(super) presented: crate::domain::noshow::Presented,
+    pub(super) presented: crate::domain::presented::Presented,
 }
 
 /// How long a cached room configuration serves joins (an `entry` change reaches every

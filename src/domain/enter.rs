@@ -35,7 +35,7 @@ use super::admission::{resolve_return, Engine, Entrant, VisitorView};
 use super::identity::{ReceiptError, VisitorId};
 use super::pow::{Challenge, PowError};
 use super::ratelimit::LimitedAction;
-use crate::error::DomainError;
+use crate::domain::error::DomainError;
 use crate::room::RoomConfig;
 use crate::store::JoinOptions;
 

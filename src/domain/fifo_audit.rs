@@ -19,7 +19,7 @@ use serde::Serialize;
 use utoipa::ToSchema;
 
 use super::admission::Engine;
-use crate::error::DomainError;
+use crate::domain::error::DomainError;
 use crate::store::{RoomEvent, STREAM_KEEP};
 
 /// How far back the audit looks.

@@ -1,6 +1,6 @@
 //! The domain, free of HTTP: what a waiting room decides and tells, on top of a
 //! [`Store`](crate::store::Store). Nothing here imports actix; errors are
-//! [`DomainError`](crate::error::DomainError)s, mapped to HTTP once in `web::error`.
+//! [`DomainError`](crate::domain::error::DomainError)s, mapped to HTTP once in `web::error`.
 //!
 //! - [`admission`]: the engine — join, status, release, pass checks, the visitor's view,
 //!   the limits.
@@ -35,6 +35,7 @@ pub mod bypass;
 pub mod custom_page;
 pub(crate) mod ended;
 pub(crate) mod enter;
+pub(crate) mod error;
 pub(crate) mod entry;
 pub mod eta;
 pub mod eta_sim;
@@ -49,6 +50,7 @@ pub(crate) mod noshow;
 pub mod outflow;
 pub mod pass;
 pub mod pow;
+pub(crate) mod presented;
 pub mod preview;
 pub mod ratelimit;
 pub mod request_target;
@@ -56,3 +58,4 @@ pub(crate) mod room_check;
 pub(crate) mod revocation;
 pub mod survival;
 pub mod told;
+pub(crate) mod webhook_message;

@@ -27,7 +27,7 @@ use ed25519_dalek::{Signer, SigningKey};
 use jsonwebtoken::{Algorithm, DecodingKey, Header, Validation};
 use serde::{Deserialize, Serialize};
 
-pub use crate::error::PassError;
+pub use crate::domain::error::PassError;
 use crate::store::Admission;
 
 /// Issuer claim of every pass.

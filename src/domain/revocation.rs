@@ -12,7 +12,7 @@
 
 use crate::domain::admission::Engine;
 use crate::domain::pass::Claims;
-use crate::error::DomainError;
+use crate::domain::error::DomainError;
 use crate::store::{Released, Revocation};
 
 impl Engine {

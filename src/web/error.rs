@@ -1,5 +1,5 @@
 //! The web layer's one error type, [`ApiError`]: every failure a client sees as one
-//! JSON shape and one status (the table and the layer policy are in `crate::error`).
+//! JSON shape and one status (the table and the layer policy are in `crate::domain::error`).
 //! Domain errors become `ApiError`s here, once (`From<DomainError>`).
 
 use actix_web::http::{header, StatusCode};
@@ -9,7 +9,7 @@ use utoipa::ToSchema;
 
 use crate::domain::pass::PassError;
 use crate::domain::pow::Challenge;
-use crate::error::DomainError;
+use crate::domain::error::DomainError;
 
 /// What went wrong, in every JSON error body (`error`).
 #[derive(Clone, Debug, Serialize, ToSchema)]

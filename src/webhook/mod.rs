@@ -27,7 +27,6 @@
 //! ([`run_deliverer`]) that stops on a cancellation token.
 
 pub mod client;
-pub(crate) mod message;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -38,6 +37,7 @@ use rand::Rng;
 use tokio_util::sync::CancellationToken;
 
 use crate::config::WebhookSettings;
+use crate::domain::webhook_message as message;
 use crate::metrics::Metrics;
 use crate::store::{Store, StoreError, WebhookDeadLetter, WebhookRetry, WebhookSettle};
 use client::WebhookClient;

@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::domain::admission::Engine;
-use crate::error::DomainError;
+use crate::domain::error::DomainError;
 
 /// One audit log entry.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq, utoipa::ToSchema)]

@@ -8,7 +8,7 @@ use serde_json::{json, Value};
 
 use super::audit::audit;
 use crate::domain::admission::Engine;
-use crate::error::DomainError;
+use crate::domain::error::DomainError;
 use crate::store::{WebhookCounts, WebhookDeadLetter};
 
 /// One dead letter as the admin reads it.
@@ -38,7 +38,7 @@ impl DeadLetter {
     fn new(room: &str, l: WebhookDeadLetter) -> Self {
         let payload: Value = serde_json::from_str(&l.body).unwrap_or(Value::String(l.body));
         Self {
-            webhook_id: crate::webhook::message::webhook_id(room, &l.event_id),
+            webhook_id: crate::domain::webhook_message::webhook_id(room, &l.event_id),
             kind: payload["type"].as_str().unwrap_or_default().to_string(),
             event_id: l.event_id,
             payload,
