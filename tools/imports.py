@@ -6,15 +6,36 @@ and the circles among them.
     python3 tools/imports.py            # circles between files, then between areas
     python3 tools/imports.py --edges    # every arrow between areas, with a count
 
-An area is a top-level module (`config`, `domain`, `store`, `web`, …). Exit status 1 when
-a circle between files exists, so CI can run it.
+An area is a top-level module (`config`, `domain`, `store`, `web`, …). The areas sit in
+the layers of `LAYERS` (docs/design.md#layering), bottom to top: an area may name its own
+layer's areas and those below, never one above. Exit status 1 when a circle between files
+or between areas exists, when an import runs up the layers, when an area is in no layer, or
+when a source file of the workspace is longer than `MAX_LINES`, so CI can run it.
 """
 import os
 import re
 import sys
 from collections import defaultdict
 
-SRC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "src")
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+SRC = os.path.join(ROOT, "src")
+
+# The layers, bottom to top (docs/design.md#layering). `""` is `lib.rs` and `main.rs`.
+LAYERS = [
+    ("ground", ["room", "clock", "hex", "telemetry"]),
+    ("settings", ["config"]),
+    ("store", ["store"]),
+    ("metrics", ["metrics"]),
+    ("domain", ["domain"]),
+    ("certificates", ["tls"]),
+    ("start-up check", ["preflight"]),
+    ("background tasks", ["hub", "reaper", "keeper", "drops", "outflow", "webhook"]),
+    ("doors", ["web", "gateway"]),
+    ("entry", ["startup", ""]),
+]
+
+# No source file of the workspace is longer than this (vendored code aside).
+MAX_LINES = 1200
 
 
 def modules():
@@ -134,7 +155,53 @@ def main():
             for b in c:
                 if b in ag.get(a, {}):
                     print(f"    {a} -> {b} ({ag[a][b]})")
-    return 1 if file_circles else 0
+    upward, unplaced = layer_problems(mods, g)
+    print("Imports running up the layers:" if upward else "Imports running up the layers: none")
+    for line in upward:
+        print("  " + line)
+    for a in unplaced:
+        print(f"  area `{a}` is in no layer: add it to LAYERS in tools/imports.py")
+    long_files = too_long()
+    print(
+        f"Files over {MAX_LINES} lines:" if long_files else f"Files over {MAX_LINES} lines: none"
+    )
+    for path, n in long_files:
+        print(f"  {path}: {n}")
+    bad = file_circles or area_circles or upward or unplaced or long_files
+    return 1 if bad else 0
+
+
+def layer_problems(mods, g):
+    """Every file's import of an area in a higher layer, and the areas in no layer."""
+    level = {a: i for i, (_, areas) in enumerate(LAYERS) for a in areas}
+    unplaced = sorted({area(m) for m in mods} - set(level))
+    upward = []
+    for a, bs in sorted(g.items()):
+        for b in sorted(bs):
+            la, lb = level.get(area(a)), level.get(area(b))
+            if la is not None and lb is not None and lb > la:
+                upward.append(
+                    f"{a or '(lib/main)'} ({LAYERS[la][0]}) -> {b} ({LAYERS[lb][0]})"
+                )
+    return upward, unplaced
+
+
+def too_long():
+    """The workspace's `.rs` files over `MAX_LINES` lines (target/ and vendor/ aside)."""
+    out = []
+    for dirpath, dirs, files in os.walk(ROOT):
+        rel = os.path.relpath(dirpath, ROOT)
+        if rel.split(os.sep)[0] in ("target", "vendor", ".git"):
+            dirs[:] = []
+            continue
+        for f in files:
+            if f.endswith(".rs"):
+                path = os.path.join(dirpath, f)
+                with open(path, encoding="utf-8") as fh:
+                    n = sum(1 for _ in fh)
+                if n > MAX_LINES:
+                    out.append((os.path.relpath(path, ROOT), n))
+    return sorted(out)
 
 
 if __name__ == "__main__":

@@ -33,13 +33,15 @@ use rand::RngCore;
 use sha2::{Digest, Sha256};
 
 use crate::config::{AdminSettings, Role, Settings, PASSWORD_USER, TOKEN_USER};
-
 use crate::domain::admission::Engine;
 use crate::domain::identity::constant_time_eq;
 use crate::domain::ratelimit::FailureLimiter;
 use crate::room::Secret;
 use crate::web::error::ApiError;
 use crate::web::support::client_ip;
+
+/// Who signed in (with their role), kept beside the roles.
+pub use super::roles::Principal;
 
 pub const SESSION_COOKIE: &str = "anteroom_admin";
 const SESSION_DOMAIN: &str = "admin-session";
@@ -77,13 +79,6 @@ fn argon2_matches(hash: &str, password: &str) -> bool {
 
 fn sha256(s: &str) -> [u8; 32] {
     Sha256::digest(s.as_bytes()).into()
-}
-
-/// Who signed in, and what they may do.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Principal {
-    pub name: String,
-    pub role: Role,
 }
 
 /// The credentials, the login limiter and, when configured, single sign-on.

@@ -18,6 +18,7 @@ pub mod pages;
 pub mod preview;
 mod responses;
 pub mod roles;
+mod sso;
 
 use actix_web::web;
 
@@ -26,5 +27,5 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     dead_letters::configure(cfg);
     pages::configure(cfg);
     preview::configure(cfg);
-    oidc::configure(cfg);
+    sso::configure(cfg);
 }

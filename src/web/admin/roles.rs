@@ -18,6 +18,13 @@ use actix_web::http::Method;
 use crate::config::Role;
 use crate::web::error::ApiError;
 
+/// Who signed in, and what they may do.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Principal {
+    pub name: String,
+    pub role: Role,
+}
+
 /// (method, the route's pattern as actix matched it, the role it needs, what it does).
 const RULES: &[(&str, &str, Role, &str)] = &[
     (
