@@ -110,24 +110,13 @@ pub async fn overview(engine: &Engine, audit_entries: u32) -> Result<Overview, D
         .await
         .map_err(|e| engine.store_failed("admin", "*", e))?;
     let sockets = store.sockets().await.unwrap_or_default();
-    let mut lives = Vec::with_capacity(ids.len());
-    let mut controls = Vec::with_capacity(ids.len());
-    for id in ids {
-        // The version is read with the config and before the report, so the figures are
-        // never older than the version they are shown with: a form filled from them can
-        // be refused as stale, but never write over a change it did not see.
-        let (Ok(Some((cfg, version))), Ok(report)) = (
-            store.room_versioned(&id).await,
-            store.report(&id, SERIES_MINUTES).await,
-        ) else {
-            continue; // deleted meanwhile
-        };
-        let forecast = engine.forecast(&id).await;
-        let mut live = room_live(&cfg, &report, &sockets, forecast.as_deref());
-        live.webhook = webhook_live(engine, &cfg).await;
-        lives.push(live);
-        let v = &report.view;
-        controls.push((version, v.paused, v.closed, v.mode, v.queue_all));
+    // The charts are per minute: if a minute turned while the rooms were read, rooms read
+    // before it would show the old minute and the rest the new one, so the next overview
+    // would change rooms nobody touched. Read again (once) so all show the same minute.
+    let minute = crate::clock::wall_ms() / 60_000;
+    let (mut lives, mut controls) = room_figures(engine, &ids, &sockets).await;
+    if crate::clock::wall_ms() / 60_000 != minute {
+        (lives, controls) = room_figures(engine, &ids, &sockets).await;
     }
     let audit = if audit_entries > 0 {
         read_audit(engine, audit_entries, None).await?
@@ -155,6 +144,39 @@ pub async fn overview(engine: &Engine, audit_entries: u32) -> Result<Overview, D
         // unwrap: never poisoned.
         store_data_lost_at: *engine.data_lost_at.lock().unwrap(),
     })
+}
+
+/// Each room's live figures and dashboard controls, in the order of `ids` (a room
+/// deleted meanwhile is left out).
+async fn room_figures(
+    engine: &Engine,
+    ids: &[String],
+    sockets: &[crate::store::SocketCount],
+) -> (
+    Vec<RoomLive>,
+    Vec<(u64, bool, bool, crate::room::QueueMode, bool)>,
+) {
+    let store = &engine.store;
+    let mut lives = Vec::with_capacity(ids.len());
+    let mut controls = Vec::with_capacity(ids.len());
+    for id in ids {
+        // The version is read with the config and before the report, so the figures are
+        // never older than the version they are shown with: a form filled from them can
+        // be refused as stale, but never write over a change it did not see.
+        let (Ok(Some((cfg, version))), Ok(report)) = (
+            store.room_versioned(id).await,
+            store.report(id, SERIES_MINUTES).await,
+        ) else {
+            continue; // deleted meanwhile
+        };
+        let forecast = engine.forecast(id).await;
+        let mut live = room_live(&cfg, &report, sockets, forecast.as_deref());
+        live.webhook = webhook_live(engine, &cfg).await;
+        lives.push(live);
+        let v = &report.view;
+        controls.push((version, v.paused, v.closed, v.mode, v.queue_all));
+    }
+    (lives, controls)
 }
 
 /// A room's configuration and its version, read together.
