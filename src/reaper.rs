@@ -16,7 +16,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::config::ReaperSettings;
 use crate::metrics::Metrics;
-use crate::store::{AdmissionStore, LeaseStore, RoomStore, Store, StoreError};
+use crate::store::{AdmissionStore, LeaseStore, RoomStore, StoreError};
 
 /// Most batches worked per room in one pass; the rest waits for the next pass.
 const MAX_BATCHES_PER_PASS: u32 = 100;
@@ -111,8 +111,9 @@ pub async fn promote_once<S: RoomStore + AdmissionStore + ?Sized>(
 }
 
 /// Runs [`reap_once`] every `interval_ms` until cancelled, then gives up its leases.
-pub async fn run_reaper(
-    store: std::sync::Arc<dyn Store>,
+/// Start-up hands it the whole store; it uses the roles `reap_once` names.
+pub async fn run_reaper<S: RoomStore + LeaseStore + AdmissionStore + ?Sized>(
+    store: std::sync::Arc<S>,
     holder: String,
     cfg: ReaperSettings,
     metrics: Metrics,
@@ -164,8 +165,8 @@ pub async fn run_reaper(
 }
 
 /// Runs [`promote_once`] every `promote_interval_ms` until cancelled.
-pub async fn run_promoter(
-    store: std::sync::Arc<dyn Store>,
+pub async fn run_promoter<S: RoomStore + AdmissionStore + ?Sized>(
+    store: std::sync::Arc<S>,
     cfg: ReaperSettings,
     metrics: Metrics,
     cancel: CancellationToken,

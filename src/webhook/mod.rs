@@ -39,7 +39,10 @@ use tokio_util::sync::CancellationToken;
 use crate::config::WebhookSettings;
 use crate::domain::webhook_message as message;
 use crate::metrics::Metrics;
-use crate::store::{Store, StoreError, WebhookDeadLetter, WebhookRetry, WebhookSettle};
+use crate::store::{
+    EventStore, LeaseStore, RoomStore, Store, StoreError, WebhookDeadLetter, WebhookRetry,
+    WebhookSettle,
+};
 use client::WebhookClient;
 
 /// The lease name of a room's deliverer.
@@ -70,10 +73,15 @@ pub struct DeliverOutcome {
     pub room_errors: Vec<(String, String)>,
 }
 
-/// The deliverer: what a pass needs.
-#[derive(Clone)]
-pub struct Deliverer {
-    pub store: Arc<dyn Store>,
+/// The roles of the store a delivery uses: the room list and configurations, the stream
+/// and the webhook records, the per-room lease.
+pub trait DeliveryStore: RoomStore + EventStore + LeaseStore {}
+impl<T: RoomStore + EventStore + LeaseStore + ?Sized> DeliveryStore for T {}
+
+/// The deliverer: what a pass needs. Start-up hands it the whole store
+/// (`Arc<dyn Store>`, the default); it uses the roles of [`DeliveryStore`].
+pub struct Deliverer<S: ?Sized = dyn Store> {
+    pub store: Arc<S>,
     pub client: WebhookClient,
     /// This instance, in the leases.
     pub holder: String,
@@ -81,9 +89,21 @@ pub struct Deliverer {
     pub metrics: Metrics,
 }
 
-impl Deliverer {
+impl<S: ?Sized> Clone for Deliverer<S> {
+    fn clone(&self) -> Self {
+        Self {
+            store: self.store.clone(),
+            client: self.client.clone(),
+            holder: self.holder.clone(),
+            cfg: self.cfg.clone(),
+            metrics: self.metrics.clone(),
+        }
+    }
+}
+
+impl<S: DeliveryStore + ?Sized> Deliverer<S> {
     pub fn new(
-        store: Arc<dyn Store>,
+        store: Arc<S>,
         holder: String,
         cfg: WebhookSettings,
         metrics: Metrics,
@@ -100,7 +120,9 @@ impl Deliverer {
 
 /// One pass over every room with a webhook. Fails only when the list of rooms cannot
 /// be read.
-pub async fn deliver_once(d: &Deliverer) -> Result<DeliverOutcome, StoreError> {
+pub async fn deliver_once<S: DeliveryStore + ?Sized>(
+    d: &Deliverer<S>,
+) -> Result<DeliverOutcome, StoreError> {
     let mut out = DeliverOutcome::default();
     for room in d.store.rooms().await? {
         match deliver_room(d, &room, &mut out).await {
@@ -117,8 +139,8 @@ struct Target {
     key: Vec<u8>,
 }
 
-async fn deliver_room(
-    d: &Deliverer,
+async fn deliver_room<S: DeliveryStore + ?Sized>(
+    d: &Deliverer<S>,
     room: &str,
     out: &mut DeliverOutcome,
 ) -> Result<(), StoreError> {
@@ -248,7 +270,13 @@ fn delay(cfg: &WebhookSettings, attempts: u32) -> u64 {
     })
 }
 
-fn count(d: &Deliverer, room: &str, ok: bool, outcome: &WebhookSettle, out: &mut DeliverOutcome) {
+fn count<S: ?Sized>(
+    d: &Deliverer<S>,
+    room: &str,
+    ok: bool,
+    outcome: &WebhookSettle,
+    out: &mut DeliverOutcome,
+) {
     let label = match outcome {
         WebhookSettle::Delivered => "delivered",
         WebhookSettle::Retry { .. } => "failed",
@@ -270,8 +298,8 @@ fn count(d: &Deliverer, room: &str, ok: bool, outcome: &WebhookSettle, out: &mut
 
 /// One attempt: signs `body` now and POSTs it; `Ok` when the receiver answered 2xx,
 /// else what it got (kept as a dead letter's reason when it was the last attempt).
-async fn attempt(
-    d: &Deliverer,
+async fn attempt<S: ?Sized>(
+    d: &Deliverer<S>,
     t: &Target,
     room: &str,
     event_id: &str,
@@ -297,7 +325,7 @@ async fn attempt(
 }
 
 /// Runs [`deliver_once`] every `interval_ms` until cancelled, then gives up its leases.
-pub async fn run_deliverer(d: Deliverer, cancel: CancellationToken) {
+pub async fn run_deliverer<S: DeliveryStore + ?Sized>(d: Deliverer<S>, cancel: CancellationToken) {
     let mut tick = tokio::time::interval(Duration::from_millis(d.cfg.interval_ms));
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
