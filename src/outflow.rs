@@ -1,6 +1,7 @@
 //! The adaptive outflow task (docs/outflow.md), one per instance: every room's interval
 //! (`[rooms.outflow] interval_secs`), this instance writes what its gateway measured of
-//! the origin for the room to the store ([`OutflowStore`]); for a room in `adaptive`
+//! the origin for the room over its last two intervals ([`OriginMeter::take`]) to the
+//! store ([`OutflowStore`]); for a room in `adaptive`
 //! mode, the one instance holding the room's `outflow` lease (as the reaper and the
 //! shuffle hold theirs) then merges every instance's report and the health reports,
 //! decides ([`crate::domain::outflow::decide`]) and applies the new capacity through the
@@ -75,7 +76,7 @@ pub async fn outflow_once(
             // First sight: start the room's interval now (nothing was measured for it).
             None => {
                 due.insert(room.clone(), now_ms + interval_ms);
-                meter.take(&room);
+                meter.reset(&room);
                 continue;
             }
             Some(_) => {}
@@ -134,39 +135,12 @@ async fn room_once(
         .collect();
     let signals = Signals::merge(&reports);
     let stats = store.stats(room).await?;
-    // By how much the last decision raised (a big raise is not measured yet), the last
-    // interval's p95, and the capacity before the last lower for errors (where the
-    // origin failed; a lower for latency alone is already in proportion, and one noisy
-    // 2 s interval should not cap the climb): read from the room's history, so an
-    // instance taking over the lease decides the same.
     let history = points(store, room, crate::store::outflow::CHART_POINTS).await;
-    let raised_by = match history.as_slice() {
-        [.., before, last] if last.decision == "raise" => {
-            last.capacity.saturating_sub(before.capacity)
-        }
-        [last] if last.decision == "raise" => u64::MAX, // by how much unknown: wait
-        _ => 0,
-    };
-    // The previous interval's p95, if that decision was the last one (not one from
-    // before a pause).
-    let interval_ms = cfg.outflow.interval_secs * 1000;
-    let prev_p95 = history
-        .last()
-        .filter(|p| p.at_ms + 2 * interval_ms >= crate::clock::wall_ms())
-        .and_then(|p| p.p95_ms);
-    let max_err = cfg.outflow.max_error_rate;
-    let overload_at = history
-        .iter()
-        .rposition(|p| p.decision == "lower" && p.error_rate.is_some_and(|e| e > max_err))
-        .and_then(|i| i.checked_sub(1))
-        .map(|i| history[i].capacity);
     let load = Load {
         capacity: stats.capacity,
         live: stats.active,
         waiting: stats.queue_length,
-        raised_by,
-        prev_p95,
-        overload_at,
+        ..Load::recall(&cfg.outflow, &history)
     };
     let decision = decide(&cfg.outflow, load, &signals);
     let after = decision.capacity(load.capacity);

@@ -1,7 +1,12 @@
 //! A latency histogram with logarithmic buckets (each 10 % wider than the one before), so
-//! that histograms from several gateways add up and the merged p95 is that of every answer,
-//! within 5 % (a quantile is read at its bucket's geometric middle). Kept sparse: a few
-//! dozen `bucket: count` pairs a report.
+//! that histograms from several gateways add up and the merged p95 is that of every answer:
+//! within a bucket's width at worst, within about 1 % when the answers spread over several
+//! buckets, as a loaded origin's do. A quantile is interpolated inside its bucket (its
+//! rank's place among the bucket's answers, on the log scale), not read at the bucket's
+//! middle: near a target of
+//! 250 ms the middles are 217, 239 and 263 ms, and a controller comparing those with
+//! 0.9 × 250 or 250 moved in 10 % jumps. Kept sparse: a few dozen `bucket: count` pairs a
+//! report.
 
 use std::collections::BTreeMap;
 
@@ -42,7 +47,9 @@ impl Histogram {
         self.0.values().sum()
     }
 
-    /// The `q` quantile (0-1) in ms, at its bucket's geometric middle; 0 when empty.
+    /// The `q` quantile (0-1) in ms; 0 when empty. The answers of a bucket are taken as
+    /// spread evenly over it on the log scale: the `k`th of its `c` answers sits at
+    /// `(k − ½) / c` of its width (one answer alone at the geometric middle).
     pub fn quantile(&self, q: f64) -> f64 {
         let n = self.count();
         if n == 0 {
@@ -51,14 +58,17 @@ impl Histogram {
         let rank = ((q * n as f64).ceil() as u64).clamp(1, n);
         let mut seen = 0;
         for (&b, &c) in &self.0 {
-            seen += c;
-            if seen >= rank {
-                return if b == 0 {
-                    1.0
-                } else {
-                    GROWTH.powf(b as f64 + 0.5)
-                };
+            if seen + c >= rank {
+                if b == 0 {
+                    return 1.0;
+                }
+                if b >= LAST {
+                    return GROWTH.powf(LAST as f64);
+                }
+                let within = (rank - seen) as f64 - 0.5;
+                return GROWTH.powf(b as f64 + within / c as f64);
             }
+            seen += c;
         }
         GROWTH.powf(LAST as f64)
     }
@@ -76,6 +86,27 @@ mod tests {
         }
         let p = h.quantile(0.95);
         assert!((p - 950.0).abs() / 950.0 < 0.05, "{p}");
+    }
+
+    /// Latencies as a loaded origin gives them (100 ms and an exponential tail): the p95
+    /// comes out within 1 %, where the bucket's middle was up to 5 % off (the p95s 230
+    /// and 250 both read 239.9).
+    #[test]
+    fn the_p95_is_interpolated_inside_its_bucket() {
+        for want in [230.0, 245.0, 250.0, 262.0] {
+            let scale = (want - 100.0) / 20f64.ln();
+            let mut h = Histogram::default();
+            for i in 0..2000 {
+                h.record(100.0 - scale * (1.0 - (i as f64 + 0.5) / 2000.0).ln());
+            }
+            let p = h.quantile(0.95);
+            assert!((p - want).abs() / want < 0.01, "{p} against {want}");
+        }
+        // One answer alone is read at its bucket's middle, as before.
+        let mut one = Histogram::default();
+        one.record(100.0);
+        let p = one.quantile(0.95);
+        assert!((p - 100.0).abs() / 100.0 < 0.05, "{p}");
     }
 
     #[test]
