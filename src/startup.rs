@@ -214,6 +214,16 @@ impl Application {
             meter.clone(),
             cancel.clone(),
         )));
+        // The revocation log, read for the gateway (which checks passes without the store)
+        // and for the statuses answered here (an admitted one only for a session not in
+        // it, domain::line_view).
+        if settings.gateway.listen.is_some() || settings.store.local_status {
+            background.push(tokio::spawn(crate::domain::revoked::run_poller(
+                engine.shared_store(),
+                engine.revoked().clone(),
+                cancel.clone(),
+            )));
+        }
         let (hub, hub_tasks) = crate::hub::start(engine.clone(), cancel.clone());
         background.extend(hub_tasks);
         let main_tls = match main_cert
@@ -234,14 +244,7 @@ impl Application {
                     return Err(e);
                 }
             };
-        let gateway = match start_gateway(
-            &settings,
-            gateway_cert,
-            &engine,
-            meter,
-            &cancel,
-            &mut background,
-        ) {
+        let gateway = match start_gateway(&settings, gateway_cert, &engine, meter, &cancel) {
             Ok(g) => g,
             Err(e) => {
                 cancel.cancel();
@@ -320,27 +323,21 @@ impl Application {
     }
 }
 
-/// Binds and starts the gateway beside the main server when `[gateway]` sets `listen`,
-/// with the revocation poller among the background tasks.
+/// Binds and starts the gateway beside the main server when `[gateway]` sets `listen`
+/// (the revocation poller it reads is among the background tasks).
 fn start_gateway(
     settings: &Settings,
     cert: Option<Arc<ReloadingCert>>,
     engine: &Arc<Engine>,
     meter: Arc<crate::domain::outflow::OriginMeter>,
     cancel: &CancellationToken,
-    background: &mut Vec<tokio::task::JoinHandle<()>>,
 ) -> anyhow::Result<Option<crate::gateway::Running>> {
     let Some(listen) = &settings.gateway.listen else {
         return Ok(None);
     };
     let listener =
         TcpListener::bind(listen).with_context(|| format!("gateway.listen: binding {listen}"))?;
-    let revoked = Arc::new(crate::gateway::revoked::RevokedSet::default());
-    background.push(tokio::spawn(crate::gateway::revoked::run_poller(
-        engine.shared_store(),
-        revoked.clone(),
-        cancel.clone(),
-    )));
+    let revoked = engine.revoked().clone();
     let tls = cert
         .map(|c| {
             crate::tls::server_config(c, &[crate::tls::ALPN_H2, crate::tls::ALPN_HTTP11])

@@ -7,16 +7,17 @@ use std::sync::Arc;
 use serde::Serialize;
 
 use crate::config::Settings;
+use crate::domain::error::DomainError;
 use crate::domain::eta::{reason, Eta};
 use crate::domain::forecast::{Forecast, Forecasts};
 use crate::domain::identity::{VisitorId, VisitorSigner};
 use crate::domain::pass::{Claims, PassKeys};
 use crate::domain::ratelimit::{IpLimiter, LimitedAction};
-use crate::domain::error::DomainError;
 use crate::metrics::Metrics;
 use crate::store::{Admission, Released, Snapshot, Store, StoreError, VisitorState};
 
 mod parts;
+mod status;
 mod told_view;
 
 pub use parts::EngineParts;
@@ -167,8 +168,13 @@ pub struct Engine {
     pub(super) room_cache: RoomCache,
     /// Proof-of-work challenges (`challenge = "pow"` rooms).
     pub(super) pow: crate::domain::pow::PowKeys,
-    /// Queued visitors' statuses answered from this instance's view of the line.
+    /// Queued and admitted visitors' statuses answered from this instance's view of the
+    /// line.
     pub(super) line_views: crate::domain::line_view::LineViews,
+    /// The passes revoked anywhere, from the store's log (read by the poller start-up
+    /// runs with the gateway or `store.local_status`): the gateway refuses them, and an
+    /// admitted status is answered here only for a session not in it.
+    pub(super) revoked: std::sync::Arc<crate::domain::revoked::RevokedSet>,
     /// Sessions whose pass this instance saw presented at the origin (no-shows:
     /// `crate::domain::noshow`).
     pub(super) presented: crate::domain::presented::Presented,
@@ -934,40 +940,6 @@ impl Engine {
             .await
             .ok()?;
         Some(crate::store::random_score(&seed, visitor.as_str()))
-    }
-
-    pub(crate) async fn status(
-        &self,
-        room: &str,
-        visitor: &VisitorId,
-    ) -> Result<VisitorView, DomainError> {
-        // A queued visitor whose heartbeat is not due, in a plainly open room: the store
-        // would only read, and the hub's view of the line says the same (line_view).
-        let now = std::time::Instant::now();
-        let losses = self.data_losses.load(std::sync::atomic::Ordering::SeqCst);
-        if let Some(s) = self.line_views.answer(room, visitor.as_str(), now) {
-            let view = self.view(room, visitor, &s).await;
-            // A data loss noted meanwhile: the answer (and its place receipt, dated now)
-            // speaks for a line the store no longer has; the store answers instead.
-            if self.data_losses.load(std::sync::atomic::Ordering::SeqCst) == losses {
-                self.metrics
-                    .status_answers
-                    .with_label_values(&["line"])
-                    .inc();
-                return Ok(view);
-            }
-        }
-        let s = self
-            .store
-            .status_placed(room, visitor.as_str())
-            .await
-            .map_err(|e| self.store_failed("status", room, e))?;
-        self.metrics
-            .status_answers
-            .with_label_values(&["store"])
-            .inc();
-        self.line_views.learn(room, visitor.as_str(), &s, now);
-        Ok(self.view(room, visitor, &s).await)
     }
 
     /// The visitor's page went to the background: a queued visitor keeps the place for

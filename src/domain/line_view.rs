@@ -16,6 +16,28 @@
 //! store stops answering, and the store's own answer, or its error, comes back); a
 //! heartbeat at least [`HEARTBEAT_MARGIN_MS`] ahead of the store's clock; the visitor's own
 //! place not in the log since. Anything else asks the store, as before.
+//!
+//! ## Admitted visitors
+//! An admitted visitor's status (issue 35) reads the session and the room's figures, and
+//! writes only the session's first claim (`claim` in status.lua: the visitor came back for
+//! the answer; an unclaimed session is left out of the ETA's stays). So once the store has
+//! answered one status of the session ([`LineViews::learn_admitted`]: that answer made the
+//! claim), the next are answered here from the session it gave and the hub's view of the
+//! room, in any room state (admitted is admitted, closed or paused), while:
+//! - the view is at most [`FRESH`] old and of the line epoch the session was learned in (a
+//!   flushed or lost line, a deleted room: ask the store);
+//! - the session ends at least [`HEARTBEAT_MARGIN_MS`] after the store's clock (its expiry
+//!   is the store's to tell, and the reaper's to act on);
+//! - the session is not in the revocation log as this instance last read it, within
+//!   [`crate::domain::revoked::FRESH`] (checked by the engine): every early end — a
+//!   release or removal on any instance, a revoked pass, a no-show taken back — is written
+//!   there, so an ended session is answered here at most one poll (250 ms) after its end
+//!   reached the log, as a status racing the release would be. A release through this
+//!   instance forgets the visitor at once.
+//!
+//! What stays the store's: the first status after an admission (the claim), every status
+//! near the session's end, and rooms that renew sessions on activity (another instance's
+//! renewal moves the end, and no log says so: the engine does not learn them).
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Mutex, RwLock};
@@ -24,7 +46,8 @@ use std::time::{Duration, Instant};
 use crate::config::QueueMode;
 use crate::store::line::CHANGES_KEEP;
 use crate::store::{
-    LineChange, LineCursor, RoomState, RoomTick, RoomView, Snapshot, VisitorState, WatchEntry,
+    Admission, LineChange, LineCursor, RoomState, RoomTick, RoomView, Snapshot, VisitorState,
+    WatchEntry,
 };
 
 /// How old the hub's view of a room may be for a status answered from it (its tick is
@@ -43,17 +66,21 @@ pub const FOLLOW_FOR: Duration = Duration::from_secs(60);
 const MAX_PER_SHARD: usize = 1 << 16;
 const SHARDS: usize = 16;
 
-/// What the store last said of one queued visitor.
+/// What the store last said of one queued or admitted visitor.
 #[derive(Clone, Debug)]
 struct Learned {
     room: String,
+    /// The (claimed) session of an admitted visitor; `None`: queued.
+    admission: Option<Admission>,
     ticket: u64,
     joined_at_ms: u64,
     position: u64,
     queue_length: u64,
     active: u64,
     admits: u64,
-    heartbeat_ms: u64,
+    /// Until when (store ms) an answer here may stand: the heartbeat of a queued
+    /// visitor, the session's end of an admitted one.
+    until_ms: u64,
     line: LineCursor,
 }
 
@@ -111,22 +138,73 @@ impl LineViews {
         if !usable {
             return self.forget(room, visitor);
         }
-        let mut shard = self.shard(visitor).lock().unwrap();
-        let l = Learned {
-            room: room.to_string(),
-            ticket: s.ticket,
-            joined_at_ms: s.joined_at_ms,
-            position: s.position,
-            queue_length: s.queue_length,
-            active: s.active,
-            admits: s.admits,
-            heartbeat_ms: s.heartbeat_ms,
-            line: s.line.clone(),
+        self.keep(
+            room,
+            visitor,
+            Learned {
+                room: room.to_string(),
+                admission: None,
+                ticket: s.ticket,
+                joined_at_ms: s.joined_at_ms,
+                position: s.position,
+                queue_length: s.queue_length,
+                active: s.active,
+                admits: s.admits,
+                until_ms: s.heartbeat_ms,
+                line: s.line.clone(),
+            },
+            now,
+        );
+    }
+
+    /// Remembers the session a store *status* just gave an admitted `visitor` (that status
+    /// claimed it: a join's answer does not, so joins go through [`Self::learn`], which
+    /// forgets them). Anything else forgets the visitor. A session in a line without an
+    /// epoch yet is not kept either, but its room is followed: the hub's first tick
+    /// starts one, and the visitor's next status learns it.
+    pub fn learn_admitted(&self, room: &str, visitor: &str, s: &Snapshot, now: Instant) {
+        if !self.enabled {
+            return;
+        }
+        let a = match (&s.admission, s.state) {
+            (Some(a), VisitorState::Admitted) => a,
+            _ => return self.forget(room, visitor),
         };
+        if s.line.epoch.is_empty() {
+            self.forget(room, visitor);
+            return self.follow_room(room, now);
+        }
+        self.keep(
+            room,
+            visitor,
+            Learned {
+                room: room.to_string(),
+                admission: Some(a.clone()),
+                ticket: 0,
+                joined_at_ms: 0,
+                position: 0,
+                queue_length: s.queue_length,
+                active: s.active,
+                admits: s.admits,
+                until_ms: a.expires_at_ms,
+                line: s.line.clone(),
+            },
+            now,
+        );
+    }
+
+    /// Keeps `l` for `visitor` (room permitting) and follows its room.
+    fn keep(&self, room: &str, visitor: &str, l: Learned, now: Instant) {
+        let mut shard = self.shard(visitor).lock().unwrap();
         if shard.len() < MAX_PER_SHARD || shard.contains_key(visitor) {
             shard.insert(visitor.to_string(), l);
         }
         drop(shard);
+        self.follow_room(room, now);
+    }
+
+    /// Follows `room`'s line for [`FOLLOW_FOR`] from `now`.
+    fn follow_room(&self, room: &str, now: Instant) {
         // Follow the room even before its log has an epoch: the hub's tick starts one.
         // (Every join and store status passes here: the room's name is copied only the
         // first time.)
@@ -242,11 +320,7 @@ impl LineViews {
         let rooms = self.rooms.read().unwrap();
         let line = rooms.get(room)?;
         let age = now.checked_duration_since(line.at)?;
-        if !line.exact
-            || age > FRESH
-            || line.view.room_state() != RoomState::Open
-            || line.view.mode != QueueMode::Fifo
-        {
+        if age > FRESH {
             return None;
         }
         // The store's clock now, as reckoned from the tick's reading of it.
@@ -255,7 +329,20 @@ impl LineViews {
         let l = shard.get_mut(visitor)?;
         if l.room != room
             || l.line.epoch != line.cursor.epoch
-            || l.heartbeat_ms < store_now + HEARTBEAT_MARGIN_MS
+            || l.until_ms < store_now + HEARTBEAT_MARGIN_MS
+        {
+            return None;
+        }
+        if let Some(a) = &l.admission {
+            // Admitted whatever the room's state; its figures are the view's.
+            let mut s = line.view.snapshot(&WatchEntry::Admitted(a.clone()));
+            s.now_ms = store_now;
+            s.line = line.cursor.clone();
+            return Some(s);
+        }
+        if !line.exact
+            || line.view.room_state() != RoomState::Open
+            || line.view.mode != QueueMode::Fifo
         {
             return None;
         }
@@ -295,19 +382,20 @@ impl LineViews {
         s.now_ms = store_now;
         s.ticket = l.ticket;
         s.joined_at_ms = l.joined_at_ms;
-        s.heartbeat_ms = l.heartbeat_ms;
+        s.heartbeat_ms = l.until_ms;
         s.line = l.line.clone();
         Some(s)
     }
 
-    /// Forgets the visitors whose heartbeat is due by `store_now_ms` (no status of theirs
-    /// can be answered here any more); returns how many are left.
+    /// Forgets the visitors whose heartbeat is due (or whose session ends) by
+    /// `store_now_ms` (no status of theirs can be answered here any more); returns how
+    /// many are left.
     pub fn sweep(&self, store_now_ms: u64) -> usize {
         self.learned
             .iter()
             .map(|s| {
                 let mut s = s.lock().unwrap();
-                s.retain(|_, l| l.heartbeat_ms >= store_now_ms + HEARTBEAT_MARGIN_MS);
+                s.retain(|_, l| l.until_ms >= store_now_ms + HEARTBEAT_MARGIN_MS);
                 s.len()
             })
             .sum()
@@ -538,6 +626,89 @@ mod tests {
         off.publish("r", None, &tick(10_000, 2, 0, vec![]), t0);
         assert!(off.answer("r", "v", t0).is_none());
         assert!(off.followed(t0).is_empty());
+    }
+
+    /// What a store status says of an admitted visitor whose session ends at `exp`.
+    fn admitted(serial: u64, exp: u64, epoch: &str) -> Snapshot {
+        let a = Admission {
+            serial,
+            issued_at_ms: 9_000,
+            expires_at_ms: exp,
+        };
+        let mut s = view(10_000, 10).snapshot(&WatchEntry::Admitted(a));
+        s.line = LineCursor {
+            epoch: epoch.into(),
+            seq: 0,
+        };
+        s
+    }
+
+    #[test]
+    fn an_admitted_visitor_is_answered_from_the_view_in_any_room_state_until_near_the_end() {
+        let lv = LineViews::new(true);
+        let t0 = Instant::now();
+        lv.learn_admitted("r", "v", &admitted(7, 13_000, "e1"), t0);
+        assert_eq!(
+            lv.unviewed(t0),
+            vec!["r".to_string()],
+            "its room is followed"
+        );
+        let mut t = tick(10_000, 4, 0, vec![]);
+        t.view.paused = true; // admitted all the same
+        t.exact = false;
+        lv.publish("r", None, &t, t0);
+        let s = lv.answer("r", "v", t0).expect("answered here");
+        assert_eq!(s.state, VisitorState::Admitted);
+        assert_eq!(s.admission.as_ref().map(|a| a.serial), Some(7));
+        assert_eq!((s.queue_length, s.position, s.now_ms), (4, 0, 10_000));
+        assert_eq!(s.target_url, "http://t/");
+        // 2 s before its end: answered; within the margin of it: the store's.
+        assert!(lv
+            .answer("r", "v", t0 + Duration::from_millis(1_900))
+            .is_some());
+        assert!(lv
+            .answer("r", "v", t0 + Duration::from_millis(2_100))
+            .is_none());
+        // A stale view, another epoch (a flushed or lost line), another room: the store's.
+        assert!(lv
+            .answer("r", "v", t0 + FRESH + Duration::from_millis(1))
+            .is_none());
+        let mut t = tick(10_000, 4, 0, vec![]);
+        t.cursor.epoch = "e2".into();
+        lv.publish("r", Some(&cursor(0)), &t, t0);
+        assert!(lv.answer("r", "v", t0).is_none());
+        assert!(lv.answer("s", "v", t0).is_none());
+        // Released here (or re-admitted, as the hub heard): forgotten.
+        lv.learn_admitted("r", "v", &admitted(7, 13_000, "e2"), t0);
+        assert!(lv.answer("r", "v", t0).is_some());
+        lv.forget("r", "v");
+        assert!(lv.answer("r", "v", t0).is_none());
+        // Swept once its end is due.
+        lv.learn_admitted("r", "v", &admitted(7, 13_000, "e2"), t0);
+        assert_eq!(lv.sweep(11_900), 1);
+        assert_eq!(lv.sweep(12_100), 0);
+    }
+
+    #[test]
+    fn an_admitted_answer_without_a_line_epoch_or_a_session_is_not_learned() {
+        let lv = LineViews::new(true);
+        let t0 = Instant::now();
+        lv.learn_admitted("r", "v", &admitted(7, 60_000, ""), t0);
+        lv.publish("r", None, &tick(10_000, 4, 0, vec![]), t0);
+        assert!(lv.answer("r", "v", t0).is_none(), "no epoch when learned");
+        lv.learn_admitted("r", "v", &admitted(7, 60_000, "e1"), t0);
+        assert!(lv.answer("r", "v", t0).is_some());
+        // A status that is not admitted (released elsewhere, told by the store) forgets.
+        lv.learn_admitted("r", "v", &queued(0, 0, 0, 0), t0);
+        assert!(lv.answer("r", "v", t0).is_none());
+        // A join's admitted answer (no claim made) goes through learn: forgotten too.
+        lv.learn_admitted("r", "v", &admitted(7, 60_000, "e1"), t0);
+        lv.learn("r", "v", &admitted(7, 60_000, "e1"), t0);
+        assert!(lv.answer("r", "v", t0).is_none());
+        let off = LineViews::new(false);
+        off.learn_admitted("r", "v", &admitted(7, 60_000, "e1"), t0);
+        off.publish("r", None, &tick(10_000, 4, 0, vec![]), t0);
+        assert!(off.answer("r", "v", t0).is_none());
     }
 
     #[test]

@@ -15,6 +15,9 @@
 //! - [`pass`]: Ed25519 passes and the JWK set.
 //! - [`identity`]: HMAC-signed visitor ids.
 //! - [`known_sessions`]: the live sessions this instance knows (put back after a data loss).
+//! - [`revoked`]: the passes revoked anywhere (the store's log, read every 250 ms): the
+//!   gateway refuses them, and an admitted status is answered here only for a session not
+//!   in it.
 //! - [`ended`]: the sessions and places this instance knows ended (never put back).
 //! - [`ratelimit`]: the limited actions and the per-IP limiter.
 //! - [`bypass`]: `[[bypass]]` rules (requests that pass `verify` without a pass).
@@ -56,6 +59,7 @@ pub mod ratelimit;
 pub mod request_target;
 pub(crate) mod room_check;
 pub(crate) mod revocation;
+pub mod revoked;
 pub mod survival;
 pub mod told;
 pub(crate) mod webhook_message;

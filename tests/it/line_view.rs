@@ -311,3 +311,111 @@ async fn a_data_loss_ends_the_answers_and_the_last_receipt_puts_the_place_back()
     assert_eq!(back.state(), "queued", "{}", back.body);
     assert_eq!(back.body["position"].as_u64(), Some(1));
 }
+
+/// Waits until the visitor's status is answered from the line; returns its body.
+async fn answered_from_the_line(app: &TestApp, room: &str, token: &str) -> Value {
+    wait_until(DEADLINE, "a status answered from the line", || async {
+        let before = answers(app, "line");
+        let r = app.status(room, token).await;
+        assert_eq!(r.status, 200, "{}", r.body);
+        (answers(app, "line") > before).then_some(r.body)
+    })
+    .await
+}
+
+/// Issue 35: an admitted visitor's status, once the store has answered one (and made its
+/// claim), is answered here, and says what the store says (the same session and pass).
+#[tokio::test]
+async fn an_admitted_status_is_answered_here_after_the_stores_first_answer() {
+    let (app, _r) = app(true).await;
+    let t = app.join("r").await.token();
+    let before = answers(&app, "line");
+    let first = app.status("r", &t).await;
+    assert_eq!(first.body["state"], "admitted", "{}", first.body);
+    assert_eq!(
+        answers(&app, "line"),
+        before,
+        "the first status is the store's (it claims the session)"
+    );
+    let body = answered_from_the_line(&app, "r", &t).await;
+    assert_eq!(body["state"], "admitted");
+    for field in ["pass", "expires_at", "admitted_at", "redirect_url"] {
+        assert_eq!(body[field], first.body[field], "{field}");
+    }
+    assert_eq!(body["active"].as_u64(), Some(1));
+    // The next ones too, without a store call.
+    let store_calls = answers(&app, "store");
+    for _ in 0..5 {
+        assert!(status(&app, &t).await.1);
+    }
+    assert_eq!(answers(&app, "store"), store_calls);
+    // Released through this instance: the store's to tell at once.
+    app.release("r", &t).await;
+    let (b, local) = status(&app, &t).await;
+    assert_eq!(b["state"], "not_queued", "{b}");
+    assert!(!local);
+}
+
+/// A session released through another instance (or removed, revoked, taken back as a
+/// no-show: each writes the revocation log) stops being answered here within the log's
+/// poll, not at the session's end (fails if the instance answers from what it learned
+/// until the session runs out: 60 s here).
+#[tokio::test]
+async fn a_session_ended_through_another_instance_is_not_answered_here_after_the_next_poll() {
+    let r = RedisServer::start();
+    let p = prefix();
+    let a = spawn_app(test_settings(Some(r.url()), &p, vec![slow_heartbeat("r")])).await;
+    let b = spawn_app(test_settings(Some(r.url()), &p, vec![slow_heartbeat("r")])).await;
+    let t = a.join("r").await.token();
+    a.status("r", &t).await;
+    answered_from_the_line(&a, "r", &t).await;
+    let released = b.release("r", &t).await;
+    assert_eq!(released.status, 204, "{}", released.body);
+    let ended_at = Instant::now();
+    let (body, local) = wait_until(
+        DEADLINE,
+        "the release seen on the other instance",
+        || async {
+            let (body, local) = status(&a, &t).await;
+            (body["state"] != "admitted").then_some((body, local))
+        },
+    )
+    .await;
+    let took = ended_at.elapsed();
+    assert_eq!(body["state"], "not_queued", "{body}");
+    assert!(!local, "the end is the store's to tell");
+    // The poll is every 250 ms; the rest is slack for a loaded machine.
+    assert!(took < Duration::from_secs(3), "seen after {took:?}");
+}
+
+/// A room that renews sessions on activity: another instance's renewal moves the end and
+/// no log says so, so its admitted statuses stay the store's (the plain room beside it
+/// shows the instance answering admitted statuses meanwhile).
+#[tokio::test]
+async fn an_admitted_status_in_a_room_renewing_sessions_is_the_stores() {
+    let r = RedisServer::start();
+    let renewing = RoomConfig {
+        renew_on_activity: true,
+        max_session_secs: 600,
+        ..slow_heartbeat("renews")
+    };
+    let app = spawn_app(test_settings(
+        Some(r.url()),
+        &prefix(),
+        vec![slow_heartbeat("r"), renewing],
+    ))
+    .await;
+    let plain = app.join("r").await.token();
+    let renews = app.join("renews").await.token();
+    for _ in 0..2 {
+        app.status("renews", &renews).await;
+    }
+    app.status("r", &plain).await;
+    answered_from_the_line(&app, "r", &plain).await;
+    let before = answers(&app, "line");
+    for _ in 0..3 {
+        let s = app.status("renews", &renews).await;
+        assert_eq!(s.body["state"], "admitted", "{}", s.body);
+    }
+    assert_eq!(answers(&app, "line"), before, "asked the store");
+}

@@ -49,6 +49,7 @@ impl Engine {
             pow: p.visitors.pow_keys(),
             line_views: crate::domain::line_view::LineViews::new(p.settings.store.local_status),
             presented: Default::default(),
+            revoked: Default::default(),
             store: p.store,
             passes: p.passes,
             visitors: p.visitors,
@@ -118,6 +119,10 @@ impl Engine {
     }
     pub fn line_views(&self) -> &crate::domain::line_view::LineViews {
         &self.line_views
+    }
+    /// The revoked passes (shared with the gateway and the poller that fills it).
+    pub fn revoked(&self) -> &Arc<crate::domain::revoked::RevokedSet> {
+        &self.revoked
     }
     /// The whole store, for a task that owns a handle to it (the loops, the hub's
     /// spawned claims, the revocation poller).

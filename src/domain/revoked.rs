@@ -1,7 +1,10 @@
 //! The revoked passes this instance knows of, fed from the store's revocation log
 //! ([`crate::store::revocation`]) every [`POLL_INTERVAL`], so a pass revoked on any
 //! instance is refused by every gateway within about that long, while a request itself
-//! never waits on the store.
+//! never waits on the store. The same set tells the status path which sessions ended
+//! elsewhere (released, removed, revoked, taken back as no-shows: each is written to the
+//! log): an admitted visitor's status is answered by this instance only while the set was
+//! read within [`FRESH`] and does not hold the session ([`crate::domain::line_view`]).
 //!
 //! Kept per (room, visitor): the highest revoked serial and when it stops mattering. A
 //! pass is refused when its serial is at or below it (the visitor's older passes are
@@ -17,7 +20,7 @@
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::RwLock;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use tokio_util::sync::CancellationToken;
 
@@ -25,6 +28,9 @@ use crate::store::{Revocation, RevocationStore, Store, StoreError};
 
 /// How often the log is read. A read that finds nothing is one small script.
 pub const POLL_INTERVAL: Duration = Duration::from_millis(250);
+/// How old the last successful read may be for the status path to trust the set (four
+/// polls: a poll delayed by a busy instance still counts, a stalled poller does not).
+pub const FRESH: Duration = Duration::from_millis(1_000);
 /// Entries read per call; a longer backlog is read in several calls at once.
 pub const POLL_BATCH: usize = 1000;
 /// How often expired entries are dropped from memory.
@@ -41,6 +47,8 @@ pub struct RevokedSet {
     /// Bumped on every insert, so open tunnels look again ([`Self::until_revoked`]): a
     /// watch, not a `Notify`, so an insert between a look and the wait is never missed.
     inserted: tokio::sync::watch::Sender<u64>,
+    /// When the log was last read whole (no backlog left), for [`Self::read_within`].
+    read_at: std::sync::Mutex<Option<Instant>>,
 }
 
 impl Default for RevokedSet {
@@ -49,6 +57,7 @@ impl Default for RevokedSet {
             entries: RwLock::default(),
             store_reachable: AtomicBool::new(true),
             inserted: tokio::sync::watch::Sender::new(0),
+            read_at: std::sync::Mutex::default(),
         }
     }
 }
@@ -110,6 +119,20 @@ impl RevokedSet {
     pub fn store_reachable(&self) -> bool {
         self.store_reachable.load(Ordering::Relaxed)
     }
+
+    /// Whether the whole log was read at most `within` before `now`: every revocation
+    /// written before that read is in the set.
+    pub fn read_within(&self, now: Instant, within: Duration) -> bool {
+        // unwrap: never poisoned (no panics while held).
+        let at = *self.read_at.lock().unwrap();
+        at.is_some_and(|at| now.saturating_duration_since(at) <= within)
+    }
+
+    /// Notes a read that reached the end of the log at `at`.
+    pub fn note_read(&self, at: Instant) {
+        // unwrap: see read_within.
+        *self.read_at.lock().unwrap() = Some(at);
+    }
 }
 
 /// What one read did.
@@ -127,6 +150,8 @@ pub async fn poll_once(
     set: &RevokedSet,
     cursor: &mut u64,
 ) -> Result<PollOutcome, StoreError> {
+    // Taken before the read: whatever was logged before this instant is in the page.
+    let asked_at = Instant::now();
     let page = store.revocations_since(*cursor, POLL_BATCH).await;
     set.store_reachable.store(page.is_ok(), Ordering::Relaxed);
     let page = page?;
@@ -134,6 +159,9 @@ pub async fn poll_once(
         set.insert(r);
     }
     *cursor = page.cursor;
+    if !page.more {
+        set.note_read(asked_at);
+    }
     Ok(PollOutcome {
         read: page.entries.len(),
         more: page.more,
@@ -238,5 +266,25 @@ mod tests {
         assert_eq!(poll_once(&store, &set, &mut cursor).await.unwrap().read, 1);
         assert!(set.is_revoked("sale", "a", 1) && set.is_revoked("sale", "c", 3));
         assert!(set.store_reachable());
+    }
+
+    #[tokio::test]
+    async fn the_set_counts_as_read_only_after_a_whole_read_and_for_so_long() {
+        let store = MemoryStore::new();
+        let set = RevokedSet::default();
+        let t0 = Instant::now();
+        assert!(!set.read_within(t0, FRESH), "never read");
+        let far = crate::clock::wall_ms() + 60_000;
+        for i in 0..=POLL_BATCH as u64 {
+            store.revoke(&rev(&format!("v{i}"), 1, far)).await.unwrap();
+        }
+        let mut cursor = 0;
+        // A page with more behind it is not a whole read.
+        assert!(poll_once(&store, &set, &mut cursor).await.unwrap().more);
+        assert!(!set.read_within(Instant::now(), FRESH));
+        assert!(!poll_once(&store, &set, &mut cursor).await.unwrap().more);
+        let now = Instant::now();
+        assert!(set.read_within(now, FRESH));
+        assert!(!set.read_within(now + FRESH + Duration::from_millis(1), FRESH));
     }
 }
