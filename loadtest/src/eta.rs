@@ -7,7 +7,8 @@
 
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use anteroom::config::{RoomConfig, Settings};
+use anteroom::config::Settings;
+use anteroom::room::RoomConfig;
 use anteroom::store::RoomPatch;
 use rand::{rngs::StdRng, Rng, SeedableRng};
 use serde_json::Value;
@@ -385,7 +386,7 @@ pub async fn run(scale: f64, only: &str) -> Result<String, String> {
         listen: "127.0.0.1:0".into(),
         redis_url: Some(redis.url()),
         key_prefix: "eta".into(),
-        secret_key: Some(anteroom::config::Secret::new(
+        secret_key: Some(anteroom::room::Secret::new(
             "eta-runner-secret-key-0123456789abcdef0123456789",
         )),
         demo: false,

@@ -217,7 +217,7 @@ fn trivial_server(listen: &str) -> Result<(), String> {
 /// Decisions per second on the memory store itself: each task joins a fresh visitor and
 /// asks its status, in a room whose queue grows as it goes.
 fn memstore(a: &Args) -> Result<(), String> {
-    use anteroom::config::RoomConfig;
+    use anteroom::room::RoomConfig;
     use anteroom::store::{memory::MemoryStore, AdminStore, AdmissionStore, RoomStore};
     use std::sync::Arc;
     let tasks = a.num("tasks", 2usize)?;
@@ -330,7 +330,7 @@ fn pow_bench(checks: usize, solves: usize) -> String {
     use sha2::Digest;
     use std::time::Instant;
     let keys = PowKeys::new(b"bench-secret");
-    let max = anteroom::config::DEFAULT_POW_MAX_NUMBER;
+    let max = anteroom::room::DEFAULT_POW_MAX_NUMBER;
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs())

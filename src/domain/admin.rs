@@ -22,8 +22,8 @@ use serde_json::{json, Value};
 
 use self::audit::audit;
 use crate::domain::admission::Engine;
-use crate::domain::live::{room_live, totals, RoomLive, Totals, SERIES_MINUTES};
 use crate::domain::error::DomainError;
+use crate::domain::live::{room_live, totals, RoomLive, Totals, SERIES_MINUTES};
 use crate::room::{redact, valid_room_id, RoomConfig};
 use crate::store::{PatchOutcome, RoomPatch, StockChange};
 

@@ -27,7 +27,6 @@ use std::time::SystemTime;
 use minijinja::{AutoEscape, Environment};
 
 use crate::config::Settings;
-
 use crate::room::RoomConfig;
 
 /// The most a template file may weigh (bytes).

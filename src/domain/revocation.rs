@@ -11,8 +11,8 @@
 //! presented the pass.
 
 use crate::domain::admission::Engine;
-use crate::domain::pass::Claims;
 use crate::domain::error::DomainError;
+use crate::domain::pass::Claims;
 use crate::store::{Released, Revocation};
 
 impl Engine {

@@ -3,7 +3,8 @@
 
 use std::net::SocketAddr;
 
-use crate::config::{valid_room_id, ConfigError, GatewaySettings};
+use crate::config::{ConfigError, GatewaySettings};
+use crate::room::valid_room_id;
 
 impl GatewaySettings {
     /// Checks every field; the error names it (`gateway.routes[2].room`).

@@ -7,9 +7,9 @@ use actix_web::{HttpResponse, ResponseError};
 use serde::Serialize;
 use utoipa::ToSchema;
 
+use crate::domain::error::DomainError;
 use crate::domain::pass::PassError;
 use crate::domain::pow::Challenge;
-use crate::domain::error::DomainError;
 
 /// What went wrong, in every JSON error body (`error`).
 #[derive(Clone, Debug, Serialize, ToSchema)]

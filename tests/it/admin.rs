@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use crate::helpers::admin::{admin, admin_app, admin_settings, login, session_cookie, TOKEN};
 use crate::helpers::ws::{connect, next_json, wait_for};
 use crate::helpers::{room, spawn_app, test_settings, RedisServer, Reply};
-use anteroom::config::Secret;
+use anteroom::room::Secret;
 use anteroom::startup::Application;
 use reqwest::Method;
 use serde_json::{json, Value};

@@ -1,8 +1,8 @@
 //! The visitor JSON API through a real HTTP server on a real Redis.
 
 use crate::helpers::{room, spawn_app, test_settings, RedisServer, TestApp, SIGNING_KEY};
-use anteroom::config::RoomConfig;
 use anteroom::domain::pass::{Claims, PassKeys, ISSUER};
+use anteroom::room::RoomConfig;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine as _;
 
@@ -450,7 +450,8 @@ async fn every_static_asset_is_served_from_the_binary() {
 /// and the original path.
 #[tokio::test]
 async fn bypass_rules_pass_verify_and_near_misses_do_not() {
-    use anteroom::config::{BypassRule, Secret};
+    use anteroom::config::BypassRule;
+    use anteroom::room::Secret;
     let r = RedisServer::start();
     let mut settings = test_settings(Some(r.url()), &crate::helpers::prefix(), vec![room("r", 1)]);
     settings.trust_forwarded_for = true;

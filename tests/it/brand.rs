@@ -10,8 +10,9 @@ use std::path::Path;
 use crate::helpers::admin::{admin, admin_settings, TOKEN};
 use crate::helpers::browser::DEADLINE;
 use crate::helpers::{prefix, room, spawn_app, wait_until, RedisServer, TestApp};
-use anteroom::config::brand::Brand;
-use anteroom::config::{RoomConfig, Settings};
+use anteroom::config::Settings;
+use anteroom::room::brand::Brand;
+use anteroom::room::RoomConfig;
 use reqwest::Method;
 use serde_json::json;
 

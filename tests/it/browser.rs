@@ -7,7 +7,7 @@ use crate::helpers::browser::{
 use crate::helpers::{
     demo_settings, free_port, room, spawn_app, test_settings, wait_until, RedisServer, TestApp,
 };
-use anteroom::config::RoomConfig;
+use anteroom::room::RoomConfig;
 use fantoccini::Locator;
 use serde_json::json;
 
@@ -285,14 +285,14 @@ async fn room_state_changes_reach_the_open_page() {
         (
             |c| {
                 c.stock = None;
-                c.mode = anteroom::config::QueueMode::Reject
+                c.mode = anteroom::room::QueueMode::Reject
             },
             "This sale is not admitting anyone",
             "state-rejected",
         ),
         (
             |c| {
-                c.mode = anteroom::config::QueueMode::Fifo;
+                c.mode = anteroom::room::QueueMode::Fifo;
                 c.closed = true
             },
             "This waiting room is closed",
@@ -325,7 +325,7 @@ async fn an_admin_watches_a_crowd_raises_capacity_and_sees_the_audit_entry() {
     s.listen = format!("127.0.0.1:{port}");
     s.demo = true;
     s.admin.enabled = true;
-    s.admin.token = Some(anteroom::config::Secret::new(
+    s.admin.token = Some(anteroom::room::Secret::new(
         "dashboard-token-0123456789abcdefghijk",
     ));
     let app = spawn_app(s).await;

@@ -9,8 +9,8 @@ use crate::helpers::browser::{
     assert_accessible, screenshot, text, wait_text, wait_text_contains, Driver, DEADLINE,
 };
 use crate::helpers::{room, spawn_app, wait_until, RedisServer, TestApp};
-use anteroom::config::RoomConfig;
 use anteroom::domain::identity::VisitorId;
+use anteroom::room::RoomConfig;
 use fantoccini::{Client, Locator};
 use reqwest::Method;
 use serde_json::json;
@@ -793,7 +793,7 @@ async fn a_dead_letter_is_listed_with_its_reason_and_replayed_from_the_card() {
     let rx = Receiver::start(Mode::AlwaysFail).await;
     let hooked = RoomConfig {
         webhook_url: Some(rx.url()),
-        webhook_secret: Some(anteroom::config::WebhookSecret::new(secret())),
+        webhook_secret: Some(anteroom::room::WebhookSecret::new(secret())),
         ..room("hook", 5)
     };
     let d = dashboard_with(vec![hooked], 1280, |s| {

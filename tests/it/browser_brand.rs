@@ -7,8 +7,8 @@
 use crate::helpers::admin::admin_settings;
 use crate::helpers::browser::{screenshot, text, wait_text, Driver, DEADLINE};
 use crate::helpers::{free_port, prefix, room, spawn_app, wait_until, RedisServer};
-use anteroom::config::brand::{Brand, BrandMessage};
-use anteroom::config::RoomConfig;
+use anteroom::room::brand::{Brand, BrandMessage};
+use anteroom::room::RoomConfig;
 use fantoccini::{Client, Locator};
 use serde_json::Value;
 

@@ -10,7 +10,7 @@ use crate::helpers::browser::{
 };
 use crate::helpers::fairness::{digest, hex, unhex};
 use crate::helpers::{demo_settings, free_port, room, spawn_app, wait_until, RedisServer};
-use anteroom::config::RoomConfig;
+use anteroom::room::RoomConfig;
 use fantoccini::{Client, Locator};
 use serde_json::json;
 use sha2::{Digest, Sha256};

@@ -6,7 +6,7 @@
 
 use crate::helpers::browser::{assert_accessible, screenshot, text, wait_text, Driver, DEADLINE};
 use crate::helpers::{demo_settings, free_port, room, spawn_app, wait_until, RedisServer};
-use anteroom::config::RoomConfig;
+use anteroom::room::RoomConfig;
 use fantoccini::{Client, Locator};
 use serde_json::Value;
 

@@ -10,7 +10,7 @@ use crate::helpers::browser::{
     assert_accessible, screenshot, text, wait_text, wait_text_contains, Driver, DEADLINE,
 };
 use crate::helpers::{demo_settings, free_port, room, spawn_app, wait_until, RedisServer, TestApp};
-use anteroom::config::{ChallengeMode, Lane, QueueMode, RoomConfig};
+use anteroom::room::{ChallengeMode, Lane, QueueMode, RoomConfig};
 use fantoccini::{Client, Locator};
 use serde_json::Value;
 

@@ -5,7 +5,8 @@ use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use crate::helpers::{client, cookie_pair, free_port, room, spawn_app, test_settings, RedisServer};
-use anteroom::config::{BypassRule, RoomConfig, Secret};
+use anteroom::config::BypassRule;
+use anteroom::room::{RoomConfig, Secret};
 
 /// Caddy on a free port with the recipe's Caddyfile; stopped on drop.
 struct Caddy {

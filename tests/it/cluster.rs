@@ -34,7 +34,7 @@ async fn rooms_spread_over_shards_and_each_room_stays_in_one_slot() {
 async fn a_short_load_on_the_cluster_admits_exactly_capacity() {
     let cluster = RedisCluster::start();
     // 600 places from one address (127.0.0.1): the default cap per address is off here.
-    let sale = anteroom::config::RoomConfig {
+    let sale = anteroom::room::RoomConfig {
         max_places_per_ip: 0,
         ..room("sale", 50)
     };

@@ -10,7 +10,7 @@ async fn two_thousand_concurrent_joins_over_two_instances_admit_exactly_capacity
     let redis = RedisServer::start();
     let prefix = crate::helpers::prefix();
     // 2,000 places from one address (127.0.0.1): the default cap per address is off here.
-    let sale = anteroom::config::RoomConfig {
+    let sale = anteroom::room::RoomConfig {
         max_places_per_ip: 0,
         ..room("sale", 100)
     };

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::helpers::{redis_store, room, wait_until, RedisCluster, RedisServer};
-use anteroom::config::RoomConfig;
+use anteroom::room::RoomConfig;
 use anteroom::store::{
     heartbeat_step, PatchOutcome, RoomPatch, StockChange, Store, StoreError, VisitorState,
     WatchEntry,

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use crate::helpers::fairness::digest;
 use crate::helpers::{redis_app, room, wait_until};
-use anteroom::config::RoomConfig;
+use anteroom::room::RoomConfig;
 
 /// The Python block under "## Verifying the shuffle".
 fn the_docs_check() -> String {

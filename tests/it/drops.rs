@@ -6,8 +6,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use anteroom::config::RoomConfig;
 use anteroom::drops::{shuffle_once, ShuffleOutcome};
+use anteroom::room::RoomConfig;
 use anteroom::store::memory::{ManualClock, MemoryStore};
 use anteroom::store::prelude::*;
 use anteroom::store::VisitorState;
@@ -489,7 +489,7 @@ async fn a_10000_visitor_prequeue_is_shuffled_in_20_bounded_steps() {
 #[tokio::test]
 async fn random_mode_through_the_api_draws_in_the_order_of_the_seed_revealed_at_close() {
     let cfg = RoomConfig {
-        mode: anteroom::config::QueueMode::Random,
+        mode: anteroom::room::QueueMode::Random,
         ..room("r", 1)
     };
     let (app, _redis) = crate::helpers::redis_app(vec![cfg]).await;
@@ -562,7 +562,7 @@ async fn random_mode_through_the_api_draws_in_the_order_of_the_seed_revealed_at_
 #[tokio::test]
 async fn random_mode_tells_no_visitor_their_draw_before_admission() {
     let cfg = RoomConfig {
-        mode: anteroom::config::QueueMode::Random,
+        mode: anteroom::room::QueueMode::Random,
         ..room("r", 1)
     };
     let (app, _redis) = crate::helpers::redis_app(vec![cfg]).await;

@@ -2,7 +2,7 @@
 //! with the same `sub` holding one place, one stock unit per `sub`, the queue page.
 
 use crate::helpers::{room, spawn_app, test_settings, RedisServer, Reply, TestApp};
-use anteroom::config::{EntryMode, RoomConfig, Secret};
+use anteroom::room::{EntryMode, RoomConfig, Secret};
 use jsonwebtoken::{Algorithm, EncodingKey, Header};
 
 const SECRET: &str = "site-entry-secret-0123456789abcdef";

@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use anteroom::config::RoomConfig;
+use anteroom::room::RoomConfig;
 use anteroom::store::RoomPatch;
 
 use crate::helpers::{redis_app, room, wait_until};

@@ -10,7 +10,7 @@ use std::time::Duration;
 use crate::helpers::{
     client, free_port, room, spawn_app, test_settings, wait_until, RedisServer, TestApp,
 };
-use anteroom::config::RoomConfig;
+use anteroom::room::RoomConfig;
 
 const DEADLINE: Duration = Duration::from_secs(20);
 

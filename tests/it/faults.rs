@@ -327,7 +327,7 @@ async fn an_instance_killed_with_1000_sockets_loses_no_place() {
     let b = spawn_app(test_settings(
         Some(redis.url()),
         &prefix,
-        vec![anteroom::config::RoomConfig {
+        vec![anteroom::room::RoomConfig {
             session_ttl_secs: 600,
             heartbeat_timeout_secs: 60,
             max_places_per_ip: 0,

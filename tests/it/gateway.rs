@@ -4,8 +4,9 @@
 
 use std::time::Duration;
 
-use anteroom::config::{BypassRule, GatewayRoute, RoomConfig, Secret, Settings};
+use anteroom::config::{BypassRule, GatewayRoute, Settings};
 use anteroom::domain::pass::Claims;
+use anteroom::room::{RoomConfig, Secret};
 use bytes::Bytes;
 use futures_util::{SinkExt, StreamExt};
 use http_body_util::{BodyExt, StreamBody};

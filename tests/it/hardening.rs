@@ -291,12 +291,12 @@ async fn oversized_request_heads_are_warned_about_at_most_once_in_a_while() {
 #[tokio::test]
 async fn with_the_defaults_one_address_cannot_hold_thousands_of_places() {
     let r = RedisServer::start();
-    let defaults = anteroom::config::RoomConfig::default();
+    let defaults = anteroom::room::RoomConfig::default();
     assert_eq!(defaults.max_places_per_ip, 300, "the shipped default");
     let settings = crate::helpers::test_settings(
         Some(r.url()),
         &prefix(),
-        vec![anteroom::config::RoomConfig {
+        vec![anteroom::room::RoomConfig {
             id: "r".into(),
             capacity: 1,
             target_url: "http://example.test/".into(),

@@ -404,7 +404,7 @@ async fn a_join_is_limited_before_its_body_is_read_and_a_slow_body_times_out() {
 async fn metrics_can_require_a_bearer_token() {
     let r = RedisServer::start();
     let mut s = test_settings(Some(r.url()), &prefix(), vec![room("secret-room", 1)]);
-    s.metrics_token = Some(anteroom::config::Secret::new(
+    s.metrics_token = Some(anteroom::room::Secret::new(
         "metrics-token-0123456789abcdef",
     ));
     let app = spawn_app(s).await;
@@ -441,7 +441,7 @@ async fn minting_identities_from_one_network_stops_at_max_places_per_ip() {
     let mut settings = test_settings(
         Some(r.url()),
         &crate::helpers::prefix(),
-        vec![anteroom::config::RoomConfig {
+        vec![anteroom::room::RoomConfig {
             max_places_per_ip: 2,
             ..room("drop", 1)
         }],

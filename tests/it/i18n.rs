@@ -6,7 +6,7 @@
 use std::time::Duration;
 
 use crate::helpers::{client, prefix, room, test_settings, wait_until, ServerProcess};
-use anteroom::config::RoomConfig;
+use anteroom::room::RoomConfig;
 
 /// English with its name and one headline changed (the paused room's): a complete
 /// language of its own.

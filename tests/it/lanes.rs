@@ -6,7 +6,7 @@
 
 use crate::helpers::admin::{admin, admin_app};
 use crate::helpers::{room, Reply, TestApp};
-use anteroom::config::{EntryMode, Lane, RoomConfig, Secret};
+use anteroom::room::{EntryMode, Lane, RoomConfig, Secret};
 use jsonwebtoken::{Algorithm, EncodingKey, Header};
 use reqwest::Method;
 use serde_json::json;
@@ -136,8 +136,8 @@ async fn a_lane_token_queues_at_its_share_and_the_admin_sees_and_switches_the_la
 async fn the_widget_and_the_page_join_with_the_token_in_its_lane() {
     use crate::helpers::browser::{screenshot, wait_text, wait_text_contains, Driver};
     use crate::helpers::{demo_settings, free_port, spawn_app, RedisServer};
-    use anteroom::config::ChallengeMode;
     use anteroom::domain::pow;
+    use anteroom::room::ChallengeMode;
     use fantoccini::Locator;
 
     let redis = RedisServer::start();

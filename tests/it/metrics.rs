@@ -8,8 +8,8 @@ use std::time::{Duration, Instant};
 
 use crate::helpers::ws::{connect, next_json};
 use crate::helpers::{redis_app, room, wait_until, TestApp};
-use anteroom::config::RoomConfig;
 use anteroom::metrics::StoreOp;
+use anteroom::room::RoomConfig;
 
 const DEADLINE: Duration = Duration::from_secs(20);
 

@@ -15,7 +15,7 @@ use std::sync::Arc;
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
 
-use anteroom::config::RoomConfig;
+use anteroom::room::RoomConfig;
 use anteroom::store::memory::{ManualClock, MemoryStore};
 use anteroom::store::{RoomPatch, Snapshot, StockChange, Store, VisitorState, HB_STEPS};
 

@@ -4,7 +4,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::helpers::{cookie_pair, free_port, room, spawn_app, test_settings, RedisServer};
-use anteroom::config::RoomConfig;
+use anteroom::room::RoomConfig;
 
 /// nginx on a free port with a config written for the test; stopped on drop.
 struct Nginx {
@@ -241,7 +241,7 @@ async fn nginx_auth_request_honours_bypass_rules() {
         anteroom::config::BypassRule {
             name: "monitor".into(),
             header: Some("X-Anteroom-Bypass".into()),
-            value: Some(anteroom::config::Secret::new("health-check-secret-42")),
+            value: Some(anteroom::room::Secret::new("health-check-secret-42")),
             ..Default::default()
         },
         anteroom::config::BypassRule {

@@ -5,7 +5,9 @@
 
 use std::time::Duration;
 
-use anteroom::config::{GatewayRoute, RoomConfig, Settings};
+use anteroom::config::{GatewayRoute, Settings};
+
+use anteroom::room::RoomConfig;
 
 use crate::helpers::admin::{admin, admin_app, admin_settings};
 use crate::helpers::origin::{Shape, SlowOrigin};

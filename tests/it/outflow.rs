@@ -1,7 +1,8 @@
 //! Adaptive outflow and no-shows (docs/outflow.md): the `[rooms.outflow]` table read from a
 //! file, the health endpoint, and the controller on real stores.
 
-use anteroom::config::{OutflowMode, Settings};
+use anteroom::config::Settings;
+use anteroom::room::OutflowMode;
 
 /// Loads a config file holding `body` after one room's keys.
 fn load(body: &str) -> Result<Settings, String> {
@@ -66,7 +67,8 @@ fn a_claim_timeout_not_below_the_session_ttl_is_refused() {
 
 use std::time::Duration;
 
-use anteroom::config::{GatewayRoute, OutflowConfig, RoomConfig, Secret};
+use anteroom::config::GatewayRoute;
+use anteroom::room::{OutflowConfig, RoomConfig, Secret};
 use serde_json::{json, Value};
 
 use crate::helpers::origin::{Shape, SlowOrigin};
@@ -589,7 +591,11 @@ fn trace(r: &Run) {
         .iter()
         .map(|(c, p)| format!("{c}@{:.0}", p.unwrap_or(0.0)))
         .collect();
-    println!("{} decisions (capacity@gateway p95): {}", r.label, d.join(" "));
+    println!(
+        "{} decisions (capacity@gateway p95): {}",
+        r.label,
+        d.join(" ")
+    );
 }
 
 /// Whether a run kept the shop within the bounds: p95 within 1.2 × the target

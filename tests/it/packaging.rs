@@ -20,7 +20,7 @@ use serde_json::Value;
 
 use crate::helpers::receiver::{secret, Mode, Receiver};
 use crate::helpers::{free_port, prefix, room, spawn_app, test_settings, wait_until, RedisServer};
-use anteroom::config::{RoomConfig, WebhookSecret};
+use anteroom::room::{RoomConfig, WebhookSecret};
 
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
 const RULES: &str = "deploy/prometheus/anteroom-rules.yml";

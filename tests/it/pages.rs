@@ -9,8 +9,9 @@ use crate::helpers::browser::{
 use crate::helpers::{
     client, demo_settings, free_port, room, spawn_app, test_settings, wait_until, RedisServer,
 };
-use anteroom::config::{RoomConfig, Settings};
+use anteroom::config::Settings;
 use anteroom::domain::identity::VisitorId;
+use anteroom::room::RoomConfig;
 use anteroom::store::{RoomPatch, StockChange};
 use fantoccini::{Client, Locator};
 use serde_json::json;

@@ -2,8 +2,8 @@
 //! one, a reused one, an expired one; a visitor with a place never solves again.
 
 use crate::helpers::{room, spawn_app, test_settings, RedisServer, Reply, TestApp};
-use anteroom::config::{ChallengeMode, RoomConfig};
 use anteroom::domain::pow::{self, Challenge};
+use anteroom::room::{ChallengeMode, RoomConfig};
 use base64::Engine as _;
 
 async fn app() -> (TestApp, RedisServer) {
@@ -168,7 +168,7 @@ async fn the_queue_page_solves_the_challenge_in_a_worker_and_joins() {
         port,
         vec![RoomConfig {
             challenge: ChallengeMode::Pow,
-            pow_max_number: anteroom::config::DEFAULT_POW_MAX_NUMBER,
+            pow_max_number: anteroom::room::DEFAULT_POW_MAX_NUMBER,
             ..room("drop", 1)
         }],
         "127.0.0.1",
@@ -181,7 +181,7 @@ async fn the_queue_page_solves_the_challenge_in_a_worker_and_joins() {
     // Someone holds the only slot (solving as an API client does), so the page waits.
     let c = app.engine.pow().challenge(
         "drop",
-        anteroom::config::DEFAULT_POW_MAX_NUMBER,
+        anteroom::room::DEFAULT_POW_MAX_NUMBER,
         anteroom::clock::wall_ms() / 1000,
     );
     let holder = Reply::from(
@@ -222,7 +222,7 @@ async fn the_queue_page_solves_the_challenge_in_a_worker_and_joins() {
     );
     eprintln!(
         "proof of work at the default difficulty ({}): page load to place shown in {:.2} s",
-        anteroom::config::DEFAULT_POW_MAX_NUMBER,
+        anteroom::room::DEFAULT_POW_MAX_NUMBER,
         took.as_secs_f64()
     );
     screenshot(&c, "pow-joined").await;

@@ -4,8 +4,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::helpers::{redis_store, room, wait_until, RedisServer};
-use anteroom::config::{ReaperSettings, RoomConfig};
+use anteroom::config::ReaperSettings;
 use anteroom::reaper::{lease_name, reap_once};
+use anteroom::room::RoomConfig;
 use anteroom::store::prelude::*;
 use anteroom::store::{Store, VisitorState};
 

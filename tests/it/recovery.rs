@@ -252,7 +252,7 @@ async fn fail_open_lets_new_visitors_through_only_while_the_store_is_down() {
 #[tokio::test]
 async fn a_visitor_dropped_for_silence_is_told_they_lost_their_place() {
     let r = RedisServer::start();
-    let quick = anteroom::config::RoomConfig {
+    let quick = anteroom::room::RoomConfig {
         heartbeat_timeout_secs: 1,
         ..room("r", 1)
     };
@@ -308,7 +308,7 @@ async fn a_visitor_dropped_for_silence_is_told_they_lost_their_place() {
 #[tokio::test]
 async fn the_queue_page_and_socket_say_you_were_away() {
     let r = RedisServer::start();
-    let quick = anteroom::config::RoomConfig {
+    let quick = anteroom::room::RoomConfig {
         heartbeat_timeout_secs: 1,
         ..room("r", 1)
     };
@@ -364,7 +364,7 @@ async fn sockets_get_their_places_back_in_order_after_the_store_lost_its_data() 
     let s = test_settings(
         Some(r.url()),
         &prefix(),
-        vec![anteroom::config::RoomConfig {
+        vec![anteroom::room::RoomConfig {
             paused: true,
             ..room("r", 1)
         }],
@@ -437,7 +437,7 @@ async fn a_flushed_queue_is_not_put_back() {
     let app = spawn_app(test_settings(
         Some(r.url()),
         &prefix(),
-        vec![anteroom::config::RoomConfig {
+        vec![anteroom::room::RoomConfig {
             paused: true,
             ..room("r", 1)
         }],
@@ -513,7 +513,7 @@ async fn polling_visitors_get_their_places_back_with_a_place_receipt() {
         Some(r.url()),
         &prefix(),
         vec![
-            anteroom::config::RoomConfig {
+            anteroom::room::RoomConfig {
                 paused: true,
                 ..room("r", 1)
             },
@@ -678,7 +678,7 @@ async fn a_page_in_the_background_keeps_its_place_longer() {
     let app = spawn_app(test_settings(
         Some(r.url()),
         &prefix(),
-        vec![anteroom::config::RoomConfig {
+        vec![anteroom::room::RoomConfig {
             paused: true,
             heartbeat_timeout_secs: 1,
             ..room("r", 1)
@@ -775,7 +775,7 @@ async fn back_after_loss(app: &crate::helpers::TestApp, room: &str) {
 async fn ended_sessions_stay_ended_after_the_store_lost_its_data() {
     let r = RedisServer::start();
     let p = prefix();
-    let cfg = anteroom::config::RoomConfig {
+    let cfg = anteroom::room::RoomConfig {
         session_ttl_secs: 300,
         ..room("r", 1)
     };
@@ -890,7 +890,7 @@ async fn receipts_of_places_that_ended_do_not_come_back_after_a_loss() {
     let mut s = admin_settings(
         &r,
         &p,
-        vec![anteroom::config::RoomConfig {
+        vec![anteroom::room::RoomConfig {
             paused: true,
             session_ttl_secs: 300,
             ..room("r", 1)

@@ -115,7 +115,7 @@ async fn places_lost_in_a_failover_come_back_with_their_receipts() {
     let app = spawn_app(test_settings(
         Some(rs.url()),
         &crate::helpers::prefix(),
-        vec![anteroom::config::RoomConfig {
+        vec![anteroom::room::RoomConfig {
             paused: true,
             ..room("r", 1)
         }],

@@ -7,7 +7,8 @@
 
 use std::time::Duration;
 
-use anteroom::config::{GatewayRoute, RoomConfig, Settings};
+use anteroom::config::{GatewayRoute, Settings};
+use anteroom::room::RoomConfig;
 use anteroom::startup::Application;
 use anteroom::tls::ReloadOutcome;
 use bytes::Bytes;

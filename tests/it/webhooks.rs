@@ -15,7 +15,8 @@ use crate::helpers::{
     prefix, redis_store, room, spawn_app, test_settings, wait_until, RedisServer, Reply,
     ServerProcess,
 };
-use anteroom::config::{RoomConfig, Settings, WebhookSecret};
+use anteroom::config::Settings;
+use anteroom::room::{RoomConfig, WebhookSecret};
 use anteroom::store::prelude::*;
 use anteroom::store::Store;
 

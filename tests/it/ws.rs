@@ -8,7 +8,7 @@ use crate::helpers::ws::{close_code, connect, next_json, wait_for};
 use crate::helpers::{
     command_calls, redis_app, room, spawn_app, test_settings, wait_until, RedisServer,
 };
-use anteroom::config::RoomConfig;
+use anteroom::room::RoomConfig;
 use futures_util::{SinkExt, StreamExt};
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 use tokio_tungstenite::tungstenite::{Error as WsError, Message};
@@ -282,7 +282,7 @@ fn redis_commands(r: &RedisServer) -> u64 {
 async fn redis_work_over_ticks(n: usize) -> (u64, u64, u64) {
     let r = RedisServer::start();
     // 500 sockets from one address: the per-address cap (300 by default) is off here.
-    let cfg = anteroom::config::RoomConfig {
+    let cfg = anteroom::room::RoomConfig {
         max_places_per_ip: 0,
         ..room("r", 1)
     };

@@ -11,8 +11,8 @@ use serde_json::{json, Value};
 
 use super::audit::audit;
 use crate::domain::admission::Engine;
-use crate::domain::identity::{SupportCode, VisitorId};
 use crate::domain::error::DomainError;
+use crate::domain::identity::{SupportCode, VisitorId};
 use crate::store::{FoundVisitor, WatchEntry};
 
 /// The most matches a search answers (a code matches more than one visitor only in

@@ -10,8 +10,8 @@ use actix_web::HttpResponse;
 
 use super::{custom, error_page_for, lang_of, queue_page_body, PageQuery};
 use crate::domain::admission::Engine;
-use crate::domain::preview::{sample, Sample};
 use crate::domain::error::DomainError;
+use crate::domain::preview::{sample, Sample};
 use crate::web::error::ApiError;
 
 /// Renders the preview of `state` for `room`; an unknown state is `400` naming it.

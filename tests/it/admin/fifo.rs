@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use crate::helpers::admin::{admin, admin_app};
 use crate::helpers::{room, wait_until};
-use anteroom::config::RoomConfig;
+use anteroom::room::RoomConfig;
 use anteroom::store::fairness_digest;
 use reqwest::Method;
 

@@ -13,7 +13,8 @@ use std::process::{Child, Command, Stdio};
 
 use crate::helpers::admin::{admin_settings, dashboard_in};
 use crate::helpers::{free_port, prefix, room, spawn_app, RedisServer, TestApp};
-use anteroom::config::{OidcSettings, Role, Secret};
+use anteroom::config::{OidcSettings, Role};
+use anteroom::room::Secret;
 
 /// The `oidc-provider` release these tests run (`.ci/run` installs it).
 pub const OIDC_PROVIDER_VERSION: &str = "9.13.3";

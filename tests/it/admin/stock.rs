@@ -3,7 +3,7 @@
 
 use crate::helpers::admin::{admin_app, TOKEN};
 use crate::helpers::{room, Reply};
-use anteroom::config::RoomConfig;
+use anteroom::room::RoomConfig;
 
 #[tokio::test]
 async fn a_stock_change_without_a_valid_number_is_refused_and_changes_nothing() {

@@ -552,7 +552,7 @@ async fn hash_password_prints_a_hash_a_user_signs_in_with() {
     let r = RedisServer::start();
     let mut s = admin_settings(&r, &prefix(), vec![room("r", 1)]);
     let mut sam = user("sam", Role::Viewer);
-    sam.password_hash = Some(anteroom::config::Secret::new(phc));
+    sam.password_hash = Some(anteroom::room::Secret::new(phc));
     s.admin.users = vec![sam];
     s.validate().unwrap();
     let app = spawn_app(s).await;

@@ -3,8 +3,8 @@
 //! suite: memory (wall clock), Redis and Redis Cluster (Redis `TIME`). Times are set a
 //! second or two ahead of the store's own clock and waited on with a deadline.
 
-use anteroom::config::QueueMode;
 use anteroom::drops::{shuffle_once, ShuffleOutcome};
+use anteroom::room::QueueMode;
 use anteroom::store::{JoinOptions, RoomPatch, VisitorState};
 use sha2::{Digest, Sha256};
 
@@ -215,7 +215,7 @@ pub(super) async fn event_overrides_apply_only_inside_the_window(b: Backend) {
 
 pub(super) async fn random_mode_admits_in_the_seeds_hmac_order(b: Backend) {
     let b = b
-        .with_room(anteroom::config::RoomConfig {
+        .with_room(anteroom::room::RoomConfig {
             mode: QueueMode::Random,
             ..room("r", 1)
         })
@@ -312,7 +312,7 @@ pub(super) async fn a_scheduled_opening_and_end_go_into_the_stream_once(b: Backe
 /// arrivals behind everyone still in the draw, not ahead of them.
 pub(super) async fn leaving_random_mode_queues_newcomers_behind_the_draw(b: Backend) {
     let b = b
-        .with_room(anteroom::config::RoomConfig {
+        .with_room(anteroom::room::RoomConfig {
             mode: QueueMode::Random,
             ..room("r", 1)
         })

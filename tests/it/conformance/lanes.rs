@@ -3,9 +3,9 @@
 
 use super::*;
 
-pub(super) fn lanes(list: &[(&str, f64)]) -> Vec<anteroom::config::Lane> {
+pub(super) fn lanes(list: &[(&str, f64)]) -> Vec<anteroom::room::Lane> {
     list.iter()
-        .map(|(name, share)| anteroom::config::Lane {
+        .map(|(name, share)| anteroom::room::Lane {
             name: name.to_string(),
             share: *share,
         })

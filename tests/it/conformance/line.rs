@@ -4,8 +4,8 @@
 use std::collections::HashMap;
 use std::time::Duration;
 
-use anteroom::config::RoomConfig;
 use anteroom::hub::count::{recount, Counted};
+use anteroom::room::RoomConfig;
 use anteroom::store::{LineCursor, Store, TickRequest, VisitorState};
 
 use super::{store_time_passes, v, Backend};

@@ -1,7 +1,7 @@
 //! The queueing modes (`mode`: fifo, passthrough, reject; the `queue_all` switch), run
 //! by the `conformance!` macro against every backend like the rest of the suite.
 
-use anteroom::config::{QueueMode, RoomConfig};
+use anteroom::room::{QueueMode, RoomConfig};
 use anteroom::store::{RoomPatch, StockChange, VisitorState, WatchEntry};
 
 use super::{v, Backend};

@@ -3,7 +3,7 @@
 //! `reap_no_shows` ends the sessions past theirs. Run by the `conformance!` macro against
 //! every backend like the rest of the suite.
 
-use anteroom::config::RoomConfig;
+use anteroom::room::RoomConfig;
 use anteroom::store::{Store, VisitorState};
 
 use super::{store_time_passes, v, Backend};

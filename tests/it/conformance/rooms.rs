@@ -101,11 +101,11 @@ pub(super) async fn room_config_round_trips(b: Backend) {
         stock: Some(4),
         paused: true,
         embed_origins: vec!["https://shop.example".into()],
-        entry: anteroom::config::EntryMode::Token,
-        challenge: anteroom::config::ChallengeMode::Pow,
+        entry: anteroom::room::EntryMode::Token,
+        challenge: anteroom::room::ChallengeMode::Pow,
         pow_max_number: 5000,
         max_places_per_ip: 3,
-        entry_secret: Some(anteroom::config::Secret::new(
+        entry_secret: Some(anteroom::room::Secret::new(
             "site-entry-secret-0123456789abcdef",
         )),
         ..room("r", 7)

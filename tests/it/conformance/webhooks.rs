@@ -1,7 +1,7 @@
 //! What the stores keep for signed webhooks (cursor, retries with their bodies, dead
 //! letters), run by the `conformance!` macro against every backend.
 
-use anteroom::config::{RoomConfig, WebhookSecret};
+use anteroom::room::{RoomConfig, WebhookSecret};
 use anteroom::store::{
     RoomPatch, WebhookCounts, WebhookDeadLetter, WebhookRetry, WebhookSettle, MAX_DEAD_LETTERS_KEPT,
 };

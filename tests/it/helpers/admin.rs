@@ -1,7 +1,8 @@
 //! The admin fixture: a server with the admin interface on (bearer token), requests with
 //! the token, and a dashboard login through the real form with its CSRF pair.
 
-use anteroom::config::{RoomConfig, Secret, Settings};
+use anteroom::config::Settings;
+use anteroom::room::{RoomConfig, Secret};
 use reqwest::Method;
 use serde_json::Value;
 

@@ -23,8 +23,9 @@ pub use anteroom_testkit::{
     free_port, wait_for_port, wait_until, RedisCluster, RedisSentinel, RedisServer,
 };
 
-use anteroom::config::{RoomConfig, Secret, Settings};
+use anteroom::config::Settings;
 use anteroom::domain::admission::Engine;
+use anteroom::room::{RoomConfig, Secret};
 use anteroom::startup::Application;
 use anteroom::store::redis::RedisStore;
 use serde_json::Value;

@@ -293,7 +293,8 @@ mod scenarios {
         prefix, room, spawn_app, test_settings, RedisSentinel, RedisServer, ServerProcess,
     };
     use crate::history::{check, Endpoint};
-    use anteroom::config::{RoomConfig, Secret, Settings};
+    use anteroom::config::Settings;
+    use anteroom::room::{RoomConfig, Secret};
 
     /// How long the ended visitors keep presenting what they hold after the fault: past
     /// the restore hold set below and a few keeper looks.

@@ -9,7 +9,8 @@ use super::{check, run, Endpoint, Workload};
 use crate::helpers::{
     prefix, room, spawn_app, test_settings, RedisSentinel, RedisServer, ServerProcess,
 };
-use anteroom::config::{RoomConfig, Settings};
+use anteroom::config::Settings;
+use anteroom::room::RoomConfig;
 
 /// When the fault starts, after every visitor joined.
 const FAULT_AFTER: Duration = Duration::from_secs(1);
