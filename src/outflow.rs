@@ -95,7 +95,7 @@ async fn room_once(
     meter: &OriginMeter,
     holder: &str,
     room: &str,
-    cfg: &crate::config::RoomConfig,
+    cfg: &crate::room::RoomConfig,
     out: &mut OutflowOutcome,
 ) -> Result<(), StoreError> {
     let shared = engine.shared_store();

@@ -9,13 +9,14 @@ use anyhow::Context;
 use rand::RngCore;
 use tokio_util::sync::CancellationToken;
 
-use crate::config::{RoomConfig, Settings};
+use crate::config::Settings;
 use crate::domain::admission::{Engine, EngineParts};
 use crate::domain::identity::VisitorSigner;
 use crate::domain::pass::PassKeys;
 use crate::hub::HubHandle;
 use crate::metrics::Metrics;
 use crate::reaper::{run_promoter, run_reaper};
+use crate::room::RoomConfig;
 use crate::store::memory::MemoryStore;
 use crate::store::redis::RedisStore;
 use crate::store::Store;

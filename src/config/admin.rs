@@ -15,7 +15,8 @@ use std::collections::{BTreeMap, HashSet};
 
 use serde::{Deserialize, Serialize};
 
-use super::{ConfigError, Secret};
+use super::ConfigError;
+use crate::room::Secret;
 
 /// What an admin may do. Ordered: each role may do everything the ones before it may.
 #[derive(

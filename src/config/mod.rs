@@ -17,18 +17,14 @@ use figment::value::{Dict, Value};
 use figment::Figment;
 use serde::{Deserialize, Serialize};
 
+use crate::room::{RoomConfig, Secret};
+
 mod admin;
 mod gateway;
 pub use admin::{AdminSettings, AdminUser, OidcSettings, Role, PASSWORD_USER, TOKEN_USER};
 pub use gateway::{GatewayRoute, GatewaySettings};
 pub(crate) mod webhook;
-pub use webhook::{WebhookSecret, WebhookSettings};
-// The room model's types, at their old paths while importers move to `crate::room`.
-pub use crate::room::{brand, outflow, redact, schedule};
-pub use crate::room::{
-    valid_room_id, ChallengeMode, EntryMode, Lane, OutflowConfig, OutflowMode, QueueMode,
-    RoomConfig, Secret, DEFAULT_MAX_PLACES_PER_IP, DEFAULT_POW_MAX_NUMBER, MAX_LANES, MAX_STOCK,
-};
+pub use webhook::WebhookSettings;
 pub(crate) mod sentinel_url;
 
 /// Top-level settings.

@@ -1,6 +1,7 @@
 //! Tests of the settings: defaults, validation errors naming their field, room defaults merged.
 
 use super::*;
+use crate::room::{valid_room_id, DEFAULT_MAX_PLACES_PER_IP};
 
 #[test]
 fn rejects_zero_capacity_naming_the_field() {

@@ -5,8 +5,6 @@ use serde::{Deserialize, Serialize};
 
 use super::ConfigError;
 
-pub use crate::room::webhook::WebhookSecret;
-
 /// The `[webhooks]` section: how the deliverer works (every room with a `webhook_url`).
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields)]

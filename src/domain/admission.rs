@@ -149,7 +149,7 @@ pub struct Engine {
     pub(super) bypass: crate::domain::bypass::Bypass,
     /// The rooms declared in the configuration (as seeded: the demo room's target and
     /// embed origins filled in). The keeper re-creates them when they go missing.
-    pub(super) declared_rooms: Vec<crate::config::RoomConfig>,
+    pub(super) declared_rooms: Vec<crate::room::RoomConfig>,
     /// When this instance last found the store's data gone (ms since the epoch), for
     /// the dashboard.
     pub(super) data_lost_at: std::sync::Mutex<Option<u64>>,
@@ -190,10 +190,7 @@ pub struct RoomCache(
     std::sync::Mutex<
         std::collections::HashMap<
             String,
-            (
-                std::time::Instant,
-                std::sync::Arc<crate::config::RoomConfig>,
-            ),
+            (std::time::Instant, std::sync::Arc<crate::room::RoomConfig>),
         >,
     >,
 );
@@ -358,7 +355,7 @@ impl Engine {
     async fn is_random(&self, room: &str) -> bool {
         self.room_config_cached(room)
             .await
-            .is_ok_and(|c| c.mode == crate::config::QueueMode::Random)
+            .is_ok_and(|c| c.mode == crate::room::QueueMode::Random)
     }
 
     /// Whether `room` is declared in the configuration.
@@ -663,7 +660,7 @@ impl Engine {
     pub(crate) async fn room_config(
         &self,
         room: &str,
-    ) -> Result<crate::config::RoomConfig, DomainError> {
+    ) -> Result<crate::room::RoomConfig, DomainError> {
         match self.store.room(room).await {
             Ok(Some(cfg)) => Ok(cfg),
             Ok(None) => Err(self.store_failed("room", room, StoreError::NoSuchRoom)),
@@ -687,7 +684,7 @@ impl Engine {
     /// visitor who already holds a place or a session may come back that way.
     pub(crate) async fn entry_visitor(
         &self,
-        cfg: &crate::config::RoomConfig,
+        cfg: &crate::room::RoomConfig,
         token: Option<&str>,
         visitor: Option<VisitorId>,
     ) -> Result<Entrant, DomainError> {
@@ -703,7 +700,7 @@ impl Engine {
             visitor,
             lane: None,
         };
-        if cfg.entry != crate::config::EntryMode::Token {
+        if cfg.entry != crate::room::EntryMode::Token {
             return Ok(general(visitor.unwrap_or_else(VisitorId::random)));
         }
         let Some(v) = visitor else {
@@ -720,7 +717,7 @@ impl Engine {
     /// a lane the room does not have puts them in the general line (a site's typo on
     /// launch day must not turn its members away) and is counted
     /// (`anteroom_lane_unknown_total`).
-    fn lane_of(&self, cfg: &crate::config::RoomConfig, lane: Option<&str>) -> Option<String> {
+    fn lane_of(&self, cfg: &crate::room::RoomConfig, lane: Option<&str>) -> Option<String> {
         let lane = lane.filter(|l| !l.is_empty())?;
         if cfg.lanes.iter().any(|l| l.name == lane) {
             return Some(lane.to_string());
@@ -748,7 +745,7 @@ impl Engine {
     /// A fresh proof-of-work challenge for `cfg`'s room.
     pub(crate) fn pow_challenge(
         &self,
-        cfg: &crate::config::RoomConfig,
+        cfg: &crate::room::RoomConfig,
     ) -> crate::domain::pow::Challenge {
         self.pow
             .challenge(&cfg.id, cfg.pow_max_number, crate::clock::wall_ms() / 1000)
@@ -759,12 +756,12 @@ impl Engine {
     /// (`solution`, base64), used once (counted in the store until the challenge expires).
     pub(crate) async fn check_pow(
         &self,
-        cfg: &crate::config::RoomConfig,
+        cfg: &crate::room::RoomConfig,
         visitor: &VisitorId,
         solution: Option<&str>,
     ) -> Result<(), DomainError> {
         use crate::domain::pow::PowError;
-        if cfg.challenge != crate::config::ChallengeMode::Pow {
+        if cfg.challenge != crate::room::ChallengeMode::Pow {
             return Ok(());
         }
         let refuse = |error: PowError| DomainError::Challenge {
@@ -799,7 +796,7 @@ impl Engine {
     pub(crate) async fn room_config_cached(
         &self,
         room: &str,
-    ) -> Result<std::sync::Arc<crate::config::RoomConfig>, DomainError> {
+    ) -> Result<std::sync::Arc<crate::room::RoomConfig>, DomainError> {
         if let Some((at, cfg)) = self.room_cache.0.lock().unwrap().get(room) {
             if at.elapsed() < ROOM_CACHE_TTL {
                 return Ok(cfg.clone());
@@ -885,7 +882,7 @@ impl Engine {
     /// the address's [`place_group`](crate::domain::ratelimit::place_group)); `None`
     /// when the room has none.
     pub(crate) fn place_limit(
-        cfg: &crate::config::RoomConfig,
+        cfg: &crate::room::RoomConfig,
         ip: std::net::IpAddr,
     ) -> Option<crate::store::PlaceLimit> {
         (cfg.max_places_per_ip > 0).then(|| crate::store::PlaceLimit {
@@ -931,7 +928,7 @@ impl Engine {
     /// fails on its own, or queues in arrival order).
     async fn random_score(&self, room: &str, visitor: &VisitorId) -> Option<u64> {
         let cfg = self.room_config_cached(room).await.ok()?;
-        if cfg.mode != crate::config::QueueMode::Random {
+        if cfg.mode != crate::room::QueueMode::Random {
             return None;
         }
         let seed = self

@@ -43,7 +43,7 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::{Mutex, RwLock};
 use std::time::{Duration, Instant};
 
-use crate::config::QueueMode;
+use crate::room::QueueMode;
 use crate::store::line::CHANGES_KEEP;
 use crate::store::{
     Admission, LineChange, LineCursor, RoomState, RoomTick, RoomView, Snapshot, VisitorState,
@@ -405,7 +405,7 @@ impl LineViews {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::schedule::EventPhase;
+    use crate::room::schedule::EventPhase;
 
     fn view(now_ms: u64, queue_length: u64) -> RoomView {
         RoomView {

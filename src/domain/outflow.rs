@@ -51,7 +51,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::config::OutflowConfig;
+use crate::room::OutflowConfig;
 
 pub mod histogram;
 pub mod meter;

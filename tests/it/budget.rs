@@ -38,7 +38,8 @@ use std::collections::BTreeMap;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-use anteroom::config::{RoomConfig, Settings};
+use anteroom::config::Settings;
+use anteroom::room::RoomConfig;
 use futures_util::future::join_all;
 
 use crate::helpers::monitor::{Call, Monitor};

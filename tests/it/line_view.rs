@@ -5,7 +5,7 @@
 
 use std::time::{Duration, Instant};
 
-use anteroom::config::RoomConfig;
+use anteroom::room::RoomConfig;
 use anteroom::store::RoomPatch;
 use serde_json::Value;
 

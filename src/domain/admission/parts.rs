@@ -28,7 +28,7 @@ pub struct EngineParts {
     /// This instance's name in leases and socket reports (`<addr>-<random>`).
     pub instance: String,
     /// The rooms declared in the configuration, as seeded.
-    pub declared_rooms: Vec<crate::config::RoomConfig>,
+    pub declared_rooms: Vec<crate::room::RoomConfig>,
 }
 
 impl Engine {
@@ -96,7 +96,7 @@ impl Engine {
     pub fn bypass(&self) -> &crate::domain::bypass::Bypass {
         &self.bypass
     }
-    pub fn declared_rooms(&self) -> &Vec<crate::config::RoomConfig> {
+    pub fn declared_rooms(&self) -> &Vec<crate::room::RoomConfig> {
         &self.declared_rooms
     }
     pub fn data_losses(&self) -> &std::sync::atomic::AtomicU64 {

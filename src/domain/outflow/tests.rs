@@ -1,5 +1,5 @@
 use super::*;
-use crate::config::{OutflowConfig, OutflowMode};
+use crate::room::{OutflowConfig, OutflowMode};
 
 fn cfg() -> OutflowConfig {
     OutflowConfig {
