@@ -11,7 +11,10 @@
 //!   (hyper; HTTP-free logic in its own modules).
 //! - [`store`]: the `Store` trait and its `memory` and `redis` backends.
 //! - [`tls`]: certificates for the main listener and the gateway, reloaded on SIGHUP.
-//! - [`config`], [`error`], [`hex`], [`metrics`], [`telemetry`], [`startup`]: the rest.
+//! - [`room`]: the room model (a room's settings, modes, patch, limits), the ground floor;
+//!   [`config`]: the process settings; [`preflight`]: start-up's check of them.
+//! - [`hex`], [`metrics`], [`telemetry`], [`startup`]: the rest (the error policy is
+//!   `domain::error`).
 
 pub mod clock;
 pub mod config;
