@@ -83,8 +83,9 @@ pub const BELOW_OVERLOAD: f64 = 0.9;
 /// reached the origin went from 68 to 90 and 3 % errors; with none after a step, three
 /// steps in a row went from 84 to 94 on readings that lagged, then 4 % errors.)
 pub const SETTLE_INTERVALS: usize = 2;
-/// Under this share of the target the origin has room whatever it showed before: fast
-/// raises go past [`Load::knee_at`] again (it recovered from a slowdown).
+/// A p95 under this share of the target says the origin has room whatever it showed
+/// before: the knee it showed ([`Load::knee_at`]) is forgotten (it recovered from a
+/// slowdown; measured: a knee kept from the slowdown held the recovery to the step).
 pub const FAR_UNDER: f64 = 0.5;
 /// Fewer gateway answers than this in an interval (and no report) say nothing.
 pub const MIN_ANSWERS: u64 = 20;
@@ -107,12 +108,11 @@ pub fn step(cfg: &OutflowConfig) -> u64 {
 ///
 /// The proportional raise stops where the origin showed its limit, as TCP's slow start
 /// stops at `ssthresh`, and the step goes on from there:
-/// - at [`BELOW_OVERLOAD`] of the capacity at which it failed (`overload_at`): an origin
-///   may fail (errors) before its latency warns (measured: 82 to 120 in one raise on a
-///   quiet interval, then 13 % errors);
-/// - at the capacity under which its p95 was last near or over the target (`knee_at`),
-///   unless the p95 is now under [`FAR_UNDER`] of the target (the origin recovered): a
-///   quiet reading near the knee is not headroom (measured: after 20 s held at 80 with
+/// - at [`BELOW_OVERLOAD`] of the capacity at which it failed while its latency was
+///   under the target (`overload_at`): an origin may fail (errors) before its latency
+///   warns (measured: 82 to 120 in one raise on a quiet interval, then 13 % errors);
+/// - at the capacity under which its p95 was last near or over the target (`knee_at`):
+///   a quiet reading near the knee is not headroom (measured: after 20 s held at 80 with
 ///   the p95 at 235-246 ms, two readings of 160 ms raised it to 102, then 15 % errors).
 pub fn raise_to(cfg: &OutflowConfig, load: &Load, p95: Option<f64>) -> u64 {
     let cap = load.capacity;
@@ -125,8 +125,7 @@ pub fn raise_to(cfg: &OutflowConfig, load: &Load, p95: Option<f64>) -> u64 {
     if let Some(o) = load.overload_at {
         proportional = proportional.min((o as f64 * BELOW_OVERLOAD).floor() as u64);
     }
-    let recovered = p95.is_some_and(|p| p < cfg.target_p95_ms as f64 * FAR_UNDER);
-    if let Some(k) = load.knee_at.filter(|_| !recovered) {
+    if let Some(k) = load.knee_at {
         proportional = proportional.min(k);
     }
     additive.max(proportional).min(cfg.max_capacity)
@@ -218,11 +217,14 @@ pub struct Load {
     /// The largest raise among the last [`SETTLE_INTERVALS`] decisions (0: none). A raise
     /// is not measured yet: the next raise waits.
     pub raised_by: u64,
-    /// The capacity at which the origin last failed (the capacity before the last lower
-    /// for errors), if the room's history has one: TCP's `ssthresh`.
+    /// The capacity at which the origin last failed before its latency warned (the
+    /// capacity before the last lower for errors with the p95 under the target), if the
+    /// room's history has one: TCP's `ssthresh`. Errors with a slow origin are a slow
+    /// origin: its knee says where it is.
     pub overload_at: Option<u64>,
     /// The capacity under which the origin's p95 was last near or over the target (over
-    /// [`RAISE_BELOW`] of it), if the room's history has one.
+    /// [`RAISE_BELOW`] of it), unless a p95 under [`FAR_UNDER`] of the target came after
+    /// (the origin changed since).
     pub knee_at: Option<u64>,
 }
 
@@ -242,19 +244,24 @@ impl Load {
             })
             .max()
             .unwrap_or(0);
+        let target = cfg.target_p95_ms as f64;
         // A lower for latency alone is already in proportion: only errors set it.
         let overload_at = history
             .iter()
             .rposition(|p| {
-                p.decision == "lower" && p.error_rate.is_some_and(|e| e > cfg.max_error_rate)
+                p.decision == "lower"
+                    && p.error_rate.is_some_and(|e| e > cfg.max_error_rate)
+                    && p.p95_ms.is_none_or(|p| p <= target)
             })
             .filter(|&i| i > 0)
             .map(before);
-        let near = cfg.target_p95_ms as f64 * RAISE_BELOW;
-        let knee_at = history
+        let near = history
             .iter()
-            .rposition(|p| p.p95_ms.is_some_and(|p| p > near))
-            .map(before);
+            .rposition(|p| p.p95_ms.is_some_and(|p| p > target * RAISE_BELOW));
+        let far_under = history
+            .iter()
+            .rposition(|p| p.p95_ms.is_some_and(|p| p < target * FAR_UNDER));
+        let knee_at = near.filter(|&i| far_under < Some(i)).map(before);
         Self {
             raised_by,
             overload_at,

@@ -649,10 +649,15 @@ async fn bench_fixed_capacities_against_adaptive() {
     let (crowd, secs) = (2400, 40);
     let mut runs = Vec::new();
     // `OUTFLOW_BENCH_ONLY=adaptive`: the adaptive runs alone; `=pair`: fixed 90 and
-    // adaptive back to back, twice, compared pair by pair (tuning; the table needs all).
+    // adaptive back to back, twice, compared pair by pair; `=pair,slowdown`: then the
+    // slowdown run (tuning; the table needs all).
     let only = std::env::var("OUTFLOW_BENCH_ONLY").unwrap_or_default();
-    if only == "pair" {
-        return bench_pairs(crowd, secs).await;
+    if only.starts_with("pair") {
+        bench_pairs(crowd, secs).await;
+        if only == "pair,slowdown" {
+            slowdown().await;
+        }
+        return;
     }
     let sweep: &[u64] = if only == "adaptive" {
         &[]
@@ -679,7 +684,12 @@ async fn bench_fixed_capacities_against_adaptive() {
         println!("{}", row(r));
     }
     trace(runs.last().unwrap());
+    slowdown().await;
+}
 
+/// The shop 4 × slower from 20 s to 40 s of a 60 s sale: the capacity follows it down and
+/// back up.
+async fn slowdown() {
     let slow = sale(
         "adaptive, shop 4x slower from 20 s to 40 s",
         Some(adaptive_outflow()),

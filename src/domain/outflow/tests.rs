@@ -462,8 +462,7 @@ fn after_an_overload_fast_raises_stop_below_it_and_the_step_goes_on() {
 }
 
 /// Once the origin was near its target at some capacity, a quiet reading there is not
-/// headroom: fast raises stop at that capacity and the step goes on; far under the
-/// target (the origin recovered from a slowdown) they go past it again.
+/// headroom: fast raises stop at that capacity and the step goes on.
 #[test]
 fn near_the_knee_a_quiet_reading_raises_by_the_step_only() {
     let c = cfg();
@@ -475,8 +474,9 @@ fn near_the_knee_a_quiet_reading_raises_by_the_step_only() {
     assert_eq!(raise_to(&c, &at_knee(80), Some(120.0)), 90);
     // Under the knee, fast raises up to it (100 ms: × 1.9 would give 114).
     assert_eq!(raise_to(&c, &at_knee(60), Some(100.0)), 80);
-    // Under half the target: the origin changed, fast raises past it.
-    assert_eq!(raise_to(&c, &at_knee(80), Some(95.0)), 160);
+    // Even on a reading far under the target (forgetting the knee is the history's
+    // business: a reading under half the target after it).
+    assert_eq!(raise_to(&c, &at_knee(80), Some(60.0)), 90);
 }
 
 fn point(capacity: u64, p95_ms: f64, d: Decision) -> Point {
@@ -528,4 +528,15 @@ fn it_recalls_its_last_raise_its_knee_and_its_overload_from_the_history() {
     failed.error_rate = Some(0.1);
     h.push(failed);
     assert_eq!(Load::recall(&c, &h).overload_at, Some(55));
+    // Errors while slow (a deploy gone wrong) are a slow origin, not one failing before
+    // its latency warns: the knee moves, the overload does not.
+    let mut slow = point(20, 900.0, lower);
+    slow.error_rate = Some(0.25);
+    h.push(slow);
+    let r = Load::recall(&c, &h);
+    assert_eq!((r.knee_at, r.overload_at), (Some(40), Some(55)));
+    // A reading under half the target after it: the origin recovered, the knee is
+    // forgotten and fast raises climb back.
+    h.push(point(40, 60.0, raise));
+    assert_eq!(Load::recall(&c, &h).knee_at, None);
 }
