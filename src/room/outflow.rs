@@ -50,14 +50,14 @@ pub struct OutflowConfig {
     pub min_capacity: u64,
     /// Nor above this (`min_capacity`-10000000).
     pub max_capacity: u64,
-    /// The origin's 95th percentile latency to headers the controller keeps under, in ms
-    /// (1-600000).
+    /// The origin's 95th percentile latency to headers the controller holds it at (it
+    /// lowers the capacity over it and raises it under 0.95 × it), in ms (1-600000).
     pub target_p95_ms: u64,
     /// The share of the origin's answers that may be errors (5xx, timeouts, refused
     /// connections) before the controller lowers the capacity (0-1, exclusive of 0).
     pub max_error_rate: f64,
-    /// Seconds between the controller's decisions, and the window its signals cover
-    /// (1-3600).
+    /// Seconds between the controller's decisions; its signals cover the last two
+    /// intervals (1-3600).
     pub interval_secs: u64,
     /// The bearer token `POST /api/rooms/{room}/health` requires (at least 32
     /// characters). Unset: the room takes no health reports (the built-in gateway's
