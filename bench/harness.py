@@ -32,9 +32,9 @@ def free_port():
         return s.getsockname()[1]
 
 
-def start(cmd, env=None, log=None):
-    COMMANDS.append(shlex.join(cmd))
-    p = subprocess.Popen(cmd, env={**os.environ, **(env or {})},
+def start(cmd, env=None, log=None, cwd=None):
+    COMMANDS.append((f"(cd {shlex.quote(cwd)} && " if cwd else "") + shlex.join(cmd) + (")" if cwd else ""))
+    p = subprocess.Popen(cmd, env={**os.environ, **(env or {})}, cwd=cwd,
                          stdout=log or subprocess.DEVNULL, stderr=subprocess.STDOUT)
     PROCS.append(p)
     return p

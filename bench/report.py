@@ -282,8 +282,85 @@ def memory_http_section(r):
     return lines
 
 
+PEERS_TITLE = "## Against the Redis-backed peers (same run)"
+
+# What each system guarantees, from reading its code (not measured).
+PEER_NOTES = {
+    "Anteroom": ("Redis", "yes"),
+    "simple-waiting-system": ("Redis", "no (ms-timestamp scores: joins in the same ms tie; no capacity)"),
+    "nextjs-waiting-room": ("Redis", "yes (ticket sequence; admission in tryAdmit's script)"),
+}
+
+
+def peers_section(r):
+    """`--only peers`: Anteroom and the two Redis-backed peers under the same wrk load, in
+    interleaved rounds, medians, beside the trivial-HTTP ceiling of the same rounds."""
+    p, m = r["peers"], r["machine"]
+    med = p["medians"]
+
+    def rng(x, digits=0):
+        return f"{fmt(x['median'], digits)} ({fmt(x['min'], digits)}–{fmt(x['max'], digits)})"
+
+    lines = [
+        "",
+        PEERS_TITLE,
+        "",
+        f"`bash bench/peers/build.sh && python3 bench/run.py --only peers` on {m['cpu']} × "
+        f"{m['cores']} cores, {m['memory_gib']} GiB (release build; {m['redis']}; node "
+        f"{r.get('node', '?')}). **This machine is shared with other engineers' builds while "
+        f"it runs** (1-minute load average {p['loadavg_after']} at the end): every system meets the "
+        "same noise, in turn, round after round, but the absolute figures move between runs. "
+        f"{p['rounds']} interleaved rounds (the order turns each round) of `wrk -t2 -c64 "
+        f"-d{p['duration_s']}s` per system and endpoint, with `bench/peers/request.lua`; medians, "
+        "the rounds' range in brackets. Each system on its own `redis-server`, one process, its "
+        "defaults, rate limits off for the one client address (Anteroom: `workers = 1`, "
+        "`[rate_limit]` 0, `max_places_per_ip = 0`, heartbeat and session 1 h so that the "
+        "status visitors stay queued between rounds). Capacity 100 in Anteroom and "
+        "nextjs-waiting-room (its default); simple-waiting-system has none. *Join*: each request a "
+        "new visitor (Anteroom `POST /api/rooms/bench/join`; simple-waiting-system `POST "
+        "/waiting/add`; nextjs-waiting-room `GET /api/waiting-room/status` with a new `__wr_id` "
+        "cookie, which queues it). *Status*: 1,000 visitors queued before the first round, asked "
+        "in turn (Anteroom `GET /api/rooms/bench/status` with the visitor token; "
+        "`GET /waiting/check?userId=`; the status route with the visitor's cookie). Peers "
+        f"built from their public sources by `bench/peers/build.sh` (simple-waiting-system at "
+        f"`{p['commits'].get('simple-waiting-system', '?')[:12]}`, no license stated; "
+        f"nextjs-waiting-room at `{p['commits'].get('nextjs-waiting-room', '?')[:12]}`, MIT; "
+        "its two local patches are in the script). CPU: the server process (and its children) "
+        "and its Redis, % of one core over the run, from /proc.",
+        "",
+        "| system | store | join/s | status/s | join p99 ms | status p99 ms | server CPU % (join / status) | Redis CPU % (join / status) | errors | FIFO and capacity exact |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    c = med["ceiling/get"]
+    names = ["Anteroom", "simple-waiting-system", "nextjs-waiting-room"]
+    for name in names:
+        j, s = med.get(f"{name}/join"), med.get(f"{name}/status")
+        if not j:
+            continue
+        store, exact = PEER_NOTES[name]
+        lines.append(
+            f"| {'**' + name + '**' if name == 'Anteroom' else name} | {store} | {rng(j['requests_per_s'])} | "
+            f"{rng(s['requests_per_s'])} | {j['p99_ms']['median']:.1f} | {s['p99_ms']['median']:.1f} | "
+            f"{j['server_cpu_pct']['median']:.0f} / {s['server_cpu_pct']['median']:.0f} | "
+            f"{j['redis_cpu_pct']['median']:.0f} / {s['redis_cpu_pct']['median']:.0f} | "
+            f"{j['errors'] + s['errors']} | {exact} |")
+    lines.append(
+        f"| ceiling: one trivial actix-web handler (`GET /`), same wrk | – | {rng(c['requests_per_s'])} | | "
+        f"{c['p99_ms']['median']:.1f} | | {c['server_cpu_pct']['median']:.0f} | – | {c['errors']} | – |")
+    lines += ["", "| issue 35 item 4 target | measured (medians) | met |", "|---|---|---|"]
+    a = {op: med["Anteroom/" + op]["requests_per_s"]["median"] for op in ("join", "status")}
+    for op, want in (("join", 10), ("status", 15)):
+        best_name, best = max(((n, med[f"{n}/{op}"]["requests_per_s"]["median"]) for n in names[1:]
+                               if f"{n}/{op}" in med), key=lambda t: t[1])
+        ratio = a[op] / best if best else float("inf")
+        lines.append(f"| {op} ≥ {want} × the best Redis-backed peer | {ratio:.1f} × ({fmt(a[op])} against "
+                     f"{best_name}'s {fmt(best)}/s) | {'yes' if ratio >= want else '**no**'} |")
+    return lines
+
+
 SECTIONS = {"gateway": (GATEWAY_TITLE, gateway_section), "drop": (DROP_TITLE, drop_section),
-            "memory_http": (MEMORY_HTTP_TITLE, memory_http_section)}
+            "memory_http": (MEMORY_HTTP_TITLE, memory_http_section),
+            "peers": (PEERS_TITLE, peers_section)}
 
 
 def replace_section(r, path):

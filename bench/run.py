@@ -8,6 +8,7 @@ shared and noisy).
     python3 bench/run.py --smoke    # a few seconds per scenario, small N (CI)
     python3 bench/run.py --only gateway   # one scenario; rewrites only its section
     python3 bench/run.py --only drop --drop-visitors 500   # a launch-day drop, small
+    bash bench/peers/build.sh && python3 bench/run.py --only peers   # against the peers
 
 All traffic stays on loopback; every load is bounded in time and count.
 
@@ -41,7 +42,8 @@ def main():
     ap.add_argument("--out", default=os.path.join(ROOT, "BENCHMARKS.md"))
     ap.add_argument("--sockets", type=int, default=50000, help="WebSocket scenario size")
     ap.add_argument("--drop-visitors", type=int, default=10000, help="drop scenario size (pre-queue)")
-    ap.add_argument("--only", choices=["gateway", "drop", "memory"],
+    ap.add_argument("--rounds", type=int, default=3, help="interleaved rounds (--only peers)")
+    ap.add_argument("--only", choices=["gateway", "drop", "memory", "peers"],
                     help="run this scenario alone and rewrite only its section of the report")
     ap.add_argument("--report-only", metavar="RESULTS_JSON",
                     help="rewrite the report from a saved results file, without running anything")
@@ -72,6 +74,13 @@ def main():
                 results["drop"] = scenarios.drop(bin_dir, lt, tmp, a.drop_visitors)
             elif a.only == "memory":
                 results["memory_http"] = scenarios.memory_http(bin_dir, lt, tmp, dur)
+            elif a.only == "peers":
+                if not shutil.which("wrk"):
+                    raise SystemExit("wrk is needed (apt-get install wrk)")
+                import peers_bench  # noqa: E402 (only this run needs it)
+                results["node"] = subprocess.run(["node", "--version"], capture_output=True,
+                                                 text=True).stdout.strip()
+                results["peers"] = peers_bench.peers(bin_dir, lt, tmp, 2 if smoke else dur, a.rounds)
             else:
                 results["gateway"] = scenarios.gateway(bin_dir, lt, tmp, 1 if smoke else dur, smoke)
         finally:
@@ -87,6 +96,8 @@ def main():
             ok = d["shuffle_ms"] is not None and d["first_push_ms"] is not None and d["margin_ms"] > 0
         elif a.only == "memory":
             ok = all(x["join_status"]["requests"] > 0 for x in results["memory_http"])
+        elif a.only == "peers":
+            ok = all(x["requests"] > 0 for x in results["peers"]["runs"])
         else:
             ok = results["gateway"]["gateway_max"]["requests"] > 0
         print("1 passed, 0 failed" if ok else "0 passed, 1 failed")
