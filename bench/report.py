@@ -326,7 +326,8 @@ def peers_section(r):
         f"`{p['commits'].get('simple-waiting-system', '?')[:12]}`, no license stated; "
         f"nextjs-waiting-room at `{p['commits'].get('nextjs-waiting-room', '?')[:12]}`, MIT; "
         "its two local patches are in the script). CPU: the server process (and its children) "
-        "and its Redis, % of one core over the run, from /proc.",
+        "and its Redis, % of one core over the run, from /proc. Errors: wrk's socket errors, "
+        "timeouts (no answer within its 2 s) and answers ≥ 400, over all rounds.",
         "",
         "| system | store | join/s | status/s | join p99 ms | status p99 ms | server CPU % (join / status) | Redis CPU % (join / status) | errors | FIFO and capacity exact |",
         "|---|---|---|---|---|---|---|---|---|---|",
@@ -358,7 +359,53 @@ def peers_section(r):
     return lines
 
 
+JOIN_COST_TITLE = "## CPU per join, queued and admitted"
+
+
+def join_cost_section(r):
+    """`--only joincost`: Redis's and Anteroom's CPU per queued and per admitted join."""
+    j, m = r["join_cost"], r["machine"]
+    md = j["medians"]
+
+    def rng(x, digits=1):
+        return f"{fmt(x['median'], digits)} ({fmt(x['min'], digits)}–{fmt(x['max'], digits)})"
+
+    lines = [
+        "",
+        JOIN_COST_TITLE,
+        "",
+        f"`python3 bench/run.py --only joincost` on {m['cpu']} × {m['cores']} cores (release build). "
+        "**Shared with other engineers' builds while it ran** (1-minute load average "
+        f"{j['loadavg_after']} at the end). One instance (`workers = 1`; every default feature on, "
+        "the request limits and the per-address cap off for the one client address) on its own "
+        f"Redis, a fresh pair per run; `wrk -t2 -c64 -d{j['duration_s']}s` of joins only, each a new "
+        "visitor. Queued: capacity 1, its slot held. Admitted: capacity 10,000,000. "
+        f"{j['rounds']} rounds alternating the two; medians (the rounds' range). Redis CPU: the whole "
+        "process, user + system (`INFO cpu`), from `CONFIG RESETSTAT` to the end, per join (it "
+        "includes the instance's background calls of those seconds: hub ticks, ETA reads, the "
+        "revocation log); script time: `INFO commandstats`' EVALSHA and FCALL µs per join. "
+        "Anteroom CPU: the instance process (/proc) per join. Ceiling: Redis's CPU per call of "
+        f"`EVALSHA` of `return 1` under redis-benchmark in the same run: {rng(j['trivial_script_us'], 2)} µs.",
+        "",
+        "| joins | joins/s | p99 ms | Redis CPU µs / join | Redis script µs / join | Anteroom CPU µs / join | Anteroom CPU % | Redis CPU % |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for mode in ("queued", "admitted"):
+        x = md[mode]
+        lines.append(
+            f"| {mode} | {rng(x['joins_per_s'], 0)} | {x['p99_ms']['median']:.1f} | {rng(x['redis_cpu_us'])} | "
+            f"{rng(x['redis_script_us'])} | {rng(x['anteroom_cpu_us'])} | {x['anteroom_cpu_pct']['median']:.0f} | "
+            f"{x['redis_cpu_pct']['median']:.0f} |")
+    lines += ["", "| issue 35 item 2 target | measured (median) | met |", "|---|---|---|"]
+    for what, v, want in (("Redis CPU per queued join ≤ 15 µs", md["queued"]["redis_cpu_us"]["median"], 15),
+                          ("Redis CPU per admitted join ≤ 20 µs", md["admitted"]["redis_cpu_us"]["median"], 20),
+                          ("Anteroom CPU per admitted join ≤ 40 µs", md["admitted"]["anteroom_cpu_us"]["median"], 40)):
+        lines.append(f"| {what} | {v:.1f} µs | {'yes' if v <= want else '**no**'} |")
+    return lines
+
+
 SECTIONS = {"gateway": (GATEWAY_TITLE, gateway_section), "drop": (DROP_TITLE, drop_section),
+            "join_cost": (JOIN_COST_TITLE, join_cost_section),
             "memory_http": (MEMORY_HTTP_TITLE, memory_http_section),
             "peers": (PEERS_TITLE, peers_section)}
 

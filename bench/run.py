@@ -43,7 +43,7 @@ def main():
     ap.add_argument("--sockets", type=int, default=50000, help="WebSocket scenario size")
     ap.add_argument("--drop-visitors", type=int, default=10000, help="drop scenario size (pre-queue)")
     ap.add_argument("--rounds", type=int, default=3, help="interleaved rounds (--only peers)")
-    ap.add_argument("--only", choices=["gateway", "drop", "memory", "peers"],
+    ap.add_argument("--only", choices=["gateway", "drop", "memory", "peers", "joincost"],
                     help="run this scenario alone and rewrite only its section of the report")
     ap.add_argument("--report-only", metavar="RESULTS_JSON",
                     help="rewrite the report from a saved results file, without running anything")
@@ -74,6 +74,11 @@ def main():
                 results["drop"] = scenarios.drop(bin_dir, lt, tmp, a.drop_visitors)
             elif a.only == "memory":
                 results["memory_http"] = scenarios.memory_http(bin_dir, lt, tmp, dur)
+            elif a.only == "joincost":
+                if not shutil.which("wrk"):
+                    raise SystemExit("wrk is needed (apt-get install wrk)")
+                import join_cost  # noqa: E402 (only this run needs it)
+                results["join_cost"] = join_cost.join_cost(bin_dir, lt, tmp, 2 if smoke else dur, a.rounds)
             elif a.only == "peers":
                 if not shutil.which("wrk"):
                     raise SystemExit("wrk is needed (apt-get install wrk)")
@@ -98,6 +103,8 @@ def main():
             ok = all(x["join_status"]["requests"] > 0 for x in results["memory_http"])
         elif a.only == "peers":
             ok = all(x["requests"] > 0 for x in results["peers"]["runs"])
+        elif a.only == "joincost":
+            ok = all(x["joins"] > 0 for x in results["join_cost"]["runs"])
         else:
             ok = results["gateway"]["gateway_max"]["requests"] > 0
         print("1 passed, 0 failed" if ok else "0 passed, 1 failed")
