@@ -60,8 +60,10 @@ async fn main() -> anyhow::Result<()> {
         Ok(n) => tracing::info!(limit = n, "file descriptor limit"),
         Err(e) => tracing::warn!(error = %e, "could not raise the file descriptor limit"),
     }
-    let settings = Settings::load(config.as_deref())?;
-    let app = Application::build(settings).await?;
+    // The check's parsed values (proxies, bypass rules, certificates) go to start-up as
+    // they are: nothing is parsed twice.
+    let (settings, prepared) = Settings::load_prepared(config.as_deref())?;
+    let app = Application::build_prepared(settings, prepared).await?;
     let shutdown = CancellationToken::new();
     // SIGHUP reads the TLS certificates again (open connections keep theirs).
     tokio::spawn(app.certificates().reload_on_sighup(shutdown.clone()));

@@ -15,6 +15,7 @@ use crate::domain::identity::VisitorSigner;
 use crate::domain::pass::PassKeys;
 use crate::hub::HubHandle;
 use crate::metrics::Metrics;
+use crate::preflight::Prepared;
 use crate::reaper::{run_promoter, run_reaper};
 use crate::room::RoomConfig;
 use crate::store::memory::MemoryStore;
@@ -70,9 +71,18 @@ fn declared_rooms(settings: &Settings, base: &str, port: u16) -> Vec<RoomConfig>
 }
 
 impl Application {
+    /// Builds from settings that were not put through [`Settings::check`]: the values
+    /// start-up uses are parsed here ([`Settings::prepare`]), the rest is taken as given.
     pub async fn build(settings: Settings) -> anyhow::Result<Self> {
+        let prepared = settings.prepare()?;
+        Self::build_prepared(settings, prepared).await
+    }
+
+    /// Builds from checked settings and what the check parsed
+    /// ([`Settings::load_prepared`]): nothing of it is parsed or read again.
+    pub async fn build_prepared(settings: Settings, prepared: Prepared) -> anyhow::Result<Self> {
         let store = open_store(&settings).await?;
-        Self::build_with_store(settings, store).await
+        Self::build_with_store_prepared(settings, prepared, store).await
     }
 
     /// Like `build`, with a store made by the caller (tests inject a clocked memory store).
@@ -80,15 +90,30 @@ impl Application {
         settings: Settings,
         store: Arc<dyn Store>,
     ) -> anyhow::Result<Self> {
+        let prepared = settings.prepare()?;
+        Self::build_with_store_prepared(settings, prepared, store).await
+    }
+
+    /// Like `build_prepared`, with a store made by the caller.
+    pub async fn build_with_store_prepared(
+        settings: Settings,
+        prepared: Prepared,
+        store: Arc<dyn Store>,
+    ) -> anyhow::Result<Self> {
+        let Prepared {
+            trusted_proxies,
+            bypass,
+            main_cert,
+            gateway_cert,
+        } = prepared;
         // Every store call of the application is timed (anteroom_store_call_seconds).
         let metrics = Metrics::new();
         let store: Arc<dyn Store> = Arc::new(crate::store::timed::Timed::new(
             store,
             metrics.store_latency.clone(),
         ));
-        // Certificates first: a bad file stops start-up before anything is bound.
-        let main_cert = load_cert(settings.tls()?)?;
-        let gateway_cert = load_cert(settings.gateway.tls()?)?;
+        // The certificates were loaded by the check (a bad file stopped start-up there,
+        // before anything was bound).
         let mut certificates = Certificates::default();
         for c in main_cert.iter().chain(&gateway_cert) {
             certificates.push(c.clone());
@@ -150,7 +175,9 @@ impl Application {
             public_base: base.clone(),
             instance: holder.clone(),
             declared_rooms: declared,
-        })?);
+            trusted_proxies,
+            bypass,
+        }));
         // A first look at the live sessions and at what ended (the last minute of
         // releases, the last flush) before the first request: what ended before this
         // instance started is known to it from the start (domain::ended).
@@ -356,13 +383,4 @@ fn start_gateway(
         cancel.clone(),
     )
     .map(Some)
-}
-
-/// One listener's certificate, loaded now (errors name the setting).
-fn load_cert(
-    paths: Option<crate::tls::CertPaths>,
-) -> Result<Option<Arc<ReloadingCert>>, crate::config::ConfigError> {
-    paths
-        .map(|p| ReloadingCert::load(p).map(Arc::new))
-        .transpose()
 }

@@ -5,25 +5,81 @@
 //! the domain's room check and its custom template read, so a bad value stops start-up
 //! with an error naming the field. It sits above the domain, the store and `tls/`, which
 //! import `config`'s types and never this.
+//!
+//! What the check parses, it keeps: [`Settings::check`] returns the [`Prepared`] values
+//! (trusted proxies, bypass rules, loaded certificates) that start-up hands to the engine
+//! and the TLS listeners (`Application::build_prepared`), so each is parsed once.
 
 use std::net::SocketAddr;
 use std::path::Path;
+use std::sync::Arc;
 
 use crate::config::{sentinel_url, ConfigError, Settings};
+use crate::domain::bypass::Bypass;
+use crate::tls::ReloadingCert;
 
 mod gateway;
+
+/// The settings' values in the typed form start-up uses, parsed once by the check.
+#[derive(Debug)]
+pub struct Prepared {
+    /// `trusted_proxies`, parsed (a plain address is a /32 or /128).
+    pub trusted_proxies: Vec<ipnet::IpNet>,
+    /// The `[[bypass]]` rules, parsed.
+    pub bypass: Bypass,
+    /// The main listener's certificate (`tls_cert`, `tls_key`), loaded; none without TLS.
+    pub main_cert: Option<Arc<ReloadingCert>>,
+    /// The gateway's certificate (`gateway.tls_cert`, `gateway.tls_key`), loaded.
+    pub gateway_cert: Option<Arc<ReloadingCert>>,
+}
+
+/// One listener's certificate, loaded now (errors name the setting).
+fn load_cert(
+    paths: Option<crate::tls::CertPaths>,
+) -> Result<Option<Arc<ReloadingCert>>, ConfigError> {
+    paths
+        .map(|p| ReloadingCert::load(p).map(Arc::new))
+        .transpose()
+}
 
 impl Settings {
     /// Loads defaults, then the TOML file (if any), then `ANTEROOM_*` variables
     /// ([`Settings::read`]), and checks the result ([`Settings::validate`]).
     pub fn load(config_path: Option<&Path>) -> Result<Self, ConfigError> {
+        Self::load_prepared(config_path).map(|(settings, _)| settings)
+    }
+
+    /// [`Settings::load`], keeping what the check parsed ([`Settings::check`]) for
+    /// start-up.
+    pub fn load_prepared(config_path: Option<&Path>) -> Result<(Self, Prepared), ConfigError> {
         let settings = Settings::read(config_path)?;
-        settings.validate()?;
-        Ok(settings)
+        let prepared = settings.check()?;
+        Ok((settings, prepared))
     }
 
     /// Checks every range; the error names the offending field.
     pub fn validate(&self) -> Result<(), ConfigError> {
+        self.check().map(drop)
+    }
+
+    /// Parses only the values start-up uses ([`Prepared`]), without the rest of the
+    /// check: for settings built in code and not put through [`Settings::check`]
+    /// (`Application::build`). The errors are the check's.
+    pub fn prepare(&self) -> Result<Prepared, ConfigError> {
+        let trusted_proxies = self.trusted_proxy_nets()?;
+        let bypass = Bypass::from_rules(&self.bypass)?;
+        let (main_paths, gateway_paths) = (self.tls()?, self.gateway.tls()?);
+        Ok(Prepared {
+            trusted_proxies,
+            bypass,
+            main_cert: load_cert(main_paths)?,
+            gateway_cert: load_cert(gateway_paths)?,
+        })
+    }
+
+    /// [`Settings::validate`], returning the values it parsed: the trusted proxies, the
+    /// bypass rules and the certificates, each parsed here and nowhere after.
+    pub fn check(&self) -> Result<Prepared, ConfigError> {
         let invalid = |field: &str, message: &str| ConfigError::Invalid {
             field: field.into(),
             message: message.into(),
@@ -56,14 +112,21 @@ impl Settings {
                 sentinel_url::parse_url(url).map_err(|m| invalid("redis_url", &m))?;
             }
         }
-        self.trusted_proxy_nets()?;
-        crate::domain::bypass::Bypass::from_rules(&self.bypass)?;
+        let trusted_proxies = self.trusted_proxy_nets()?;
+        let bypass = Bypass::from_rules(&self.bypass)?;
         self.gateway.validate(&self.listen)?;
         self.webhooks.validate()?;
-        // The certificates are read here too, so a bad file stops start-up naming it.
-        for paths in [self.tls()?, self.gateway.tls()?].into_iter().flatten() {
-            crate::tls::load(&paths)?;
-        }
+        // The certificates are loaded here, so a bad file stops start-up naming it; the
+        // listeners serve these (and SIGHUP reloads them).
+        let (main_paths, gateway_paths) = (self.tls()?, self.gateway.tls()?);
+        let main_cert = load_cert(main_paths)?;
+        let gateway_cert = load_cert(gateway_paths)?;
+        let prepared = Prepared {
+            trusted_proxies,
+            bypass,
+            main_cert,
+            gateway_cert,
+        };
         if self.key_prefix.is_empty() || self.key_prefix.contains(['{', '}', ' ']) {
             return Err(invalid(
                 "key_prefix",
@@ -137,6 +200,6 @@ impl Settings {
                 }
             })?;
         }
-        Ok(())
+        Ok(prepared)
     }
 }

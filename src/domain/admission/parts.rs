@@ -13,8 +13,8 @@ use crate::domain::ratelimit::IpLimiter;
 use crate::metrics::Metrics;
 use crate::store::Store;
 
-/// What start-up hands the engine; the rest (limiters, parsed rules, ledgers, caches) the
-/// engine builds itself.
+/// What start-up hands the engine, the settings' parsed values among them (parsed once, by
+/// start-up's check); the rest (limiters, ledgers, caches) the engine builds itself.
 pub struct EngineParts {
     pub store: Arc<dyn Store>,
     pub passes: PassKeys,
@@ -29,16 +29,19 @@ pub struct EngineParts {
     pub instance: String,
     /// The rooms declared in the configuration, as seeded.
     pub declared_rooms: Vec<crate::room::RoomConfig>,
+    /// `trusted_proxies`, parsed.
+    pub trusted_proxies: Vec<ipnet::IpNet>,
+    /// The `[[bypass]]` rules, parsed.
+    pub bypass: crate::domain::bypass::Bypass,
 }
 
 impl Engine {
-    /// Builds the engine; fails on a `trusted_proxies` entry or a `[[bypass]]` rule that
-    /// does not parse (naming the field).
-    pub fn new(p: EngineParts) -> Result<Self, crate::config::ConfigError> {
-        Ok(Engine {
+    /// Builds the engine from its parts (nothing left to parse or to fail).
+    pub fn new(p: EngineParts) -> Self {
+        Engine {
             ip_limiter: IpLimiter::new(&p.settings.rate_limit),
-            trusted_proxies: p.settings.trusted_proxy_nets()?,
-            bypass: crate::domain::bypass::Bypass::from_rules(&p.settings.bypass)?,
+            trusted_proxies: p.trusted_proxies,
+            bypass: p.bypass,
             data_lost_at: Default::default(),
             data_losses: Default::default(),
             known_epoch: Default::default(),
@@ -59,7 +62,7 @@ impl Engine {
             public_base: p.public_base,
             instance: p.instance,
             declared_rooms: p.declared_rooms,
-        })
+        }
     }
 }
 
