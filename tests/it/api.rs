@@ -538,3 +538,42 @@ fn a_bad_bypass_rule_is_refused_at_start() {
         "{err}"
     );
 }
+
+/// Issue 29: the trusted proxies and `[[bypass]]` rules the engine uses are the ones
+/// start-up's check parsed; start-up does not parse the settings' lists again (lists
+/// spoiled after the check do not stop it, where a second parse would fail).
+#[tokio::test]
+async fn start_up_uses_the_proxies_and_bypass_rules_the_check_parsed() {
+    let r = RedisServer::start();
+    let mut s = test_settings(Some(r.url()), &crate::helpers::prefix(), vec![room("r", 1)]);
+    s.trust_forwarded_for = true;
+    s.trusted_proxies = vec!["127.0.0.1".into(), "198.51.100.0/24".into()];
+    s.bypass = vec![anteroom::config::BypassRule {
+        name: "office".into(),
+        cidr: Some("203.0.113.0/24".into()),
+        ..Default::default()
+    }];
+    let prepared = s.check().unwrap();
+    s.trusted_proxies = vec!["not an address".into()];
+    s.bypass[0].cidr = Some("not a network".into());
+    let e = s.validate().unwrap_err().to_string();
+    assert!(e.contains("`trusted_proxies[0]`"), "{e}");
+
+    let app = anteroom::startup::Application::build_prepared(s, prepared)
+        .await
+        .unwrap();
+    let port = app.port();
+    let shutdown = tokio_util::sync::CancellationToken::new();
+    let _stop = shutdown.clone().drop_guard();
+    tokio::spawn(app.run_until_stopped(shutdown));
+    // The client behind two proxies (this test at 127.0.0.1, then 198.51.100.7) is found
+    // with the parsed proxies, and is in the office network of the parsed rule.
+    let res = crate::helpers::client()
+        .get(format!("http://127.0.0.1:{port}/api/rooms/r/verify"))
+        .header("X-Forwarded-For", "203.0.113.9, 198.51.100.7")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 200);
+    assert_eq!(res.headers()["x-anteroom-bypass"], "office");
+}

@@ -317,3 +317,36 @@ async fn a_bad_certificate_setting_stops_start_up_naming_the_field() {
         assert!(e.contains(want), "{what}: validate said {e:?}");
     }
 }
+
+/// Issue 29: the certificate is read once, by start-up's check, and the listener serves
+/// what the check loaded. Removed from disk between the check and start-up, it is still
+/// served (start-up from the settings alone, which reads the files, fails the same way).
+#[tokio::test]
+async fn start_up_serves_the_certificate_the_check_loaded_without_reading_it_again() {
+    let ca = TestCa::new();
+    let dir = tempfile::tempdir().unwrap();
+    let leaf = ca.leaf("main");
+    leaf.write(dir.path());
+    let s = tls_settings(dir.path());
+    let prepared = s.check().unwrap();
+    std::fs::remove_file(dir.path().join("cert.pem")).unwrap();
+    std::fs::remove_file(dir.path().join("key.pem")).unwrap();
+
+    let unchecked = Application::build(s.clone()).await.err();
+    let e = unchecked.map(|e| e.to_string()).unwrap_or_default();
+    assert!(e.contains("`tls_cert` cannot read"), "{e}");
+
+    let app = Application::build_prepared(s, prepared).await.unwrap();
+    let port = app.port();
+    let shutdown = tokio_util::sync::CancellationToken::new();
+    let _stop = shutdown.clone().drop_guard();
+    tokio::spawn(app.run_until_stopped(shutdown));
+    assert_eq!(ca.presented(port).await, leaf.der);
+    let r = ca
+        .client()
+        .get(format!("https://127.0.0.1:{port}/healthz"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+}
