@@ -20,7 +20,8 @@
 //! call, and the calls made on a clock rather than per decision ([`clock_row`]: the
 //! hub's `tick` per room per second, its socket count report every 3 ticks, the ETA basis
 //! read per room per second shared by the hub and the handlers, the room configuration
-//! read per room per second (`ROOM_CACHE_TTL`), the drops loop's room list every 200 ms)
+//! read per room per second (`ROOM_CACHE_TTL`), the drops loop's room list every 200 ms,
+//! the revocation log read every 250 ms)
 //! are left out of every decision's window and measured per call in one window of five
 //! hub ticks with 10 queued sockets open. The reaper, promoter, keeper and webhook
 //! deliverer run their first pass at start-up and their next after the test (intervals
