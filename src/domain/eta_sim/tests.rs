@@ -41,27 +41,29 @@ fn five_hundred_generated_crowds_hold_their_measured_figures() {
     let scores = score_all(0..500, Size::TEST);
     let s = Summary::of(&scores);
     println!("{}", report(&scores));
-    // Measured with the unseen tail judged against the real wait at both extremes, the
-    // exponential prior and the exits ahead as a draw (release build of these tests, same
-    // figures in debug: the simulator is deterministic): 359 judged, 75.2 % both, 82.5 %
-    // error, 79.7 % inside, 78.5 % known within 10 s, 3.8 % of waits past the range,
-    // 5.0 % before it. Targets: 90 % both, worst 35 %, 90 % known within 10 s.
-    assert!(s.scenarios >= 355, "{s:?}");
-    assert!(s.both_ok >= 0.75, "{s:?}");
-    assert!(s.error_ok >= 0.82, "{s:?}");
-    assert!(s.inside_ok >= 0.79, "{s:?}");
-    assert!(s.known_10s >= 0.78, "{s:?}");
-    assert!(s.short_range <= 0.045, "{s:?}");
+    // Measured with the prior's session at risk beside the data (eta.rs, PRIOR_AT_RISK;
+    // release build of these tests, same figures in debug: the simulator is
+    // deterministic): 350 judged, 76.9 % both, 84.0 % error, 85.4 % inside, 77.2 % known
+    // within 10 s, 2.4 % of waits past the range, 5.1 % before it. Targets: 90 % both,
+    // worst 35 %, 90 % known within 10 s.
+    println!("targets (issue 31): both >= 90 %, worst <= 35 %, known within 10 s >= 90 %");
+    assert!(s.scenarios >= 345, "{s:?}");
+    assert!(s.both_ok >= 0.76, "{s:?}");
+    assert!(s.error_ok >= 0.83, "{s:?}");
+    assert!(s.inside_ok >= 0.84, "{s:?}");
+    assert!(s.known_10s >= 0.76, "{s:?}");
+    assert!(s.short_range <= 0.03, "{s:?}");
 }
 
 /// `CROWDS=150 cargo test --lib some_crowds -- --ignored --nocapture`: the report
-/// over the first crowds.
+/// over the first crowds (`FIRST=500`: from seed 500 on, crowds the test does not hold).
 #[test]
 #[ignore = "a report to read, not a check: CROWDS=150 … -- --ignored --nocapture"]
 fn some_crowds() {
     let n: u64 = std::env::var("CROWDS").map_or(100, |v| v.parse().unwrap());
+    let first: u64 = std::env::var("FIRST").map_or(0, |v| v.parse().unwrap());
     let t = std::time::Instant::now();
-    let scores = score_all(0..n, Size::TEST);
+    let scores = score_all(first..first + n, Size::TEST);
     println!("{}", report(&scores));
     println!("{:?} in {:?}", Summary::of(&scores), t.elapsed());
 }
@@ -95,4 +97,47 @@ fn one_crowd_in_detail() {
         );
     }
     println!("{:?}", score(&sc));
+}
+
+/// `SEED=58 AT=207 cargo test --lib basis_at -- --ignored --nocapture`: the basis and
+/// the schedule of one crowd at one moment (the room stepped a whole second at a time).
+#[test]
+#[ignore = "a report to read, not a check: SEED=58 AT=207 … -- --ignored --nocapture"]
+fn basis_at() {
+    let seed = std::env::var("SEED").map_or(0, |v| v.parse().unwrap());
+    let at: u64 = std::env::var("AT").map_or(10, |v| v.parse().unwrap());
+    let sc = Scenario::generate(seed, Size::TEST);
+    println!("{}", sc.describe());
+    let mut room = Room::new(&sc);
+    let (mut next_join, mut next_admin) = (0, 0);
+    for s in 0..=at {
+        let t = s * 1000;
+        while next_join < sc.visitors.len() && sc.visitors[next_join].join_ms <= t {
+            room.join(next_join);
+            next_join += 1;
+        }
+        while next_admin < sc.admin.len() && sc.admin[next_admin].0 <= t {
+            room.apply(sc.admin[next_admin].1);
+            next_admin += 1;
+        }
+        room.advance(t);
+    }
+    let b = room.basis();
+    let mut ages: Vec<u64> = b.sessions.iter().map(|s| (b.now_ms - s.0) / 1000).collect();
+    ages.sort_unstable();
+    let mut ends: Vec<u64> = b.ends.iter().map(|e| e.1 / 1000).collect();
+    ends.sort_unstable();
+    println!(
+        "queue {} active {} quiet {}",
+        b.queue_length,
+        b.active,
+        b.quiet.len()
+    );
+    println!("live ages (s): {ages:?}");
+    println!("ends (s): {ends:?}");
+    let s = Schedule::compute(&b);
+    println!("mean {:?}", s.mean_session_ms);
+    for p in [1, 2, 5, 10, 20, 27, 40, 60] {
+        println!("place {p}: {:?}", s.at(p, b.now_ms, b.admits));
+    }
 }
