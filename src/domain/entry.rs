@@ -6,10 +6,13 @@
 //! so it gets the same place and at most one stock unit. A room with `entry = "token"`
 //! lets nobody take a new place without one. Threat model: `docs/abuse.md`.
 
+use std::collections::HashMap;
+use std::sync::{Arc, RwLock};
+
 use jsonwebtoken::{Algorithm, DecodingKey, Validation};
 use serde::Deserialize;
 
-use crate::room::RoomConfig;
+use crate::room::{RoomConfig, Secret};
 
 /// Clock skew allowed between the site that signs and Anteroom, in seconds.
 pub const LEEWAY_SECS: u64 = 30;
@@ -73,7 +76,17 @@ impl EntryKey {
     /// The room's key, `None` when it has none; `Err` (a message naming the setting) for
     /// a key that cannot be used, or `entry = "token"` without a key.
     pub fn from_room(cfg: &RoomConfig) -> Result<Option<Self>, String> {
-        let key = match (&cfg.entry_secret, &cfg.entry_public_key) {
+        let key = Self::parse(cfg.entry_secret.as_ref(), cfg.entry_public_key.as_deref())?;
+        if key.is_none() && cfg.entry == crate::room::EntryMode::Token {
+            return Err(r#"entry = "token" needs entry_secret or entry_public_key"#.into());
+        }
+        Ok(key)
+    }
+
+    /// The key from the two settings (`entry_secret`, `entry_public_key`): `None` when
+    /// neither is set.
+    fn parse(secret: Option<&Secret>, public_key: Option<&str>) -> Result<Option<Self>, String> {
+        Ok(match (secret, public_key) {
             (Some(_), Some(_)) => {
                 return Err("set entry_secret or entry_public_key, not both".into())
             }
@@ -102,11 +115,7 @@ impl EntryKey {
                 })
             }
             (None, None) => None,
-        };
-        if key.is_none() && cfg.entry == crate::room::EntryMode::Token {
-            return Err(r#"entry = "token" needs entry_secret or entry_public_key"#.into());
-        }
-        Ok(key)
+        })
     }
 
     /// Checks a token for `room`: signature and algorithm, `exp` and, when present, `nbf`
@@ -135,11 +144,78 @@ impl EntryKey {
     }
 }
 
-/// The enqueue token `token` for the room `cfg`: its claims, or why it is refused.
+/// The enqueue token `token` for the room `cfg`: its claims, or why it is refused. Parses
+/// the room's key each time; the engine keeps the parsed keys in [`EntryKeys`].
 pub fn check(cfg: &RoomConfig, token: &str) -> Result<EntryClaims, EntryError> {
     match EntryKey::from_room(cfg) {
         Ok(Some(key)) => key.check(token, &cfg.id),
         _ => Err(EntryError::NoKey),
+    }
+}
+
+/// Rooms past this many in [`EntryKeys`] empty it (room ids come from the configuration
+/// and the admin API, so this is a bound, not a working size).
+const MAX_CACHED_KEYS: usize = 4096;
+
+/// Each room's entry key, parsed once per configured value rather than on every token
+/// check (an Ed25519 PEM or JWK is a parse; a secret is a copy). The cache is keyed on
+/// the configured `entry_secret` and `entry_public_key` themselves: a key changed through
+/// the admin API is seen on the first check that reads the new configuration, and the
+/// old key is never used for it.
+#[derive(Default)]
+pub struct EntryKeys {
+    by_room: RwLock<HashMap<String, Arc<ParsedKey>>>,
+}
+
+/// One room's key and the configured values it was parsed from.
+struct ParsedKey {
+    secret: Option<Secret>,
+    public_key: Option<String>,
+    /// `None`: no usable key (none set, or one that does not parse): tokens get `NoKey`.
+    key: Option<EntryKey>,
+}
+
+impl ParsedKey {
+    fn is_for(&self, cfg: &RoomConfig) -> bool {
+        self.secret == cfg.entry_secret && self.public_key == cfg.entry_public_key
+    }
+}
+
+impl EntryKeys {
+    /// [`check`] with the room's key parsed at most once per configured value.
+    pub fn check(&self, cfg: &RoomConfig, token: &str) -> Result<EntryClaims, EntryError> {
+        match &self.key_for(cfg).key {
+            Some(key) => key.check(token, &cfg.id),
+            None => Err(EntryError::NoKey),
+        }
+    }
+
+    fn key_for(&self, cfg: &RoomConfig) -> Arc<ParsedKey> {
+        // A poisoned lock only means a panic elsewhere while holding it; the map is
+        // always whole (entries are inserted or cleared in one step).
+        let cached = self
+            .by_room
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&cfg.id)
+            .filter(|k| k.is_for(cfg))
+            .cloned();
+        if let Some(k) = cached {
+            return k;
+        }
+        let parsed = Arc::new(ParsedKey {
+            secret: cfg.entry_secret.clone(),
+            public_key: cfg.entry_public_key.clone(),
+            key: EntryKey::parse(cfg.entry_secret.as_ref(), cfg.entry_public_key.as_deref())
+                .ok()
+                .flatten(),
+        });
+        let mut map = self.by_room.write().unwrap_or_else(|e| e.into_inner());
+        if map.len() >= MAX_CACHED_KEYS && !map.contains_key(&cfg.id) {
+            map.clear();
+        }
+        map.insert(cfg.id.clone(), parsed.clone());
+        parsed
     }
 }
 
@@ -312,5 +388,51 @@ mod tests {
         assert!(EntryKey::from_room(&bad)
             .unwrap_err()
             .contains("entry_public_key"));
+    }
+
+    /// Issue 29: a room's key is parsed once per configured value, and a key changed
+    /// (through the admin API: a new configuration read) is used from the next check on.
+    #[test]
+    fn the_engine_keeps_each_rooms_parsed_key_until_its_configured_value_changes() {
+        let keys = EntryKeys::default();
+        let cfg = room();
+        let claims = serde_json::json!({"sub": "u", "room": "sale", "exp": now() + 60});
+        let old_token = hs(claims.clone(), SECRET);
+        assert_eq!(keys.check(&cfg, &old_token).unwrap().sub, "u");
+        let first = keys.key_for(&cfg);
+        assert!(
+            Arc::ptr_eq(&first, &keys.key_for(&cfg.clone())),
+            "parsed once"
+        );
+
+        let new_secret = "a-new-site-entry-secret-0123456789";
+        let changed = RoomConfig {
+            entry_secret: Some(Secret::new(new_secret)),
+            ..room()
+        };
+        assert_eq!(keys.check(&changed, &old_token), Err(EntryError::Invalid));
+        assert_eq!(
+            keys.check(&changed, &hs(claims.clone(), new_secret))
+                .unwrap()
+                .sub,
+            "u"
+        );
+        assert!(
+            !Arc::ptr_eq(&first, &keys.key_for(&changed)),
+            "parsed again"
+        );
+        // The key removed: no token is taken; another room's key is its own.
+        let open = RoomConfig {
+            entry: EntryMode::Open,
+            entry_secret: None,
+            ..room()
+        };
+        assert_eq!(keys.check(&open, &old_token), Err(EntryError::NoKey));
+        let other = RoomConfig {
+            id: "other".into(),
+            ..room()
+        };
+        assert_eq!(keys.check(&other, &old_token), Err(EntryError::WrongRoom));
+        assert_eq!(keys.check(&cfg, &old_token).unwrap().sub, "u");
     }
 }
