@@ -17,8 +17,9 @@
 //!   knee instead of saw-toothing well under it (with a fixed cut the average sits far
 //!   under the peak the origin takes). Nobody already in is sent out: the room admits
 //!   again once enough sessions end, and until then (more sessions live than the
-//!   capacity) it does not lower again ([`Hold::Draining`]): the interval measured the old
-//!   capacity's sessions.
+//!   capacity) the cut is taken from the live sessions, the load the interval measured,
+//!   and it holds when that asks for no less than the capacity already set
+//!   ([`Hold::Draining`]).
 //! - **Raise** while the origin is healthy with a margin (p95 under [`RAISE_BELOW`] of the
 //!   target, errors under the limit), people are waiting and the room uses its capacity
 //!   (live sessions at least [`IN_USE`] of it): a capacity nobody uses says nothing about
@@ -296,7 +297,8 @@ pub enum Hold {
     /// Healthy, but the last raise is not measured yet (one interval).
     Settling,
     /// Over a target, but the last lower is not in effect yet (more sessions live than
-    /// the capacity: the room admits nobody until they end).
+    /// the capacity: the room admits nobody until they end), and the live sessions cut
+    /// by the factor are not below the capacity.
     Draining,
 }
 
@@ -355,17 +357,25 @@ pub fn decide(cfg: &OutflowConfig, load: Load, s: &Signals) -> Decision {
     if slow.is_some() || failing.is_some() {
         let by_latency = slow.map_or(1.0, |p| latency_factor(target, p));
         let by_errors = failing.map_or(1.0, error_factor);
-        // At least one less: a p95 a hair over the target still lowers.
-        let to = ((bounded as f64 * by_latency.min(by_errors)).floor() as u64)
-            .min(bounded.saturating_sub(1))
-            .clamp(min, max);
-        if to >= cap {
-            return Decision::Hold(Hold::AtBound);
+        // The load the signals measured: the live sessions when more than the capacity
+        // (a lower not in effect yet: the sessions of a higher capacity, which end on
+        // their own), else the capacity. Cut from it, not from the capacity: a lower
+        // already made is not counted twice, and one made on a first, half-slow window
+        // is deepened when the next shows the same sessions slower still.
+        let draining = load.live > bounded;
+        let measured = if draining { load.live } else { bounded };
+        let mut to = (measured as f64 * by_latency.min(by_errors)).floor() as u64;
+        if !draining {
+            // At least one less: a p95 a hair over the target still lowers.
+            to = to.min(bounded.saturating_sub(1));
         }
-        // A lower not in effect yet: the interval measured the sessions of a higher
-        // capacity, which end on their own; lowering again on it would count them twice.
-        if load.live > cap && bounded == cap {
-            return Decision::Hold(Hold::Draining);
+        let to = to.clamp(min, max);
+        if to >= cap {
+            return Decision::Hold(if draining {
+                Hold::Draining
+            } else {
+                Hold::AtBound
+            });
         }
         let cause = if by_errors <= by_latency {
             Cause::Errors

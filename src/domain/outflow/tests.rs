@@ -166,26 +166,41 @@ fn a_p95_a_little_over_the_target_lowers_a_little() {
 }
 
 /// A lower sends nobody out: until the sessions of the higher capacity end, the interval
-/// measures them, and lowering again on it would count them twice.
+/// measures them, so the cut is taken from them, not from the capacity: no second cut
+/// for the same sessions, and a deeper one when they read slower still.
 #[test]
-fn while_more_sessions_are_live_than_the_capacity_it_does_not_lower_again() {
-    let draining = Load {
+fn while_more_sessions_are_live_than_the_capacity_it_cuts_from_the_live_sessions() {
+    let draining = |capacity| Load {
         live: 130,
-        ..full(100)
+        ..full(capacity)
     };
+    // Cut to 100 on a first, half-slow reading; 130 sessions at 450 ms: 65.
     assert_eq!(
-        decide(&cfg(), draining, &sig(450.0, 0.0)),
+        decide(&cfg(), draining(100), &sig(450.0, 0.0)),
+        Decision::Lower {
+            to: 65,
+            cause: Cause::Latency
+        }
+    );
+    // The same sessions, the same reading: 65 already.
+    assert_eq!(
+        decide(&cfg(), draining(65), &sig(450.0, 0.0)),
         Decision::Hold(Hold::Draining)
     );
+    // Errors alike: 130 sessions, 30 % failing: 91, then no more for them.
     assert_eq!(
-        decide(&cfg(), draining, &sig(50.0, 0.3)),
+        decide(&cfg(), draining(100), &sig(50.0, 0.3)),
+        Decision::Lower {
+            to: 91,
+            cause: Cause::Errors
+        }
+    );
+    assert_eq!(
+        decide(&cfg(), draining(91), &sig(50.0, 0.3)),
         Decision::Hold(Hold::Draining)
     );
-    // Once they are down to the capacity, it lowers.
-    assert_eq!(
-        decide(&cfg(), full(100), &sig(450.0, 0.0)).capacity(100),
-        50
-    );
+    // Once they are down to the capacity, from the capacity.
+    assert_eq!(decide(&cfg(), full(65), &sig(450.0, 0.0)).capacity(65), 32);
 }
 
 #[test]
@@ -275,10 +290,19 @@ fn a_capacity_outside_the_bounds_is_brought_inside() {
         decide(&cfg(), full(1), &Signals::default()),
         Decision::Raise { to: 10 }
     );
-    // Over target and over the maximum: lowered from the maximum.
+    // Over target and over the maximum: lowered from the maximum, or to it when the
+    // live sessions, halved, are still more.
+    let some_live = Load {
+        live: 300,
+        ..full(5000)
+    };
+    assert_eq!(
+        decide(&cfg(), some_live, &sig(450.0, 0.0)).capacity(5000),
+        205
+    );
     assert_eq!(
         decide(&cfg(), full(5000), &sig(450.0, 0.0)).capacity(5000),
-        205
+        410
     );
 }
 
@@ -336,13 +360,13 @@ fn a_sale_with_a_slowdown_and_recovery() {
         (170.0, 0.0, 250, 860, 279), // still under 0.95 × 200: × 190/170
         (195.0, 0.0, 279, 840, 279), // near the target: hold
         (230.0, 0.0, 279, 845, 242), // over: × 200/230, not by a fixed share
-        (610.0, 0.0, 279, 850, 242), // the deploy gone wrong, but the old sessions are live
-        (320.0, 0.0, 250, 870, 242), // still more live than the capacity: no second cut
-        (610.0, 0.0, 242, 880, 121), // down to the capacity, over twice: halved
-        (260.0, 0.0, 121, 880, 93), // still over: × 200/260
-        (192.0, 0.0, 93, 900, 93),  // under the target, in the band: hold
-        (95.0, 0.0, 93, 905, 186),  // recovered: × 2
-        (95.0, 0.2, 186, 890, 148), // 20 % errors: × 0.8
+        (610.0, 0.0, 279, 850, 139), // the deploy gone wrong: the 279 sessions live, halved
+        (320.0, 0.0, 250, 870, 139), // the same sessions, 250 × 200/320 = 156: no second cut
+        (610.0, 0.0, 139, 880, 69), // down to the capacity, over twice: halved
+        (260.0, 0.0, 69, 880, 53),  // still over: × 200/260
+        (192.0, 0.0, 53, 900, 53),  // under the target, in the band: hold
+        (95.0, 0.0, 53, 905, 106),  // recovered: × 2
+        (95.0, 0.2, 106, 890, 84),  // 20 % errors: × 0.8
     ];
     let mut cap = 100;
     for (i, &(p95, err, live, waiting, want)) in rows.iter().enumerate() {
