@@ -166,6 +166,8 @@ pub struct Engine {
     pub(super) forecasts: Forecasts,
     /// Room configurations for the join's entry check, read at most once a second.
     pub(super) room_cache: RoomCache,
+    /// Each room's parsed entry key, kept while its configured key is the same.
+    pub(super) entry_keys: crate::domain::entry::EntryKeys,
     /// Proof-of-work challenges (`challenge = "pow"` rooms).
     pub(super) pow: crate::domain::pow::PowKeys,
     /// Queued and admitted visitors' statuses answered from this instance's view of the
@@ -689,7 +691,7 @@ impl Engine {
         visitor: Option<VisitorId>,
     ) -> Result<Entrant, DomainError> {
         if let Some(t) = token {
-            let claims = crate::domain::entry::check(cfg, t)?;
+            let claims = self.entry_keys.check(cfg, t)?;
             return Ok(Entrant {
                 visitor: self.visitors.entry_id(&cfg.id, &claims.sub),
                 lane: self.lane_of(cfg, claims.lane.as_deref()),

@@ -144,15 +144,6 @@ impl EntryKey {
     }
 }
 
-/// The enqueue token `token` for the room `cfg`: its claims, or why it is refused. Parses
-/// the room's key each time; the engine keeps the parsed keys in [`EntryKeys`].
-pub fn check(cfg: &RoomConfig, token: &str) -> Result<EntryClaims, EntryError> {
-    match EntryKey::from_room(cfg) {
-        Ok(Some(key)) => key.check(token, &cfg.id),
-        _ => Err(EntryError::NoKey),
-    }
-}
-
 /// Rooms past this many in [`EntryKeys`] empty it (room ids come from the configuration
 /// and the admin API, so this is a bound, not a working size).
 const MAX_CACHED_KEYS: usize = 4096;
@@ -182,7 +173,9 @@ impl ParsedKey {
 }
 
 impl EntryKeys {
-    /// [`check`] with the room's key parsed at most once per configured value.
+    /// The enqueue token `token` for the room `cfg`: its claims, or why it is refused
+    /// (`NoKey` when the room has no usable key). The key is parsed at most once per
+    /// configured value.
     pub fn check(&self, cfg: &RoomConfig, token: &str) -> Result<EntryClaims, EntryError> {
         match &self.key_for(cfg).key {
             Some(key) => key.check(token, &cfg.id),
@@ -226,6 +219,11 @@ mod tests {
     use jsonwebtoken::{EncodingKey, Header};
 
     const SECRET: &str = "site-entry-secret-0123456789abcdef";
+
+    /// The enqueue token `token` for the room `cfg`, its key parsed afresh.
+    fn check(cfg: &RoomConfig, token: &str) -> Result<EntryClaims, EntryError> {
+        EntryKeys::default().check(cfg, token)
+    }
 
     fn room() -> RoomConfig {
         RoomConfig {

@@ -49,6 +49,7 @@ impl Engine {
             ended: Default::default(),
             forecasts: Default::default(),
             room_cache: Default::default(),
+            entry_keys: Default::default(),
             pow: p.visitors.pow_keys(),
             line_views: crate::domain::line_view::LineViews::new(p.settings.store.local_status),
             presented: Default::default(),
