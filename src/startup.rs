@@ -105,6 +105,7 @@ impl Application {
             bypass,
             main_cert,
             gateway_cert,
+            entry_keys,
         } = prepared;
         // Every store call of the application is timed (anteroom_store_call_seconds).
         let metrics = Metrics::new();
@@ -177,6 +178,7 @@ impl Application {
             declared_rooms: declared,
             trusted_proxies,
             bypass,
+            entry_keys,
         }));
         // A first look at the live sessions and at what ended (the last minute of
         // releases, the last flush) before the first request: what ended before this

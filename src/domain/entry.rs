@@ -153,12 +153,13 @@ const MAX_CACHED_KEYS: usize = 4096;
 /// the configured `entry_secret` and `entry_public_key` themselves: a key changed through
 /// the admin API is seen on the first check that reads the new configuration, and the
 /// old key is never used for it.
-#[derive(Default)]
+#[derive(Debug, Default)]
 pub struct EntryKeys {
     by_room: RwLock<HashMap<String, Arc<ParsedKey>>>,
 }
 
-/// One room's key and the configured values it was parsed from.
+/// One room's key and the configured values it was parsed from (`Debug` shows no secret).
+#[derive(Debug)]
 struct ParsedKey {
     secret: Option<Secret>,
     public_key: Option<String>,
@@ -196,12 +197,24 @@ impl EntryKeys {
         if let Some(k) = cached {
             return k;
         }
+        let key = EntryKey::parse(cfg.entry_secret.as_ref(), cfg.entry_public_key.as_deref());
+        self.keep(cfg, key.ok().flatten())
+    }
+
+    /// Checks `cfg`'s key as [`EntryKey::from_room`] does (the same errors) and keeps it
+    /// parsed for the room's token checks: start-up's check parses each declared room's
+    /// key here, once, and hands these keys to the engine.
+    pub fn check_room(&self, cfg: &RoomConfig) -> Result<(), String> {
+        let key = EntryKey::from_room(cfg)?;
+        self.keep(cfg, key);
+        Ok(())
+    }
+
+    fn keep(&self, cfg: &RoomConfig, key: Option<EntryKey>) -> Arc<ParsedKey> {
         let parsed = Arc::new(ParsedKey {
             secret: cfg.entry_secret.clone(),
             public_key: cfg.entry_public_key.clone(),
-            key: EntryKey::parse(cfg.entry_secret.as_ref(), cfg.entry_public_key.as_deref())
-                .ok()
-                .flatten(),
+            key,
         });
         let mut map = self.by_room.write().unwrap_or_else(|e| e.into_inner());
         if map.len() >= MAX_CACHED_KEYS && !map.contains_key(&cfg.id) {
@@ -432,5 +445,31 @@ mod tests {
         };
         assert_eq!(keys.check(&other, &old_token), Err(EntryError::WrongRoom));
         assert_eq!(keys.check(&cfg, &old_token).unwrap().sub, "u");
+    }
+
+    /// Issue 29: the key start-up's check parsed is the one the token checks use.
+    #[test]
+    fn a_key_parsed_by_the_room_check_is_the_one_the_token_checks_use() {
+        let keys = EntryKeys::default();
+        let cfg = room();
+        keys.check_room(&cfg).unwrap();
+        let kept = keys.by_room.read().unwrap().get("sale").cloned().unwrap();
+        assert!(Arc::ptr_eq(&kept, &keys.key_for(&cfg)));
+        let token = hs(
+            serde_json::json!({"sub": "u", "room": "sale", "exp": now() + 60}),
+            SECRET,
+        );
+        assert_eq!(keys.check(&cfg, &token).unwrap().sub, "u");
+        // A key the check refuses is refused with its message, and nothing is kept.
+        let short = RoomConfig {
+            id: "short".into(),
+            entry_secret: Some(Secret::new("short")),
+            ..room()
+        };
+        assert!(keys
+            .check_room(&short)
+            .unwrap_err()
+            .contains("entry_secret"));
+        assert!(keys.by_room.read().unwrap().get("short").is_none());
     }
 }

@@ -4,15 +4,24 @@
 //! with it (`config`), the admin service every change; the custom template's file is
 //! checked beside it where `template_dir` is known (`custom_page::check_room`).
 
-use crate::domain::entry::EntryKey;
+use crate::domain::entry::EntryKeys;
 use crate::domain::i18n::catalog;
 use crate::room::RoomConfig;
 
 /// Checks `room`; `(field, message)` for the first problem.
 pub(crate) fn check(room: &RoomConfig) -> Result<(), (&'static str, String)> {
+    check_keeping(room, &EntryKeys::default())
+}
+
+/// [`check`], keeping the room's parsed entry key in `keys` (start-up's check hands them
+/// to the engine, so a declared room's key is parsed once).
+pub(crate) fn check_keeping(
+    room: &RoomConfig,
+    keys: &EntryKeys,
+) -> Result<(), (&'static str, String)> {
     room.check()?;
     languages(room)?;
-    if let Err(message) = EntryKey::from_room(room) {
+    if let Err(message) = keys.check_room(room) {
         return Err(("entry", message));
     }
     Ok(())

@@ -16,6 +16,7 @@ use std::sync::Arc;
 
 use crate::config::{sentinel_url, ConfigError, Settings};
 use crate::domain::bypass::Bypass;
+use crate::domain::entry::EntryKeys;
 use crate::tls::ReloadingCert;
 
 mod gateway;
@@ -31,6 +32,9 @@ pub struct Prepared {
     pub main_cert: Option<Arc<ReloadingCert>>,
     /// The gateway's certificate (`gateway.tls_cert`, `gateway.tls_key`), loaded.
     pub gateway_cert: Option<Arc<ReloadingCert>>,
+    /// The declared rooms' entry keys, parsed by the room check (empty from
+    /// [`Settings::prepare`]: the engine then parses each on its first token check).
+    pub entry_keys: EntryKeys,
 }
 
 /// One listener's certificate, loaded now (errors name the setting).
@@ -74,6 +78,7 @@ impl Settings {
             bypass,
             main_cert: load_cert(main_paths)?,
             gateway_cert: load_cert(gateway_paths)?,
+            entry_keys: EntryKeys::default(),
         })
     }
 
@@ -126,6 +131,7 @@ impl Settings {
             bypass,
             main_cert,
             gateway_cert,
+            entry_keys: EntryKeys::default(),
         };
         if self.key_prefix.is_empty() || self.key_prefix.contains(['{', '}', ' ']) {
             return Err(invalid(
@@ -185,12 +191,12 @@ impl Settings {
             if room.target_url.is_empty() && self.demo && room.id == "demo" {
                 continue;
             }
-            crate::domain::room_check::check(room).map_err(|(field, message)| {
-                ConfigError::Invalid {
+            crate::domain::room_check::check_keeping(room, &prepared.entry_keys).map_err(
+                |(field, message)| ConfigError::Invalid {
                     field: format!("rooms[{i}].{field}"),
                     message,
-                }
-            })?;
+                },
+            )?;
             // A custom template is read and parsed now: a syntax error stops start-up
             // naming the file and line.
             crate::domain::custom_page::check_room(self, room).map_err(|message| {

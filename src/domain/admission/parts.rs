@@ -33,6 +33,9 @@ pub struct EngineParts {
     pub trusted_proxies: Vec<ipnet::IpNet>,
     /// The `[[bypass]]` rules, parsed.
     pub bypass: crate::domain::bypass::Bypass,
+    /// The declared rooms' entry keys, parsed by start-up's check (others are parsed on
+    /// their first token check).
+    pub entry_keys: crate::domain::entry::EntryKeys,
 }
 
 impl Engine {
@@ -49,7 +52,7 @@ impl Engine {
             ended: Default::default(),
             forecasts: Default::default(),
             room_cache: Default::default(),
-            entry_keys: Default::default(),
+            entry_keys: p.entry_keys,
             pow: p.visitors.pow_keys(),
             line_views: crate::domain::line_view::LineViews::new(p.settings.store.local_status),
             presented: Default::default(),
