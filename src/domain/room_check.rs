@@ -1,8 +1,9 @@
 //! A room's settings checked against this instance: first the room model's own checks
 //! (`RoomConfig::check`: ranges and shapes), then what needs the domain: the languages
 //! the instance serves and the enqueue-token key. Start-up checks every declared room
-//! with it (`config`), the admin service every change; the custom template's file is
-//! checked beside it where `template_dir` is known (`custom_page::check_room`).
+//! with it (`preflight`, keeping the parsed keys for the engine), the admin service every
+//! change; the custom template's file is checked beside it where `template_dir` is known
+//! (`custom_page::check_room`).
 
 use crate::domain::entry::EntryKeys;
 use crate::domain::i18n::catalog;
