@@ -355,11 +355,19 @@ async fn the_gateways_measurements_lower_the_capacity_when_the_origin_slows_and_
         (capacity(&app, "r").await > low).then_some(())
     })
     .await;
-    let points = anteroom::outflow::points(app.engine.outflow_store(), "r", 50).await;
+    // The controller writes the capacity, then notes its decision: the raise's point
+    // follows the capacity seen above by a store call.
+    let points = wait_until(Duration::from_secs(5), "the raise noted", || async {
+        let points = anteroom::outflow::points(app.engine.outflow_store(), "r", 50).await;
+        points
+            .iter()
+            .any(|p| p.decision == "raise")
+            .then_some(points)
+    })
+    .await;
     assert!(points
         .iter()
         .any(|p| p.decision == "lower" && p.p95_ms.unwrap_or(0.0) > 100.0));
-    assert!(points.iter().any(|p| p.decision == "raise"));
     for b in browsers {
         b.abort();
     }

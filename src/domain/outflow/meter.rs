@@ -70,6 +70,14 @@ impl OriginMeter {
         let ended = std::mem::take(&mut w.current);
         let mut both = std::mem::replace(&mut w.before, ended);
         both.add(&w.before);
+        // A slowdown is seen at once: the interval before, far busier while the origin
+        // was fast, would outvote the slow answers of the one that just ended, and the
+        // controller would read a fast origin (and raise) for one more interval. When the
+        // ended interval alone is slower, its latencies stand for the window.
+        let (pooled, last) = (both.latency.quantile(0.95), w.before.latency.quantile(0.95));
+        if w.before.latency.count() > 0 && last > pooled * 1.5 {
+            both.latency = w.before.latency.clone();
+        }
         if w.before == Report::default() {
             rooms.remove(room);
         }
@@ -115,6 +123,28 @@ mod tests {
 
     /// Each take covers the interval that ends and the one before it; an answer counts in
     /// two takes, then no more.
+    #[test]
+    fn a_slowdown_in_the_last_interval_is_not_outvoted_by_the_busier_one_before() {
+        let m = OriginMeter::default();
+        let ok = |ms| Seen::Answered { ms, status: 200 };
+        // A fast origin: 1,000 answers at 5 ms; then it slows: 20 answers at 300 ms.
+        for _ in 0..1000 {
+            m.record("a", ok(5.0));
+        }
+        m.take("a");
+        for _ in 0..20 {
+            m.record("a", ok(300.0));
+        }
+        let both = m.take("a");
+        assert_eq!(both.answers, 1020, "answers and errors still cover both");
+        assert!(both.latency.quantile(0.95) > 250.0, "{both:?}");
+        // A small swing still pools: 1,000 at 5 ms, then 1,000 at 6 ms.
+        for _ in 0..1000 {
+            m.record("a", ok(6.0));
+        }
+        assert_eq!(m.take("a").latency.count(), 1020);
+    }
+
     #[test]
     fn a_take_covers_the_last_two_intervals() {
         let m = OriginMeter::default();
