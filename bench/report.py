@@ -18,6 +18,11 @@ def fmt(x, digits=0):
     return f"{x:,.{digits}f}"
 
 
+def median_range(x, digits=0):
+    """A spread of rounds as `median (min–max)`."""
+    return f"{fmt(x['median'], digits)} ({fmt(x['min'], digits)}–{fmt(x['max'], digits)})"
+
+
 def targets_section(r):
     """The issue's targets beside what this run measured, with the reason and the next
     lever for each one missed."""
@@ -298,9 +303,6 @@ def peers_section(r):
     p, m = r["peers"], r["machine"]
     med = p["medians"]
 
-    def rng(x, digits=0):
-        return f"{fmt(x['median'], digits)} ({fmt(x['min'], digits)}–{fmt(x['max'], digits)})"
-
     lines = [
         "",
         PEERS_TITLE,
@@ -340,13 +342,13 @@ def peers_section(r):
             continue
         store, exact = PEER_NOTES[name]
         lines.append(
-            f"| {'**' + name + '**' if name == 'Anteroom' else name} | {store} | {rng(j['requests_per_s'])} | "
-            f"{rng(s['requests_per_s'])} | {j['p99_ms']['median']:.1f} | {s['p99_ms']['median']:.1f} | "
+            f"| {'**' + name + '**' if name == 'Anteroom' else name} | {store} | {median_range(j['requests_per_s'])} | "
+            f"{median_range(s['requests_per_s'])} | {j['p99_ms']['median']:.1f} | {s['p99_ms']['median']:.1f} | "
             f"{j['server_cpu_pct']['median']:.0f} / {s['server_cpu_pct']['median']:.0f} | "
             f"{j['redis_cpu_pct']['median']:.0f} / {s['redis_cpu_pct']['median']:.0f} | "
             f"{j['errors'] + s['errors']} | {exact} |")
     lines.append(
-        f"| ceiling: one trivial actix-web handler (`GET /`), same wrk | – | {rng(c['requests_per_s'])} | | "
+        f"| ceiling: one trivial actix-web handler (`GET /`), same wrk | – | {median_range(c['requests_per_s'])} | | "
         f"{c['p99_ms']['median']:.1f} | | {c['server_cpu_pct']['median']:.0f} | – | {c['errors']} | – |")
     lines += ["", "| issue 35 item 4 target | measured (medians) | met |", "|---|---|---|"]
     a = {op: med["Anteroom/" + op]["requests_per_s"]["median"] for op in ("join", "status")}
@@ -367,9 +369,6 @@ def join_cost_section(r):
     j, m = r["join_cost"], r["machine"]
     md = j["medians"]
 
-    def rng(x, digits=1):
-        return f"{fmt(x['median'], digits)} ({fmt(x['min'], digits)}–{fmt(x['max'], digits)})"
-
     lines = [
         "",
         JOIN_COST_TITLE,
@@ -385,7 +384,7 @@ def join_cost_section(r):
         "includes the instance's background calls of those seconds: hub ticks, ETA reads, the "
         "revocation log); script time: `INFO commandstats`' EVALSHA and FCALL µs per join. "
         "Anteroom CPU: the instance process (/proc) per join. Ceiling: Redis's CPU per call of "
-        f"`EVALSHA` of `return 1` under redis-benchmark in the same run: {rng(j['trivial_script_us'], 2)} µs.",
+        f"`EVALSHA` of `return 1` under redis-benchmark in the same run: {median_range(j['trivial_script_us'], 2)} µs.",
         "",
         "| joins | joins/s | p99 ms | Redis CPU µs / join | Redis script µs / join | Anteroom CPU µs / join | Anteroom CPU % | Redis CPU % |",
         "|---|---|---|---|---|---|---|---|",
@@ -393,8 +392,8 @@ def join_cost_section(r):
     for mode in ("queued", "admitted"):
         x = md[mode]
         lines.append(
-            f"| {mode} | {rng(x['joins_per_s'], 0)} | {x['p99_ms']['median']:.1f} | {rng(x['redis_cpu_us'])} | "
-            f"{rng(x['redis_script_us'])} | {rng(x['anteroom_cpu_us'])} | {x['anteroom_cpu_pct']['median']:.0f} | "
+            f"| {mode} | {median_range(x['joins_per_s'], 0)} | {x['p99_ms']['median']:.1f} | {median_range(x['redis_cpu_us'], 1)} | "
+            f"{median_range(x['redis_script_us'], 1)} | {median_range(x['anteroom_cpu_us'], 1)} | {x['anteroom_cpu_pct']['median']:.0f} | "
             f"{x['redis_cpu_pct']['median']:.0f} |")
     lines += ["", "| issue 35 item 2 target | measured (median) | met |", "|---|---|---|"]
     for what, v, want in (("Redis CPU per queued join ≤ 15 µs", md["queued"]["redis_cpu_us"]["median"], 15),
