@@ -612,21 +612,25 @@ fn within_targets(r: &Run) -> bool {
     r.p95_ms <= TARGET_P95_MS as f64 * 1.2 && r.error_share() < MAX_ERROR_RATE
 }
 
+/// The adaptive run of the benchmark: the controller starting at capacity 30.
+async fn adaptive_sale(crowd: usize, secs: u64) -> Run {
+    sale(
+        "adaptive (starts at 30)",
+        Some(adaptive_outflow()),
+        30,
+        crowd,
+        secs,
+        None,
+    )
+    .await
+}
+
 /// The best fixed capacity of the sweep (fixed 90) and adaptive, back to back and twice
 /// (fixed, adaptive, adaptive, fixed), so that each pair meets the same load on a shared
 /// machine; prints adaptive / fixed per pair.
 async fn bench_pairs(crowd: usize, secs: u64) {
     let fixed = || sale("fixed 90", None, 90, crowd, secs, None);
-    let adaptive = || {
-        sale(
-            "adaptive (starts at 30)",
-            Some(adaptive_outflow()),
-            30,
-            crowd,
-            secs,
-            None,
-        )
-    };
+    let adaptive = || adaptive_sale(crowd, secs);
     let f1 = fixed().await;
     let a1 = adaptive().await;
     let a2 = adaptive().await;
@@ -675,17 +679,7 @@ async fn bench_fixed_capacities_against_adaptive() {
     for &cap in sweep {
         runs.push(sale(&format!("fixed {cap}"), None, cap, crowd, secs, None).await);
     }
-    runs.push(
-        sale(
-            "adaptive (starts at 30)",
-            Some(adaptive_outflow()),
-            30,
-            crowd,
-            secs,
-            None,
-        )
-        .await,
-    );
+    runs.push(adaptive_sale(crowd, secs).await);
     println!("| capacity | admitted | pages served | errors | p95 (ms) | worst 5 s p95 (ms) |");
     println!("|---|---|---|---|---|---|");
     for r in &runs {
