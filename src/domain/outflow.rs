@@ -35,8 +35,9 @@
 //!   capacity, and raising again on them overshot (a doubling each interval went from 66
 //!   to 115 and 11 % errors in 5 s). Once the origin failed, fast raises stop below where
 //!   it failed ([`Load::overload_at`], TCP's `ssthresh`), and once it was near the
-//!   target, at the capacity where it was
-//!   ([`Load::knee_at`]). Lowering never waits for a raise.
+//!   target, at the capacity where it was ([`Load::knee_at`]), and in any case at the
+//!   highest capacity it took near the target ([`Load::peak_knee`], which a recovery does
+//!   not forget): past it only the step. Lowering never waits for a raise.
 //! - **Hold** otherwise: between [`RAISE_BELOW`] and 1 × the target, nobody waiting, or too
 //!   few answers to judge ([`MIN_ANSWERS`]) and no report.
 //!
@@ -114,7 +115,10 @@ pub fn step(cfg: &OutflowConfig) -> u64 {
 ///   warns (measured: 82 to 120 in one raise on a quiet interval, then 13 % errors);
 /// - at the capacity under which its p95 was last near or over the target (`knee_at`):
 ///   a quiet reading near the knee is not headroom (measured: after 20 s held at 80 with
-///   the p95 at 235-246 ms, two readings of 160 ms raised it to 102, then 15 % errors).
+///   the p95 at 235-246 ms, two readings of 160 ms raised it to 102, then 15 % errors);
+/// - at the highest capacity the origin took near its target (`peak_knee`), which a
+///   recovery does not forget (measured: after a slowdown, 15 → 30 → 60 → 112 on quiet
+///   readings, past the 81-88 it held at before).
 pub fn raise_to(cfg: &OutflowConfig, load: &Load, p95: Option<f64>) -> u64 {
     let cap = load.capacity;
     let additive = cap.saturating_add(step(cfg));
@@ -126,7 +130,7 @@ pub fn raise_to(cfg: &OutflowConfig, load: &Load, p95: Option<f64>) -> u64 {
     if let Some(o) = load.overload_at {
         proportional = proportional.min((o as f64 * BELOW_OVERLOAD).floor() as u64);
     }
-    if let Some(k) = load.knee_at {
+    if let Some(k) = load.knee_at.into_iter().chain(load.peak_knee).min() {
         proportional = proportional.min(k);
     }
     additive.max(proportional).min(cfg.max_capacity)
@@ -227,6 +231,12 @@ pub struct Load {
     /// [`RAISE_BELOW`] of it), unless a p95 under [`FAR_UNDER`] of the target came after
     /// (the origin changed since).
     pub knee_at: Option<u64>,
+    /// The highest capacity the origin is known to take near its target: of every
+    /// decision in the history whose p95 was near or over the target, the capacity it
+    /// was measured under × target / p95 (at most × 1; the capacity that would have put
+    /// it at the target). Unlike [`Load::knee_at`] a recovery does not forget it: after a
+    /// slowdown, fast raises climb back to where the origin held before, not past it.
+    pub peak_knee: Option<u64>,
 }
 
 impl Load {
@@ -263,10 +273,17 @@ impl Load {
             .iter()
             .rposition(|p| p.p95_ms.is_some_and(|p| p < target * FAR_UNDER));
         let knee_at = near.filter(|&i| far_under < Some(i)).map(before);
+        let peak_knee = (0..n)
+            .filter_map(|i| {
+                let p = history[i].p95_ms.filter(|&p| p > target * RAISE_BELOW)?;
+                Some((before(i) as f64 * (target / p).min(1.0)).floor() as u64)
+            })
+            .max();
         Self {
             raised_by,
             overload_at,
             knee_at,
+            peak_knee,
             ..Self::default()
         }
     }

@@ -30,6 +30,7 @@ fn full(capacity: u64) -> Load {
         raised_by: 0,
         overload_at: None,
         knee_at: None,
+        peak_knee: None,
     }
 }
 
@@ -563,4 +564,76 @@ fn it_recalls_its_last_raise_its_knee_and_its_overload_from_the_history() {
     // forgotten and fast raises climb back.
     h.push(point(40, 60.0, raise));
     assert_eq!(Load::recall(&c, &h).knee_at, None);
+}
+
+/// The benchmark's slowdown run (docs/outflow.md#measured, 10:22), decision by decision:
+/// held at 81-88 with the p95 near its 250 ms target, cut to 5 while the shop was 4 ×
+/// slower, then climbing back on quiet readings. Its last raise went 60 → 112 on a
+/// 127 ms reading, past the 81-88 the shop had held at: the recovery forgot the knee. The
+/// highest knee seen is not forgotten: fast raises stop there, the step goes on.
+#[test]
+fn after_a_recovery_fast_raises_stop_at_the_highest_knee_seen_before() {
+    let c = OutflowConfig {
+        min_capacity: 5,
+        max_capacity: 200,
+        target_p95_ms: 250,
+        ..cfg()
+    };
+    let raise = Decision::Raise { to: 0 };
+    let hold = Decision::Hold(Hold::NearTarget);
+    let lower = Decision::Lower {
+        to: 0,
+        cause: Cause::Latency,
+    };
+    // (capacity after, p95 of the window the decision read, decision)
+    let recorded = [
+        (60, 91.0, raise),
+        (84, 170.0, raise),
+        (84, 240.0, hold),
+        (88, 236.0, raise),
+        (88, 250.0, hold),  // measured under 88: 88 × 250 / 250 = 88
+        (85, 259.0, lower), // under 88: 88 × 250 / 259 = 84
+        (81, 255.0, lower),
+        (40, 1014.0, lower), // the deploy gone wrong: under 81, 81 × 250 / 1,014 = 19
+        (40, 929.0, hold),
+        (20, 600.0, lower),
+        (10, 500.0, lower),
+        (5, 300.0, lower),
+        (10, 120.0, raise),
+        (15, 110.0, raise),
+        (30, 53.0, raise), // recovered: under half the target, the knee forgotten
+        (60, 84.0, raise),
+    ];
+    let history: Vec<Point> = recorded
+        .iter()
+        .map(|&(cap, p95, d)| point(cap, p95, d))
+        .collect();
+    let recalled = Load::recall(&c, &history);
+    assert_eq!(
+        (recalled.knee_at, recalled.peak_knee),
+        (None, Some(88)),
+        "{history:?}"
+    );
+    let at = |cap| Load {
+        capacity: cap,
+        live: cap,
+        waiting: 1000,
+        raised_by: 0, // the wait after the last raise over
+        ..recalled
+    };
+    // The reading that raised 60 → 112 in the run: now up to 88.
+    assert_eq!(
+        decide(&c, at(60), &sig(127.0, 0.0)),
+        Decision::Raise { to: 88 }
+    );
+    // At it, a quiet reading raises by the step only (5: a fortieth of 5-200).
+    assert_eq!(
+        decide(&c, at(88), &sig(127.0, 0.0)),
+        Decision::Raise { to: 93 }
+    );
+    // Under it the climb is as fast as before: 15 on a 53 ms reading doubles.
+    assert_eq!(
+        decide(&c, at(15), &sig(53.0, 0.0)),
+        Decision::Raise { to: 30 }
+    );
 }
