@@ -25,7 +25,9 @@
 //!   (live sessions at least [`IN_USE`] of it): a capacity nobody uses says nothing about
 //!   whether the origin can take more. By how much mirrors the decrease ([`raise_to`]):
 //!   × threshold / p95, the capacity at which the p95 would reach the raise threshold if
-//!   it grew with the load, up to doubling ([`MAX_RAISE`]), at least by the [`step`].
+//!   it grew with the load, up to doubling ([`MAX_RAISE`]; up to tripling,
+//!   [`FIRST_MAX_RAISE`], on the first climb, before the origin showed a knee or a
+//!   failure), at least by the [`step`].
 //!   Far from the target the capacity climbs like TCP's slow start (a pure additive climb
 //!   from a low start spent most of a 40 s sale below the origin's limit: 64 % of the
 //!   best fixed capacity, measured); near it, it probes in small steps like TCP's
@@ -76,6 +78,13 @@ pub const RAISE_BELOW: f64 = 0.95;
 pub const IN_USE: f64 = 0.9;
 /// The most one raise multiplies the capacity by (a p95 of half the threshold or less).
 pub const MAX_RAISE: f64 = 2.0;
+/// The most one raise multiplies the capacity by while the origin has not yet shown its
+/// limit (no p95 near the target and no failure in the history: the first climb), a p95
+/// of a third of the threshold or less. The climb from the start costs admissions: in
+/// the benchmark (start at 30, the origin's knee at 80-85) the first reading (79 ms,
+/// × 3.0 of headroom) raised to 60 only, and, with the two intervals' wait after each
+/// raise, the capacity reached 84 at 8 s of a 40 s sale.
+pub const FIRST_MAX_RAISE: f64 = 3.0;
 /// Multiplicative raises stop at this share of the capacity at which the origin was last
 /// overloaded ([`Load::overload_at`]); above it the controller probes by the step.
 pub const BELOW_OVERLOAD: f64 = 0.9;
@@ -105,7 +114,8 @@ pub fn step(cfg: &OutflowConfig) -> u64 {
 /// The capacity after a raise from `load.capacity` with the interval's `p95` (ms):
 /// `cap × threshold / p95` (the threshold [`RAISE_BELOW`] × target), the capacity at
 /// which the p95 would reach the threshold if it grew in proportion to the load (the
-/// mirror of the decrease, `target / p95`), at most × [`MAX_RAISE`]; at least [`step`]
+/// mirror of the decrease, `target / p95`), at most × [`MAX_RAISE`] (× [`FIRST_MAX_RAISE`]
+/// while the history shows no knee and no failure); at least [`step`]
 /// more, at most `max_capacity`. Without a p95 (a report of errors only) the step.
 ///
 /// The proportional raise stops where the origin showed its limit, as TCP's slow start
@@ -123,9 +133,15 @@ pub fn raise_to(cfg: &OutflowConfig, load: &Load, p95: Option<f64>) -> u64 {
     let cap = load.capacity;
     let additive = cap.saturating_add(step(cfg));
     let threshold = cfg.target_p95_ms as f64 * RAISE_BELOW;
+    // Nothing known of the origin's limit yet: a larger first climb.
+    let most = if load.peak_knee.is_none() && load.overload_at.is_none() {
+        FIRST_MAX_RAISE
+    } else {
+        MAX_RAISE
+    };
     let mut proportional = p95.map_or(0, |p| {
-        let factor = if p > 0.0 { threshold / p } else { MAX_RAISE };
-        (cap as f64 * factor.clamp(1.0, MAX_RAISE)).floor() as u64
+        let factor = if p > 0.0 { threshold / p } else { most };
+        (cap as f64 * factor.clamp(1.0, most)).floor() as u64
     });
     if let Some(o) = load.overload_at {
         proportional = proportional.min((o as f64 * BELOW_OVERLOAD).floor() as u64);
