@@ -128,6 +128,7 @@ pub fn step(cfg: &OutflowConfig) -> u64 {
 /// - at the capacity under which its p95 was last near or over the target (`knee_at`):
 ///   a quiet reading near the knee is not headroom (measured: after 20 s held at 80 with
 ///   the p95 at 235-246 ms, two readings of 160 ms raised it to 102, then 15 % errors);
+///   unless `p95` is under [`FAR_UNDER`] of the target, which forgets it;
 /// - at the highest capacity the origin took near its target (`peak_knee`), which a
 ///   recovery does not forget (measured: after a slowdown, 15 → 30 → 60 → 112 on quiet
 ///   readings, past the 81-88 it held at before).
@@ -148,7 +149,13 @@ pub fn raise_to(cfg: &OutflowConfig, load: &Load, p95: Option<f64>) -> u64 {
     if let Some(o) = load.overload_at {
         proportional = proportional.min((o as f64 * BELOW_OVERLOAD).floor() as u64);
     }
-    if let Some(k) = load.knee_at.into_iter().chain(load.peak_knee).min() {
+    // A reading under FAR_UNDER of the target forgets the last knee (the origin changed
+    // since), this one as well as those in the history: otherwise the first raise after
+    // a recovery stops at the knee the slowdown showed (measured: 11 → 16 on a 52 ms
+    // reading after the slowdown, where × 2 was 22; then a two-interval wait).
+    let far_under = p95.is_some_and(|p| p < cfg.target_p95_ms as f64 * FAR_UNDER);
+    let knee_at = load.knee_at.filter(|_| !far_under);
+    if let Some(k) = knee_at.into_iter().chain(load.peak_knee).min() {
         proportional = proportional.min(k);
     }
     additive.max(proportional).min(cfg.max_capacity)
