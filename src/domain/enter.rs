@@ -221,6 +221,8 @@ impl Engine {
                 limit: Engine::place_limit(&cfg, req.ip),
                 lane,
                 score: None,
+                // No identity presented and no enqueue token: entry_visitor drew one.
+                fresh: req.visitor.is_none() && req.enqueue_token.is_none(),
             },
             visitor,
             cfg,

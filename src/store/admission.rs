@@ -31,6 +31,7 @@ pub trait AdmissionStore: Send + Sync {
             limit: limit.cloned(),
             lane: None,
             score: None,
+            fresh: false,
         };
         self.join_with(room, visitor, &opts).await
     }

@@ -256,6 +256,12 @@ pub struct JoinOptions {
     /// room's seed), so the line is a uniform draw among those waiting. Ignored in other
     /// modes.
     pub score: Option<u64>,
+    /// The visitor id was drawn for this join (a visitor who brought none): it holds no
+    /// place yet, so the store need not look for one or for an away mark (the Redis store
+    /// skips 2 reads, and takes the new place only if it is still absent). `false`
+    /// whenever the id was presented or derived (an enqueue token's person), which is
+    /// always correct.
+    pub fresh: bool,
 }
 
 /// Lowercase hex of `HMAC-SHA256(key = seed bytes, message = visitor id)`: the published

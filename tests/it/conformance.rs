@@ -128,6 +128,7 @@ conformance!(
     fifo_order,
     join_is_idempotent,
     joins_sent_together_take_one_place_each_in_the_order_sent,
+    fresh_visitors_sent_together_are_each_admitted_counted_and_published,
     capacity_is_never_exceeded,
     release_and_expiry_admit_the_next,
     stock_is_never_oversold,

@@ -208,19 +208,6 @@ local function event_reset(before)
   redis.call('DEL', K_PQ, K_ST .. ':pqd')
 end
 
--- The pre-queue's tickets are reserved once the opening has come (the pre-queue no longer
--- grows then): `pq_base` is where they start, and `seq` moves past the pre-queue's size,
--- so everyone who joins after the opening queues behind the whole pre-queue, in arrival
--- order, even while the shuffle is still placing it. Idempotent.
-local function reserve_prequeue()
-  if redis.call('HEXISTS', K_ST, 'pq_base') == 1 then return end
-  local s = redis.call('HMGET', K_ST, 'seq', 'vt')
-  local base = math.max(tonumber(s[1]) or 0, tonumber(s[2]) or 0)
-  local n = redis.call('ZCARD', K_PQ)
-  redis.call('HSET', K_ST, 'pq_base', string.format('%d', base),
-    'seq', string.format('%d', base + (n + 1) * LANE_STRIDE))
-end
-
 -- Sessions whose expiry is still ahead. Expired ones are pruned by the reaper in
 -- bounded batches; counting with ZCOUNT keeps this O(log n) on the hot path. Counted once
 -- per script run: admit() keeps the count, and a script that ends sessions after
@@ -242,6 +229,55 @@ local BEAT_V, BEAT = nil, nil
 -- reads them once. A function that writes them without these and never replies after
 -- (flush, restore_session) need not forget it.
 local ST_READ = nil
+
+-- A call that takes many joins together (join_many) writes four of their effects once,
+-- at its end (flush_deferred), rather than once per join: the admission serial `admits`
+-- of `st` (read once with ST_READ, counted here, written once), the general line's last
+-- ticket `seq` (enqueue; anything else that reads it writes it first: seq_written), this
+-- minute's counters (record), and the admission messages (publish: one message for the
+-- call's). Nil in every other call (bind clears it), which writes as it goes. Nothing in
+-- a join reads them back from Redis but through here (reply's serial is DEFER.admits),
+-- and Redis runs a call whole, so no reader can tell: only the number of commands
+-- changes (a join taken with others: an admitted one 5 commands fewer, a queued one 1;
+-- issue 35 item 2).
+local DEFER = nil
+
+-- Writes the deferred `seq` now (for a reader of `seq` in the same call).
+local function seq_written()
+  if DEFER and DEFER.seq then
+    redis.call('HSET', K_ST, 'seq', string.format('%d', DEFER.seq))
+    DEFER.seq = nil
+  end
+end
+
+-- The pre-queue's tickets are reserved once the opening has come (the pre-queue no longer
+-- grows then): `pq_base` is where they start, and `seq` moves past the pre-queue's size,
+-- so everyone who joins after the opening queues behind the whole pre-queue, in arrival
+-- order, even while the shuffle is still placing it. Idempotent.
+local function reserve_prequeue()
+  if redis.call('HEXISTS', K_ST, 'pq_base') == 1 then return end
+  seq_written()
+  local s = redis.call('HMGET', K_ST, 'seq', 'vt')
+  local base = math.max(tonumber(s[1]) or 0, tonumber(s[2]) or 0)
+  local n = redis.call('ZCARD', K_PQ)
+  redis.call('HSET', K_ST, 'pq_base', string.format('%d', base),
+    'seq', string.format('%d', base + (n + 1) * LANE_STRIDE))
+end
+
+-- Integers as the decimal text Redis is given, each formatted once per call (int_s):
+-- a Lua number handed to redis.call or joined with `..` is formatted with "%.14g", a
+-- floating-point conversion that cost the joins' calls ~7 % of Redis's time (perf,
+-- issue 35 item 2), and the call's clock, a heartbeat's end and a session's end are the
+-- same for every visitor of a batch.
+local INT_S = {}
+local function int_s(x)
+  local s = INT_S[x]
+  if not s then
+    s = string.format('%d', x)
+    INT_S[x] = s
+  end
+  return s
+end
 
 -- Each room's keys, derived once per node from its cfg key (room cfg key -> list).
 local ROOM_KEYS, ROOM_KEYS_N = {}, 0
@@ -265,6 +301,8 @@ local function bind(keys)
   KNOWN_QLEN = nil
   BEAT_V, BEAT = nil, nil
   ST_READ = nil
+  DEFER = nil
+  INT_S = {}
 end
 
 local function active_count(now)
@@ -305,7 +343,7 @@ local function free_slots(cfg, now)
 end
 
 local function minute_key(now)
-  return K_ST .. ':m:' .. math.floor(now / 60000)
+  return K_ST .. ':m:' .. int_s(math.floor(now / 60000))
 end
 
 local function wait_bucket(ms)
@@ -322,6 +360,24 @@ end
 -- counter and minute rather than per admission.
 local function record(now, f1, n1, f2, n2)
   local k = minute_key(now)
+  if DEFER then
+    local r = DEFER.rec[k]
+    if not r then
+      r = {fields = {}, n = {}}
+      DEFER.rec[k] = r
+      DEFER.rec_keys[#DEFER.rec_keys + 1] = k
+    end
+    for _, f in ipairs({{f1, n1}, {f2, n2}}) do
+      if f[1] then
+        if not r.n[f[1]] then
+          r.fields[#r.fields + 1] = f[1]
+          r.n[f[1]] = 0
+        end
+        r.n[f[1]] = r.n[f[1]] + f[2]
+      end
+    end
+    return
+  end
   local created = redis.call('HINCRBY', k, f1, n1) == n1
   if f2 then redis.call('HINCRBY', k, f2, n2) end
   if created then redis.call('PEXPIRE', k, MINUTE_TTL_MS) end
@@ -330,7 +386,36 @@ end
 -- Tells every instance (their WebSocket hubs) who was admitted, so the visitor's
 -- socket hears it at once wherever it is connected.
 local function publish(events)
+  if DEFER then
+    for i = 1, #events do DEFER.events[#DEFER.events + 1] = events[i] end
+    return
+  end
   if #events > 0 then redis.call('PUBLISH', C_EVENTS, table.concat(events, ' ')) end
+end
+
+-- Starts deferring (see DEFER): join_many, before its first join.
+local function defer_writes()
+  DEFER = {rec = {}, rec_keys = {}, events = {}}
+end
+
+-- Writes what the call deferred: the serial, each minute's counters (a counter's key gets
+-- its TTL when this write created one of its fields, as record() does), then one message
+-- for all the admissions. Ends deferring.
+local function flush_deferred()
+  local d = DEFER
+  DEFER = nil
+  if not d then return end
+  if d.admits then redis.call('HSET', K_ST, 'admits', string.format('%d', d.admits)) end
+  if d.seq then redis.call('HSET', K_ST, 'seq', string.format('%d', d.seq)) end
+  for _, k in ipairs(d.rec_keys) do
+    local r = d.rec[k]
+    local created = false
+    for _, f in ipairs(r.fields) do
+      if redis.call('HINCRBY', k, f, r.n[f]) == r.n[f] then created = true end
+    end
+    if created then redis.call('PEXPIRE', k, MINUTE_TTL_MS) end
+  end
+  publish(d.events)
 end
 
 -- A session record `serial:issued_ms`, or `serial:issued_ms:u` while unclaimed (see
@@ -387,8 +472,18 @@ end
 -- the shuffle write it beside a place; every script that takes a place out deletes it).
 -- Returns the `admission` message for publish, then the serial and the session's end.
 local function admit(cfg, v, now, unclaimed, ticket)
-  local serial = redis.call('HINCRBY', K_ST, 'admits', 1)
-  ST_READ = nil
+  local serial
+  if DEFER then
+    if not DEFER.admits then
+      ST_READ = ST_READ or redis.call('HMGET', K_ST, 'admits', 'lepoch', 'lseq')
+      DEFER.admits = tonumber(ST_READ[1]) or 0
+    end
+    DEFER.admits = DEFER.admits + 1
+    serial = DEFER.admits
+  else
+    serial = redis.call('HINCRBY', K_ST, 'admits', 1)
+    ST_READ = nil
+  end
   local wait = 0
   if ticket then
     local joined = redis.call('HGET', K_JT, v)
@@ -397,10 +492,12 @@ local function admit(cfg, v, now, unclaimed, ticket)
       redis.call('HDEL', K_JT, v)
     end
   end
-  record(now, 'a', 1, 'h' .. wait_bucket(wait), 1)
-  redis.call('ZADD', K_ACT, now + cfg.ttl_ms, v)
+  record(now, 'a', 1, 'h' .. int_s(wait_bucket(wait)), 1)
+  local now_s, exp_s = int_s(now), int_s(now + cfg.ttl_ms)
+  redis.call('ZADD', K_ACT, exp_s, v)
   if ACTIVE ~= nil then ACTIVE = ACTIVE + 1 end
-  redis.call('HSET', K_SESS, v, serial .. ':' .. now .. (unclaimed and ':u' or ''))
+  local serial_s = string.format('%d', serial)
+  redis.call('HSET', K_SESS, v, serial_s .. ':' .. now_s .. (unclaimed and ':u' or ''))
   -- No-shows (docs/outflow.md#no-shows): the pass must be presented at the origin by
   -- now + claim_ms (present, session.lua), or the reaper ends the session (reap.lua). A
   -- new admission clears an earlier no-show's mark.
@@ -416,7 +513,7 @@ local function admit(cfg, v, now, unclaimed, ticket)
     if cfg.stock == 0 then event('sold_out') end
   end
   if cfg.rate_cap > 0 then redis.call('ZADD', K_WIN, now, serial) end
-  return v .. ':' .. serial .. ':' .. now .. ':' .. (now + cfg.ttl_ms), serial, now + cfg.ttl_ms
+  return v .. ':' .. serial_s .. ':' .. now_s .. ':' .. exp_s, serial, now + cfg.ttl_ms
 end
 
 -- A queue-length sample for this minute's chart; only the promoter takes it (it runs
@@ -432,11 +529,20 @@ end
 -- share) from max(the last ticket let in, the lane's last ticket), so lanes interleave
 -- by their shares, FIFO inside each, and an idle lane banks no credit (a weighted fair
 -- queue). The general line's last ticket is `seq`, a lane's `lf:<lane>`, both in `st`.
+-- Returns the ticket, or nil when v already had a place (kept as it was; the ticket drawn
+-- is left unused, a gap the line's order does not mind).
 local function enqueue(cfg, v, lane)
   if not cfg.lanes then
-    -- No lanes: `seq` is past every ticket given (see settle_tickets), one call as ever.
-    local t = redis.call('HINCRBY', K_ST, 'seq', LANE_STRIDE)
-    redis.call('ZADD', K_Q, t, v)
+    -- No lanes: `seq` is past every ticket given (see settle_tickets), one call as ever
+    -- (none in a batch: DEFER counts it, from the value read once).
+    local t
+    if DEFER then
+      DEFER.seq = (DEFER.seq or tonumber(redis.call('HGET', K_ST, 'seq')) or 0) + LANE_STRIDE
+      t = DEFER.seq
+    else
+      t = redis.call('HINCRBY', K_ST, 'seq', LANE_STRIDE)
+    end
+    if redis.call('ZADD', K_Q, 'NX', string.format('%d', t), v) == 0 then return nil end
     return t
   end
   local name, stride = '', cfg.lanes.stride[''] or LANE_STRIDE
@@ -445,7 +551,7 @@ local function enqueue(cfg, v, lane)
   local s = redis.call('HMGET', K_ST, 'vt', field)
   local ticket = math.max(tonumber(s[1]) or 0, tonumber(s[2]) or 0) + stride
   redis.call('HSET', K_ST, field, string.format('%d', ticket))
-  redis.call('ZADD', K_Q, string.format('%d', ticket), v)
+  if redis.call('ZADD', K_Q, 'NX', string.format('%d', ticket), v) == 0 then return nil end
   if name ~= '' then
     redis.call('HSET', K_LANEV, v, name)
     redis.call('HINCRBY', K_LANES, 'w:' .. name, 1)
@@ -640,7 +746,7 @@ local function reply(state, v, cfg, now, promoted, away, pos, place)
   -- The serial, and the line log's cursor the position is exact at, in one read.
   local st = ST_READ or redis.call('HMGET', K_ST, 'admits', 'lepoch', 'lseq')
   ST_READ = st
-  out[SNAP.admits] = tonumber(st[1]) or 0
+  out[SNAP.admits] = (DEFER and DEFER.admits) or tonumber(st[1]) or 0
   out[SNAP.ticket] = ticket
   out[SNAP.joined_ms] = joined
   out[SNAP.heartbeat_ms] = pos > 0 and ((BEAT_V == v and BEAT) or tonumber(redis.call('ZSCORE', K_HB, v)) or 0) or 0
@@ -739,7 +845,7 @@ local function beat(cfg, now, v, fresh)
     end
   end
   BEAT_V, BEAT = v, now + math.max(math.floor(cfg.hb_ms / HB_STEPS), 1)
-  redis.call('ZADD', K_HB, 'GT', BEAT, v)
+  redis.call('ZADD', K_HB, 'GT', int_s(BEAT), v)
 end
 
 -- v's live session's end (ms), or nil without one.

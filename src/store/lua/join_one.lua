@@ -28,8 +28,8 @@ local function take_group_place(v, group, max, now)
   return true
 end
 
--- join_one(cfg, now, A, o): one visitor's join, its arguments A[o + 1] .. A[o + 6] as
--- join's ARGV[1] .. ARGV[6] (join.lua says what each is), in a room whose configuration
+-- join_one(cfg, now, A, o): one visitor's join, its arguments A[o + 1] .. A[o + 7] as
+-- join's ARGV[1] .. ARGV[7] (join.lua says what each is), in a room whose configuration
 -- `cfg` and clock `now` the caller read. Returns the visitor's reply, or
 -- {'too_many_places'} (nothing taken), or {'held', ms left}. join calls it once;
 -- join_many once per visitor of a batch, with one cfg and one clock for all
@@ -37,6 +37,12 @@ end
 -- KNOWN_QLEN, BEAT_V, ST_READ) is kept true by the functions that change it.
 local function join_one(cfg, now, A, o)
   local v = A[o + 1]
+  -- A visitor id the instance drew for this join (A[o + 7] = '1') has no place in line or
+  -- away mark to look for (2 commands fewer). Its session is still looked for, and its
+  -- new place is taken only if absent (ZADD NX): should this call run late, after the
+  -- visitor's retry (which presents the id, so is not fresh) took a place or a session,
+  -- it finds them and changes nothing.
+  local fresh = A[o + 7] == '1'
   local live_until = admitted_until(v, now)
   if live_until then return reply('admitted', v, cfg, now, {}, false, 0, {nil, nil, live_until}) end
   if cfg.closed then return reply('closed', v, cfg, now, {}) end
@@ -73,7 +79,9 @@ local function join_one(cfg, now, A, o)
   for i = 1, #promoted do
     if promoted[i] == v then return reply('admitted', v, cfg, now, promoted) end
   end
-  local r = KNOWN_QLEN > 0 and redis.call('ZRANK', K_Q, v)
+  -- (In passthrough a fresh id could walk in past its own place: it is looked for.)
+  local r = KNOWN_QLEN > 0 and (not fresh or cfg.mode == 'passthrough')
+    and redis.call('ZRANK', K_Q, v)
   if r then
     beat(cfg, now, v)
     return reply(waiting_state(cfg, true), v, cfg, now, promoted, false, r + 1, place_of(v))
@@ -82,7 +90,7 @@ local function join_one(cfg, now, A, o)
   -- that were lost are put back: a newcomer now would go ahead of them.
   if cfg.hold_until > now then return {'held', cfg.hold_until - now} end
   -- Dropped for silence earlier? Then this join puts them at the back, and says so.
-  local away = redis.call('ZREM', K_AWAY, v) == 1
+  local away = not fresh and redis.call('ZREM', K_AWAY, v) == 1
   if cfg.stock == 0 then return reply('sold_out', v, cfg, now, promoted) end
   -- A new place: count it against the group's cap first.
   if not take_group_place(v, A[o + 2], A[o + 3], now) then return {'too_many_places'} end
@@ -101,12 +109,18 @@ local function join_one(cfg, now, A, o)
   if cfg.mode == 'random' and A[o + 6] and A[o + 6] ~= '' then
     -- Random mode: the ticket is the visitor's draw (HMAC of the seed, from Rust).
     ticket = tonumber(A[o + 6])
-    redis.call('ZADD', K_Q, A[o + 6], v)
+    if redis.call('ZADD', K_Q, 'NX', A[o + 6], v) == 0 then ticket = nil end
   else
     ticket = enqueue(cfg, v, A[o + 4] or '')
   end
+  if not ticket then
+    -- Already in line (only a fresh id, which was not looked for, gets here: see above).
+    local r = redis.call('ZRANK', K_Q, v)
+    beat(cfg, now, v)
+    return reply(waiting_state(cfg, true), v, cfg, now, promoted, false, r + 1, place_of(v))
+  end
   beat(cfg, now, v, true)
-  redis.call('HSET', K_JT, v, now)
+  redis.call('HSET', K_JT, v, int_s(now))
   -- Without lanes or draws the new ticket is the line's highest (`seq` is past every
   -- ticket: settle_tickets, settle_after_random, restore_place), so the newcomer is last.
   local pos = nil

@@ -101,19 +101,19 @@ impl RedisStore {
         Ok(store)
     }
 
-    /// One call for a batch of joins to `room` (each item join's six arguments): `join`
+    /// One call for a batch of joins to `room` (each item join's seven arguments): `join`
     /// for one, `join_many` for more. `Err` only when the call itself failed; a join's
     /// own refusal (too many places, held, no room) is its item's result.
     pub(super) async fn join_batch(
         &self,
         room: &str,
-        items: Vec<[String; 6]>,
+        items: Vec<[String; 7]>,
     ) -> StoreResult<Vec<StoreResult<Snapshot>>> {
         let n = items.len();
         let reply = if n == 1 {
             self.run_room(&JOIN, room, &items[0]).await
         } else {
-            let mut args = Vec::with_capacity(1 + 6 * n);
+            let mut args = Vec::with_capacity(1 + 7 * n);
             args.push(n.to_string());
             args.extend(items.into_iter().flatten());
             self.run_room(&JOIN_MANY, room, &args).await

@@ -68,7 +68,7 @@ pub struct RedisStore {
     connect_timeout: Duration,
     /// Joins taken together (`store.batch_joins`); None: one call per join. The batcher's
     /// calls go through a clone of this store without one (no reference cycle).
-    joins: Option<Batcher<[String; 6], Snapshot>>,
+    joins: Option<Batcher<[String; 7], Snapshot>>,
 }
 
 /// The most joins one `join_many` call carries (so one call keeps Redis busy for well
@@ -223,6 +223,7 @@ impl AdmissionStore for RedisStore {
             lane,
             seed,
             score,
+            if opts.fresh { "1" } else { "" }.to_string(),
         ];
         match &self.joins {
             Some(batcher) => batcher.submit(room, args).await,

@@ -93,6 +93,85 @@ pub(super) async fn joins_sent_together_take_one_place_each_in_the_order_sent(b:
     }
 }
 
+/// Joins of newly drawn visitor ids (`JoinOptions::fresh`) sent together (on Redis one
+/// `join_many` call, which writes the admission serial, the minute's counters and the
+/// admission message once for the call): each walk-in gets its own serial in the order
+/// sent and its own published admission, the report counts every one, and those who find
+/// the room full queue in the order sent; a fresh id joined again keeps what it got.
+pub(super) async fn fresh_visitors_sent_together_are_each_admitted_counted_and_published(
+    b: Backend,
+) {
+    const N: usize = 40;
+    const CAPACITY: u64 = 25;
+    let b = b.with_room(room("r", CAPACITY)).await;
+    let s = b.store.clone();
+    let mut events = s.subscribe().await.unwrap();
+    let fresh = anteroom::store::JoinOptions {
+        fresh: true,
+        ..Default::default()
+    };
+    let snaps = join_all((0..N).map(|i| {
+        let (s, o) = (s.clone(), fresh.clone());
+        async move { s.join_with("r", &v(i), &o).await.unwrap() }
+    }))
+    .await;
+    let walk_ins = CAPACITY as usize;
+    for (i, x) in snaps.iter().enumerate() {
+        if i < walk_ins {
+            assert_eq!(x.state, VisitorState::Admitted, "visitor {i} walks in");
+            assert_eq!(
+                x.admission.as_ref().unwrap().serial,
+                i as u64 + 1,
+                "visitor {i}'s serial"
+            );
+            assert_eq!(
+                x.admits,
+                i as u64 + 1,
+                "visitor {i}: the serials given so far"
+            );
+        } else {
+            assert_eq!(
+                (x.state, x.position),
+                (VisitorState::Queued, (i - walk_ins + 1) as u64),
+                "visitor {i} queues in the order sent"
+            );
+            assert_eq!(x.admits, CAPACITY, "visitor {i}: the serials given so far");
+        }
+    }
+    let mut published = Vec::new();
+    while published.len() < walk_ins {
+        let ev = tokio::time::timeout(DEADLINE, events.next())
+            .await
+            .expect("an admission event")
+            .expect("stream open");
+        published.push((ev.visitor, ev.admission.serial));
+    }
+    published.sort_by_key(|p| p.1);
+    let expected: Vec<(String, u64)> = (0..walk_ins).map(|i| (v(i), i as u64 + 1)).collect();
+    assert_eq!(published, expected, "every admission published once");
+    let r = s.report("r", 30).await.unwrap();
+    assert_eq!(r.admitted_total, CAPACITY);
+    let admissions: u64 = r.minutes.iter().map(|m| m.admissions).sum();
+    let waited_0: u64 = r.minutes.iter().map(|m| m.waits[0]).sum();
+    assert_eq!((admissions, waited_0), (CAPACITY, CAPACITY));
+    let again = s.join("r", &v(0)).await.unwrap();
+    assert_eq!(again.admission, snaps[0].admission, "the same session");
+    let again = s.join("r", &v(N - 1)).await.unwrap();
+    assert_eq!(
+        (again.state, again.position, again.queue_length),
+        (
+            VisitorState::Queued,
+            (N - walk_ins) as u64,
+            (N - walk_ins) as u64
+        ),
+        "the same place"
+    );
+    // The next admission, from the line, takes the next serial.
+    s.release("r", &v(0)).await.unwrap();
+    let next = s.status("r", &v(walk_ins)).await.unwrap();
+    assert_eq!(next.admission.unwrap().serial, CAPACITY + 1);
+}
+
 pub(super) async fn capacity_is_never_exceeded(b: Backend) {
     let b = b.with_room(room("r", 3)).await;
     let s = b.store.clone();

@@ -18,6 +18,7 @@ pub(super) async fn join_in(s: &Arc<dyn Store>, i: usize, lane: &str) -> anteroo
         limit: None,
         lane: (!lane.is_empty()).then(|| lane.to_string()),
         score: None,
+        fresh: false,
     };
     s.join_with("r", &v(i), &opts).await.unwrap()
 }
