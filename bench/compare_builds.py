@@ -12,6 +12,11 @@ so they queue in the general line through the lanes' code path). A build named w
 with `+limiter` with the per-visitor limiter on at its default of 30 requests a minute
 (the scenario turns it off; each visitor here makes 2 requests, so it only costs).
 
+`--joincost` compares the builds on `bench/run.py --only joincost`'s load instead (joins
+only, every one a new visitor, queued then admitted, a fresh instance and Redis per run:
+bench/join_cost.py), one row per build, mode and round: joins/s, Redis's whole CPU, the
+scripts' time and Anteroom's CPU per join.
+
 Prints one Markdown row per run: the same-run EVALSHA ceiling, join+status requests/s and
 p99 at full speed, and Redis script time per decision, `redis.call`s per script and per
 decision, and scripts per decision (joins taken together carry several per script) from
@@ -57,11 +62,34 @@ def one(spec):
             f"{rc['cpu_usec_per_decision']:.1f} |")
 
 
+def joincost(builds, rounds, dur=10):
+    import join_cost  # noqa: E402 (only this comparison needs it)
+    tmp = tempfile.mkdtemp(prefix="anteroom-compare-")
+    print("| build | joins | joins/s | Redis CPU µs / join | Redis script µs / join "
+          "| Anteroom CPU µs / join | errors |")
+    print("|---|---|---|---|---|---|---|")
+    try:
+        for r in range(rounds):
+            for mode in ("queued", "admitted") if r % 2 == 0 else ("admitted", "queued"):
+                for b in builds if r % 2 == 0 else list(reversed(builds)):
+                    x = join_cost._one(b, tmp, mode, dur, r)
+                    print(f"| {os.path.basename(b.rstrip('/'))} | {mode} | {x['joins_per_s']:,.0f} | "
+                          f"{x['redis_cpu_us']:.1f} | {x['redis_script_us']:.1f} | "
+                          f"{x['anteroom_cpu_us']:.1f} | {x['errors']} |", flush=True)
+    finally:
+        harness.stop_all()
+    print(f"\nload average after: {open('/proc/loadavg').read().split()[0]}")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("builds", nargs="+")
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--joincost", action="store_true", help="joins only, queued and admitted (bench/join_cost.py)")
+    ap.add_argument("--duration", type=int, default=10, help="seconds per --joincost run")
     a = ap.parse_args()
+    if a.joincost:
+        return joincost(a.builds, a.rounds, a.duration)
     print("| build | EVALSHA ceiling /s | join+status /s | p99 ms | Redis µs per decision "
           "| redis.calls per script | scripts per decision | redis.calls per decision "
           "| Redis CPU µs per decision |")

@@ -5,9 +5,13 @@ joincost load's calls carry: ~0.04 calls a join), Redis pinned to CPU 0 and the 
 CPU 1, no Anteroom on the hot path. Each argument is a folder holding an `anteroom` and an
 `anteroom-loadtest` binary (copies of target/release from two commits); a `+fresh` suffix
 marks the joins as of visitor ids the instance drew (join's 7th argument, `1`: builds that
-know it).
+know it). An `=FILE` suffix loads FILE over the instance's library before the calls
+(`FUNCTION LOAD REPLACE`: a library's text as `--dump-lib` writes it, edited to try a
+lever without a build).
 
     python3 bench/join_many_cost.py /tmp/before /tmp/after+fresh --rounds 3
+    python3 bench/join_many_cost.py /tmp/after --dump-lib /tmp/lib.lua
+    python3 bench/join_many_cost.py /tmp/after+fresh /tmp/after+fresh=/tmp/lib-edited.lua
 
 For each build and each of `queued` (capacity 1, its slot held) and `admitted` (capacity
 10,000,000): a fresh Redis and one Anteroom instance (it declares the `bench` room and
@@ -35,7 +39,8 @@ PIN = (os.cpu_count() or 1) >= 2 and shutil.which("taskset") is not None
 SEED = "ab" * 32
 
 
-def one(spec, mode, calls, tmp):
+def one(spec, mode, calls, tmp, dump=None):
+    spec, _, lib_file = spec.partition("=")
     bin_dir, _, variant = spec.partition("+")
     capacity = 1 if mode == "queued" else 10_000_000
     s = Stack(bin_dir, tmp, capacity=capacity)
@@ -48,6 +53,13 @@ def one(spec, mode, calls, tmp):
         if not names:
             raise SystemExit(f"no join_many function in {bin_dir}")
         fn = names[0]
+        if dump:
+            code = [x for x in _flat(resp(port, "FUNCTION", "LIST", "WITHCODE")) if str(x).startswith("#!lua")]
+            with open(dump, "w") as f:
+                f.write(code[0])
+            return None
+        if lib_file:
+            resp(port, "FUNCTION", "LOAD", "REPLACE", open(lib_file).read())
         cfg_key = "bench:room:{bench}:cfg"
         # The instance stops: nothing else calls Redis while it is measured.
         for p in list(harness.PROCS):
@@ -93,8 +105,15 @@ def main():
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--calls", type=int, default=4000)
     ap.add_argument("--modes", default="queued,admitted")
+    ap.add_argument("--dump-lib", metavar="FILE", help="write the first build's library to FILE, measure nothing")
     a = ap.parse_args()
     tmp = tempfile.mkdtemp(prefix="anteroom-jmc-")
+    if a.dump_lib:
+        try:
+            one(a.builds[0], "queued", 0, tmp, dump=a.dump_lib)
+        finally:
+            harness.stop_all()
+        return
     print("| build | joins | Redis CPU µs / join | FCALL µs / join | commands / join | queued, live after |")
     print("|---|---|---|---|---|---|")
     try:

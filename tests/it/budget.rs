@@ -185,12 +185,13 @@ const BUDGETS: &[Budget] = &[
     budget("admitted join", 1.05, 18.0, 260.0),
     // How many joins go in one call depends on how many arrive while two are in flight:
     // 0.06-0.24 calls and 10.3-11.5 commands a join over runs here before a new
-    // visitor's join skipped its two reads and `seq` was counted once a call (DEFER in
-    // common.lua), 7.4-9.2 since (one call each: 14).
-    budget("queued join, 200 together, batched", 0.3, 9.6, 190.0),
-    // Walk-ins taken together write the serial, the minute's counters and one admission
-    // message once a call (DEFER in common.lua), not once a join.
-    budget("admitted join, 200 together, batched", 0.3, 9.0, 190.0),
+    // visitor's join skipped its two reads and a call wrote `seq`, the heartbeats and the
+    // join times once (DEFER in common.lua); 6.1 at 0.12 calls since (one call each: 14).
+    budget("queued join, 200 together, batched", 0.3, 7.8, 190.0),
+    // Walk-ins taken together write the serial, the minute's counters, the sessions and
+    // their ends, and one admission message once a call (DEFER in common.lua): 7.5 a join
+    // before the sessions and ends, 6.0 at 0.09 calls since.
+    budget("admitted join, 200 together, batched", 0.3, 8.2, 190.0),
     budget("queued join, 200 together, not batched", 1.05, 15.0, 260.0),
     // The places-per-network cap reads the address's places only at its cap (join_one.lua):
     // 137.5 commands here when it read them on every new place.

@@ -230,17 +230,46 @@ local BEAT_V, BEAT = nil, nil
 -- (flush, restore_session) need not forget it.
 local ST_READ = nil
 
--- A call that takes many joins together (join_many) writes four of their effects once,
+-- A call that takes many joins together (join_many) writes some of their effects once,
 -- at its end (flush_deferred), rather than once per join: the admission serial `admits`
 -- of `st` (read once with ST_READ, counted here, written once), the general line's last
 -- ticket `seq` (enqueue; anything else that reads it writes it first: seq_written), this
--- minute's counters (record), and the admission messages (publish: one message for the
--- call's). Nil in every other call (bind clears it), which writes as it goes. Nothing in
--- a join reads them back from Redis but through here (reply's serial is DEFER.admits),
--- and Redis runs a call whole, so no reader can tell: only the number of commands
--- changes (a join taken with others: an admitted one 5 commands fewer, a queued one 1;
--- issue 35 item 2).
+-- minute's counters (record), the admission messages (publish: one message for the
+-- call's), and the per-visitor fields that only the visitor's own later reads need: the
+-- heartbeat (`hb`), the join time (`jt`), the session record (`sess`) and the session's
+-- end (`act`), each key written with one variadic command (defer_set). Nil in every other
+-- call (bind clears it), which writes as it goes. Nothing in a join reads them back from
+-- Redis but through here (deferred(), and reply's serial is DEFER.admits; the live count
+-- adds the sessions deferred), and Redis runs a call whole, so no reader can tell: only
+-- the number of commands changes (a join taken with others: an admitted one 7 commands
+-- fewer, a queued one 3; issue 35 item 2).
 local DEFER = nil
+
+-- Defers setting member or field v of key k to x (a string; the last one set wins):
+-- written at the end of the call by flush_deferred with `cmd` (ZADD takes the score
+-- first, HSET the field), unless dropped since (defer_drop).
+local function defer_set(cmd, k, v, x)
+  local w = DEFER.w[k]
+  if not w then
+    w = {cmd = cmd, order = {}, val = {}}
+    DEFER.w[k] = w
+    DEFER.w_keys[#DEFER.w_keys + 1] = k
+  end
+  if w.val[v] == nil then w.order[#w.order + 1] = v end
+  w.val[v] = x
+end
+
+-- What this call deferred for v in k: the value, or nil (nothing deferred, or dropped).
+local function deferred(k, v)
+  local w = DEFER and DEFER.w[k]
+  return w and w.val[v] or nil
+end
+
+-- v removed from k in Redis by the caller: a deferred write of it is dropped too.
+local function defer_drop(k, v)
+  local w = DEFER and DEFER.w[k]
+  if w and w.val[v] then w.val[v] = false end
+end
 
 -- Writes the deferred `seq` now (for a reader of `seq` in the same call).
 local function seq_written()
@@ -306,7 +335,9 @@ local function bind(keys)
 end
 
 local function active_count(now)
-  if ACTIVE == nil then ACTIVE = redis.call('ZCOUNT', K_ACT, '(' .. now, '+inf') end
+  if ACTIVE == nil then
+    ACTIVE = redis.call('ZCOUNT', K_ACT, '(' .. now, '+inf') + (DEFER and DEFER.active or 0)
+  end
   return ACTIVE
 end
 local function forget_active() ACTIVE = nil end
@@ -395,7 +426,7 @@ end
 
 -- Starts deferring (see DEFER): join_many, before its first join.
 local function defer_writes()
-  DEFER = {rec = {}, rec_keys = {}, events = {}}
+  DEFER = {rec = {}, rec_keys = {}, events = {}, w = {}, w_keys = {}, active = 0}
 end
 
 -- Writes what the call deferred: the serial, each minute's counters (a counter's key gets
@@ -407,6 +438,29 @@ local function flush_deferred()
   if not d then return end
   if d.admits then redis.call('HSET', K_ST, 'admits', string.format('%d', d.admits)) end
   if d.seq then redis.call('HSET', K_ST, 'seq', string.format('%d', d.seq)) end
+  for _, k in ipairs(d.w_keys) do
+    local w = d.w[k]
+    local args = {}
+    for _, v in ipairs(w.order) do
+      local x = w.val[v]
+      if x then
+        if w.cmd == 'HSET' then
+          args[#args + 1] = v
+          args[#args + 1] = x
+        else
+          args[#args + 1] = x
+          args[#args + 1] = v
+        end
+      end
+    end
+    if #args > 0 then
+      if w.cmd == 'ZADD GT' then
+        redis.call('ZADD', k, 'GT', unpack(args))
+      else
+        redis.call(w.cmd, k, unpack(args))
+      end
+    end
+  end
   for _, k in ipairs(d.rec_keys) do
     local r = d.rec[k]
     local created = false
@@ -486,18 +540,25 @@ local function admit(cfg, v, now, unclaimed, ticket)
   end
   local wait = 0
   if ticket then
-    local joined = redis.call('HGET', K_JT, v)
+    local joined = deferred(K_JT, v) or redis.call('HGET', K_JT, v)
     if joined then
       wait = now - tonumber(joined)
       redis.call('HDEL', K_JT, v)
+      defer_drop(K_JT, v)
     end
   end
   record(now, 'a', 1, 'h' .. int_s(wait_bucket(wait)), 1)
   local now_s, exp_s = int_s(now), int_s(now + cfg.ttl_ms)
-  redis.call('ZADD', K_ACT, exp_s, v)
+  if DEFER then
+    defer_set('ZADD', K_ACT, v, exp_s)
+    DEFER.active = DEFER.active + 1
+  else
+    redis.call('ZADD', K_ACT, exp_s, v)
+  end
   if ACTIVE ~= nil then ACTIVE = ACTIVE + 1 end
   local serial_s = string.format('%d', serial)
-  redis.call('HSET', K_SESS, v, serial_s .. ':' .. now_s .. (unclaimed and ':u' or ''))
+  local rec = serial_s .. ':' .. now_s .. (unclaimed and ':u' or '')
+  if DEFER then defer_set('HSET', K_SESS, v, rec) else redis.call('HSET', K_SESS, v, rec) end
   -- No-shows (docs/outflow.md#no-shows): the pass must be presented at the origin by
   -- now + claim_ms (present, session.lua), or the reaper ends the session (reap.lua). A
   -- new admission clears an earlier no-show's mark.
@@ -654,6 +715,7 @@ local function promote(cfg, now, limit)
     local v = heads[i]
     redis.call('ZREM', K_Q, v)
     redis.call('ZREM', K_HB, v)
+    defer_drop(K_HB, v)
     events[#events + 1] = admit(cfg, v, now, true, tonumber(heads[i + 1]))
     out[#out + 1] = v
     left[#left + 1] = {heads[i + 1], v}
@@ -714,9 +776,9 @@ local function reply(state, v, cfg, now, promoted, away, pos, place)
     if place and place[1] then
       serial, issued = place[1], place[2]
     else
-      serial, issued = parse_session(redis.call('HGET', K_SESS, v))
+      serial, issued = parse_session(deferred(K_SESS, v) or redis.call('HGET', K_SESS, v))
     end
-    expires = place and place[3] or tonumber(redis.call('ZSCORE', K_ACT, v))
+    expires = place and place[3] or tonumber(deferred(K_ACT, v) or redis.call('ZSCORE', K_ACT, v))
     pos = 0
     place = nil
   elseif pos == nil then
@@ -749,7 +811,8 @@ local function reply(state, v, cfg, now, promoted, away, pos, place)
   out[SNAP.admits] = (DEFER and DEFER.admits) or tonumber(st[1]) or 0
   out[SNAP.ticket] = ticket
   out[SNAP.joined_ms] = joined
-  out[SNAP.heartbeat_ms] = pos > 0 and ((BEAT_V == v and BEAT) or tonumber(redis.call('ZSCORE', K_HB, v)) or 0) or 0
+  out[SNAP.heartbeat_ms] = pos > 0 and ((BEAT_V == v and BEAT)
+    or tonumber(deferred(K_HB, v) or redis.call('ZSCORE', K_HB, v)) or 0) or 0
   out[SNAP.line_epoch] = st[2] or ''
   out[SNAP.line_seq] = tonumber(st[3]) or 0
   return out
@@ -757,7 +820,8 @@ end
 
 -- {ticket, joined_ms} of a queued visitor.
 local function place_of(v)
-  return {tonumber(redis.call('ZSCORE', K_Q, v)) or 0, tonumber(redis.call('HGET', K_JT, v)) or 0}
+  return {tonumber(redis.call('ZSCORE', K_Q, v)) or 0,
+    tonumber(deferred(K_JT, v) or redis.call('HGET', K_JT, v)) or 0}
 end
 
 -- State of a visitor who holds no live session.
@@ -838,19 +902,23 @@ end
 -- is not read first.
 local function beat(cfg, now, v, fresh)
   if not fresh then
-    local at = tonumber(redis.call('ZSCORE', K_HB, v))
+    local at = tonumber(deferred(K_HB, v) or redis.call('ZSCORE', K_HB, v))
     if at and at >= now then
       BEAT_V, BEAT = v, at
       return
     end
   end
   BEAT_V, BEAT = v, now + math.max(math.floor(cfg.hb_ms / HB_STEPS), 1)
-  redis.call('ZADD', K_HB, 'GT', int_s(BEAT), v)
+  if DEFER then
+    defer_set('ZADD GT', K_HB, v, int_s(BEAT))
+  else
+    redis.call('ZADD', K_HB, 'GT', int_s(BEAT), v)
+  end
 end
 
 -- v's live session's end (ms), or nil without one.
 local function admitted_until(v, now)
-  local exp = tonumber(redis.call('ZSCORE', K_ACT, v))
+  local exp = tonumber(deferred(K_ACT, v) or redis.call('ZSCORE', K_ACT, v))
   if exp and exp > now then return exp end
   return nil
 end

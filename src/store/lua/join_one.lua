@@ -120,7 +120,11 @@ local function join_one(cfg, now, A, o)
     return reply(waiting_state(cfg, true), v, cfg, now, promoted, false, r + 1, place_of(v))
   end
   beat(cfg, now, v, true)
-  redis.call('HSET', K_JT, v, int_s(now))
+  if DEFER then
+    defer_set('HSET', K_JT, v, int_s(now))
+  else
+    redis.call('HSET', K_JT, v, int_s(now))
+  end
   -- Without lanes or draws the new ticket is the line's highest (`seq` is past every
   -- ticket: settle_tickets, settle_after_random, restore_place), so the newcomer is last.
   local pos = nil
