@@ -131,7 +131,8 @@ pub fn step(cfg: &OutflowConfig) -> u64 {
 ///   unless `p95` is under [`FAR_UNDER`] of the target, which forgets it;
 /// - at the highest capacity the origin took near its target (`peak_knee`), which a
 ///   recovery does not forget (measured: after a slowdown, 15 → 30 → 60 → 112 on quiet
-///   readings, past the 81-88 it held at before).
+///   readings, past the 81-88 it held at before); unless the capacity is at or past it
+///   and `p95` under [`FAR_UNDER`] of the target (the origin takes more than it showed).
 pub fn raise_to(cfg: &OutflowConfig, load: &Load, p95: Option<f64>) -> u64 {
     let cap = load.capacity;
     let additive = cap.saturating_add(step(cfg));
@@ -155,7 +156,12 @@ pub fn raise_to(cfg: &OutflowConfig, load: &Load, p95: Option<f64>) -> u64 {
     // reading after the slowdown, where × 2 was 22; then a two-interval wait).
     let far_under = p95.is_some_and(|p| p < cfg.target_p95_ms as f64 * FAR_UNDER);
     let knee_at = load.knee_at.filter(|_| !far_under);
-    if let Some(k) = knee_at.into_iter().chain(load.peak_knee).min() {
+    // The highest knee holds under it (a recovering origin reads far under the target
+    // below where it held before); at or past it, a reading that far under says the
+    // origin now takes more than it ever showed (a cold start's knee, a scaled-up shop),
+    // and the step alone would take dozens of intervals to find out.
+    let peak_knee = load.peak_knee.filter(|&k| !(far_under && cap >= k));
+    if let Some(k) = knee_at.into_iter().chain(peak_knee).min() {
         proportional = proportional.min(k);
     }
     additive.max(proportional).min(cfg.max_capacity)

@@ -541,9 +541,12 @@ fn near_the_knee_a_quiet_reading_raises_by_the_step_only() {
     assert_eq!(raise_to(&c, &at_knee(80), Some(120.0)), 90);
     // Under the knee, fast raises up to it (100 ms: × 1.9 would give 114).
     assert_eq!(raise_to(&c, &at_knee(60), Some(100.0)), 80);
-    // Even on a reading far under the target: it forgets the last knee (the origin
-    // changed), not the highest one seen.
-    assert_eq!(raise_to(&c, &at_knee(80), Some(60.0)), 90);
+    // Under the knee, a reading far under the target forgets the last knee (the origin
+    // changed) but not the highest one seen: up to it.
+    assert_eq!(raise_to(&c, &at_knee(60), Some(60.0)), 80);
+    // At the highest knee, a reading that far under says the origin takes more than it
+    // ever showed (a cold start's knee, a scaled-up shop): the raise is free again.
+    assert_eq!(raise_to(&c, &at_knee(80), Some(60.0)), 160);
 }
 
 fn point(capacity: u64, p95_ms: f64, d: Decision) -> Point {
