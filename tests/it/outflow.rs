@@ -709,7 +709,7 @@ fn the_best_fixed_capacity_is_the_one_admitting_most_that_kept_both_targets_in_e
 /// run and interleaved (60 … 100, adaptive, adaptive, 100 … 60), so that drift in
 /// the machine's load falls on every capacity alike; prints every run, the best fixed
 /// capacity that kept both targets in all its runs ([`best_compliant`]) and adaptive
-/// against it and against fixed 90. About 11 minutes.
+/// against it and against fixed 90. About 10 minutes.
 async fn bench_knee(crowd: usize, secs: u64) {
     let mut sweep: Vec<(u64, Vec<Run>)> = KNEE_SWEEP.iter().map(|&c| (c, Vec::new())).collect();
     let mut adaptive = Vec::new();
