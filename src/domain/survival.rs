@@ -110,6 +110,147 @@ impl KaplanMeier {
     }
 }
 
+/// The beta-process posterior mean of the survival curve (Hjort 1990): at each age the
+/// hazard is `(c·h₀ dt + dN) ÷ (c + Y)`, the prior's constant hazard `h₀` (per ms,
+/// weight `c`, in sessions) beside the data's ends `dN` over the sessions at risk `Y`.
+/// Where many sessions are at risk it is Kaplan–Meier (each end a step
+/// `d ÷ (c + Y)`, nothing between); where few are, the hazard between the ends moves
+/// towards `h₀`; past the oldest age seen (`Y = 0`) it is `h₀`. With `c = 0` it is
+/// Kaplan–Meier within the horizon and a constant hazard `h₀` past it.
+#[derive(Clone, Debug, Default)]
+pub struct BetaProcess {
+    /// (age, S just after the step at that age, hazard per ms from it to the next age),
+    /// ascending age; the first starts at 0, the last runs on for ever.
+    segs: Vec<(u64, f64, f64)>,
+    horizon: u64,
+}
+
+impl BetaProcess {
+    /// Fits observations already [`sorted`], observation `i` counting `weight(i)`, with
+    /// the prior's weight `c` and hazard `h0` (per ms; `f64::INFINITY`: every session
+    /// that outlives the data ends at the horizon).
+    pub fn fit_weighted(
+        obs: &[(u64, bool)],
+        mut weight: impl FnMut(usize) -> f64,
+        c: f64,
+        h0: f64,
+    ) -> Self {
+        let w: Vec<f64> = (0..obs.len()).map(&mut weight).collect();
+        let mut at_risk: f64 = w.iter().sum();
+        let between = |y: f64| {
+            if y <= 0.0 {
+                h0
+            } else if c > 0.0 && h0 > 0.0 {
+                // Within the data an infinite prior hazard is no hazard: it only says
+                // what happens past the oldest age seen.
+                if h0.is_finite() {
+                    c * h0 / (c + y)
+                } else {
+                    0.0
+                }
+            } else {
+                0.0
+            }
+        };
+        let mut segs = vec![(0u64, 1.0, between(at_risk))];
+        let mut i = 0;
+        while i < obs.len() {
+            let t = obs[i].0;
+            let (mut d, mut gone) = (0.0, 0.0);
+            while i < obs.len() && obs[i].0 == t {
+                if obs[i].1 {
+                    d += w[i];
+                }
+                gone += w[i];
+                i += 1;
+            }
+            let mut s = Self::at(segs[segs.len() - 1], t);
+            if d > 0.0 && c + at_risk > 0.0 {
+                s *= (1.0 - d / (c + at_risk)).max(0.0);
+            }
+            // Past the oldest age nobody is at risk (no rounding left over).
+            at_risk = if i == obs.len() { 0.0 } else { at_risk - gone };
+            if t == segs[segs.len() - 1].0 {
+                segs.pop();
+            }
+            segs.push((t, s, between(at_risk)));
+        }
+        Self {
+            segs,
+            horizon: obs.last().map_or(0, |o| o.0),
+        }
+    }
+
+    /// S at `t` on the segment `(from, s, hazard)`, `t ≥ from`.
+    fn at((from, s, h): (u64, f64, f64), t: u64) -> f64 {
+        if t == from || h == 0.0 {
+            s
+        } else if h.is_infinite() {
+            0.0
+        } else {
+            s * (-h * (t - from) as f64).exp()
+        }
+    }
+
+    /// S(t): the share of sessions still running at age `t`.
+    pub fn survival(&self, t: u64) -> f64 {
+        let i = self.segs.partition_point(|&(a, _, _)| a <= t);
+        // The first segment starts at 0 ≤ t.
+        Self::at(self.segs[i.max(1) - 1], t)
+    }
+
+    /// The largest age observed.
+    pub fn horizon(&self) -> u64 {
+        self.horizon
+    }
+
+    /// The first age at which S falls to `s` or below; `None` if it never does (a
+    /// hazard of 0 from some age on, above `s`).
+    pub fn age_at(&self, s: f64) -> Option<u64> {
+        // S at each segment's start never rises: the segments before `p` start above
+        // `s`, so S crosses `s` within segment `p − 1` or at the start of `p`.
+        let p = self.segs.partition_point(|&(_, s0, _)| s0 > s);
+        if p == 0 {
+            return Some(0);
+        }
+        let (from, s0, h) = self.segs[p - 1];
+        let next = self.segs.get(p).map(|n| n.0);
+        if h > 0.0 {
+            let t = if h.is_infinite() {
+                from
+            } else {
+                // The first whole ms at which S ≤ s.
+                let dt = ((s0 / s).ln() / h).ceil().max(0.0);
+                from.saturating_add(dt.min(u64::MAX as f64 / 2.0) as u64)
+            };
+            if next.is_none_or(|n| t < n) {
+                return Some(t);
+            }
+        }
+        next
+    }
+
+    /// ∫₀^ttl S(t) dt: the mean length of sessions cut at `ttl`.
+    pub fn mean_to(&self, ttl: u64) -> f64 {
+        let mut m = 0.0;
+        for (j, &(from, s0, h)) in self.segs.iter().enumerate() {
+            if from >= ttl {
+                break;
+            }
+            let to = self.segs.get(j + 1).map_or(ttl, |n| n.0.min(ttl));
+            let len = (to - from) as f64;
+            m += if h == 0.0 {
+                s0 * len
+            } else if h.is_infinite() {
+                0.0
+            } else {
+                s0 * (1.0 - (-h * len).exp()) / h
+            };
+        }
+        m
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -192,5 +333,62 @@ mod tests {
         assert_eq!(km.left(), 1.0);
         assert_eq!(km.horizon(), 9);
         assert_eq!(km.age_at(0.99), None);
+    }
+    /// Hand-worked: ends at 2 s and a session censored at 4 s, prior weight 1 at
+    /// 0.1 / s. Before 2 s two are at risk: hazard 0.1 ÷ 3; the end at 2 s is a step of
+    /// 1 ÷ (1 + 2); between 2 and 4 s one is at risk: 0.1 ÷ 2; past 4 s, 0.1.
+    #[test]
+    fn the_beta_process_by_hand() {
+        let h0 = 0.1 / 1000.0;
+        let bp =
+            BetaProcess::fit_weighted(&sorted(vec![(2000, true), (4000, false)]), |_| 1.0, 1.0, h0);
+        let s2 = (-2.0f64 * 0.1 / 3.0).exp() * 2.0 / 3.0;
+        assert!(close(bp.survival(1000), (-0.1f64 / 3.0).exp()));
+        assert!(close(bp.survival(2000), s2));
+        let s4 = s2 * (-2.0f64 * 0.05).exp();
+        assert!(close(bp.survival(4000), s4));
+        assert!(close(bp.survival(14_000), s4 * (-1.0f64).exp()));
+        assert_eq!(bp.horizon(), 4000);
+        // Inverse: S falls to s4·e⁻¹ 10 s past the horizon.
+        let at = bp.age_at(s4 * (-1.0f64).exp()).unwrap();
+        assert!(at.abs_diff(14_000) <= 1, "{at}");
+        // The mean to a 6 s TTL: the three pieces integrated.
+        let m = 3000.0 * (1.0 - (-2.0f64 * 0.1 / 3.0).exp()) / 0.1
+            + s2 * 1000.0 * (1.0 - (-0.1f64).exp()) / 0.05
+            + s4 * 1000.0 * (1.0 - (-0.2f64).exp()) / 0.1;
+        assert!(
+            (bp.mean_to(6000) - m).abs() < 1.0,
+            "{} {m}",
+            bp.mean_to(6000)
+        );
+    }
+
+    /// Without the prior's weight it is Kaplan–Meier within the horizon, and the prior's
+    /// hazard past it; with a prior and no data it is the prior's exponential.
+    #[test]
+    fn the_beta_process_without_prior_is_kaplan_meier() {
+        let ended = [6, 6, 6, 7, 10, 13, 16, 22, 23];
+        let censored = [6, 9, 10, 11, 17, 19, 20, 25, 32, 32, 34, 35];
+        let obs = sorted(
+            ended
+                .iter()
+                .map(|&t| (t, true))
+                .chain(censored.iter().map(|&t| (t, false)))
+                .collect(),
+        );
+        let km = KaplanMeier::fit(&obs);
+        let bp = BetaProcess::fit_weighted(&obs, |_| 1.0, 0.0, 0.01);
+        for t in 0..=35 {
+            assert!(close(km.survival(t), bp.survival(t)), "t = {t}");
+        }
+        assert_eq!(bp.age_at(0.5), Some(23));
+        assert!(close(bp.survival(45), 0.448 * (-0.1f64).exp()));
+        let flat = BetaProcess::fit_weighted(&obs, |_| 1.0, 0.0, 0.0);
+        assert_eq!(flat.age_at(0.4), None, "no hazard past the horizon: never");
+        let sharp = BetaProcess::fit_weighted(&obs, |_| 1.0, 0.0, f64::INFINITY);
+        assert_eq!(sharp.age_at(0.4), Some(35), "all end at the horizon");
+        assert_eq!(sharp.survival(36), 0.0);
+        let prior = BetaProcess::fit_weighted(&[], |_| 1.0, 1.0, 0.5);
+        assert!(close(prior.survival(2), (-1.0f64).exp()));
     }
 }

@@ -41,22 +41,24 @@ fn five_hundred_generated_crowds_hold_their_measured_figures() {
     let scores = score_all(0..500, Size::TEST);
     let s = Summary::of(&scores);
     println!("{}", report(&scores));
-    // Measured with the prior's session at risk beside the data (eta.rs, PRIOR_AT_RISK;
-    // release build of these tests, same figures in debug: the simulator is
-    // deterministic): 350 judged, 76.9 % both, 84.0 % error, 85.4 % inside, 77.2 % known
-    // within 10 s, 2.4 % of waits past the range, 5.1 % before it. Targets: 90 % both,
-    // worst 35 %, 90 % known within 10 s.
+    // Measured with the beta-process curve (eta.rs, survival::BetaProcess; release
+    // build of these tests, same figures in debug: the simulator is deterministic): 349
+    // judged, 81.4 % both, 86.5 % error, 86.0 % inside, 77.3 % known within 10 s, 2.8 %
+    // of waits past the range, 4.2 % before it. Targets: 90 % both, worst 35 %, 90 %
+    // known within 10 s.
     println!("targets (issue 31): both >= 90 %, worst <= 35 %, known within 10 s >= 90 %");
     assert!(s.scenarios >= 345, "{s:?}");
-    assert!(s.both_ok >= 0.76, "{s:?}");
-    assert!(s.error_ok >= 0.83, "{s:?}");
-    assert!(s.inside_ok >= 0.84, "{s:?}");
+    assert!(s.both_ok >= 0.80, "{s:?}");
+    assert!(s.error_ok >= 0.85, "{s:?}");
+    assert!(s.inside_ok >= 0.85, "{s:?}");
     assert!(s.known_10s >= 0.76, "{s:?}");
     assert!(s.short_range <= 0.03, "{s:?}");
 }
 
 /// `CROWDS=150 cargo test --lib some_crowds -- --ignored --nocapture`: the report
-/// over the first crowds (`FIRST=500`: from seed 500 on, crowds the test does not hold).
+/// over the first crowds (`FIRST=500`: from seed 500 on, crowds the test does not hold;
+/// `DUMP=1`: one line per crowd, `SEED seed scored median_error inside known_10s
+/// waited`, to compare two models crowd by crowd).
 #[test]
 #[ignore = "a report to read, not a check: CROWDS=150 … -- --ignored --nocapture"]
 fn some_crowds() {
@@ -66,6 +68,14 @@ fn some_crowds() {
     let scores = score_all(first..first + n, Size::TEST);
     println!("{}", report(&scores));
     println!("{:?} in {:?}", Summary::of(&scores), t.elapsed());
+    if std::env::var("DUMP").is_ok() {
+        for s in &scores {
+            println!(
+                "SEED {} {} {:.4} {:.4} {} {}",
+                s.seed, s.scored, s.median_error, s.inside, s.known_10s, s.visitors
+            );
+        }
+    }
 }
 
 /// `SEED=68 cargo test --lib one_crowd_in_detail -- --ignored --nocapture`: every
