@@ -86,6 +86,47 @@ pub(super) fn is_missing_function(e: &redis::RedisError) -> bool {
 /// Parses the reply built by `reply()` in `common.lua`.
 pub(super) fn parse_snapshot(v: Value) -> StoreResult<Snapshot> {
     let f = Fields::new(SNAPSHOT_FIELDS, v, "snapshot arity")?;
+    let promoted = as_strings(f.get("promoted"))?;
+    snapshot(&f, &f, promoted)
+}
+
+/// Parses `join_many`'s one flat list for `n` joins ([`SHARED_FIELDS`] once, then
+/// [`BATCH_FIELDS`] per visitor) into each join's answer, in order: its snapshot, or its
+/// refusal.
+pub(super) fn parse_join_batch(v: Value, n: usize) -> StoreResult<Vec<StoreResult<Snapshot>>> {
+    let mut all = as_array(v)?;
+    let (s, k) = (SHARED_FIELDS.len(), BATCH_FIELDS.len());
+    if all.len() != s + n * k {
+        return Err(protocol("join_many arity"));
+    }
+    let each = all.split_off(s);
+    let shared = Fields::new(SHARED_FIELDS, Value::Array(all), "join_many arity")?;
+    Ok(each
+        .chunks(k)
+        .map(|c| {
+            let f = Fields::new(BATCH_FIELDS, Value::Array(c.to_vec()), "join_many arity")?;
+            match as_string(f.get("state"))?.as_str() {
+                "too_many_places" => return Err(StoreError::TooManyPlaces),
+                "held" => {
+                    return Err(StoreError::Held {
+                        retry_after_ms: u(f.get("position"))?,
+                    })
+                }
+                _ => {}
+            }
+            let promoted = as_string(f.get("promoted"))?
+                .split(' ')
+                .filter(|v| !v.is_empty())
+                .map(str::to_string)
+                .collect();
+            snapshot(&f, &shared, promoted)
+        })
+        .collect())
+}
+
+/// A snapshot from its fields: the visitor's in `f`, the room's settings and the clock
+/// in `shared` (`f` itself for a single reply).
+fn snapshot(f: &Fields, shared: &Fields, promoted: Vec<String>) -> StoreResult<Snapshot> {
     let state_s = as_string(f.get("state"))?;
     let state = VisitorState::parse(&state_s).ok_or_else(|| protocol("state"))?;
     let admission = (state == VisitorState::Admitted).then(|| -> StoreResult<Admission> {
@@ -100,14 +141,14 @@ pub(super) fn parse_snapshot(v: Value) -> StoreResult<Snapshot> {
         position: u(f.get("position"))?,
         queue_length: u(f.get("queue_length"))?,
         active: u(f.get("active"))?,
-        capacity: u(f.get("capacity"))?,
-        session_ttl_ms: u(f.get("ttl_ms"))?,
+        capacity: u(shared.get("capacity"))?,
+        session_ttl_ms: u(shared.get("ttl_ms"))?,
         stock: stock_of(as_int(f.get("stock"))?),
         admission: admission.transpose()?,
-        now_ms: u(f.get("now_ms"))?,
-        promoted: as_strings(f.get("promoted"))?,
-        rate_cap_per_minute: u(f.get("rate_cap"))?,
-        target_url: as_string(f.get("target"))?,
+        now_ms: u(shared.get("now_ms"))?,
+        promoted,
+        rate_cap_per_minute: u(shared.get("rate_cap"))?,
+        target_url: as_string(shared.get("target"))?,
         rejoined_after_absence: u(f.get("away"))? == 1,
         admits: u(f.get("admits"))?,
         ticket: u(f.get("ticket"))?,

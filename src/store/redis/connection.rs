@@ -122,19 +122,7 @@ impl RedisStore {
             Err(e @ StoreError::Unavailable(_)) => Err(e),
             Err(e) => Ok(vec![Err(e); n]),
             Ok(v) if n == 1 => Ok(vec![parse_snapshot(v)]),
-            Ok(v) => {
-                let replies = as_array(v)?;
-                if replies.len() != n {
-                    return Err(protocol("join_many arity"));
-                }
-                Ok(replies
-                    .into_iter()
-                    .map(|r| match refusal(&r) {
-                        Some(e) => Err(e),
-                        None => parse_snapshot(r),
-                    })
-                    .collect())
-            }
+            Ok(v) => parse_join_batch(v, n),
         }
     }
 

@@ -60,7 +60,16 @@ fn the_library_sets_the_reply_fields_rust_reads_by_name() {
         .source
         .contains(&format!("local out = {{{}}}\n", ["false"; 21].join(", "))));
     // Every place was written in: a misspelt field would be left as it was.
-    for token in ["[SNAP.", "[VIEW.", "= SNAP_NEW", "= VIEW_NEW"] {
+    for token in [
+        "[SNAP.",
+        "[VIEW.",
+        "[SHARED.",
+        "[BATCH.",
+        "= SNAP_NEW",
+        "= VIEW_NEW",
+        "= SHARED_NEW",
+        "= BATCH_NEW",
+    ] {
         assert!(!lib.source.contains(token), "{token} left in the library");
     }
     // Every field the Lua replies set is one Rust knows, and every one is set.
@@ -141,6 +150,99 @@ fn a_snapshot_reply_is_decoded_and_a_wrong_shape_refused() {
     ));
     assert!(matches!(
         parse_snapshot(by_name(SNAPSHOT_FIELDS, queued("dancing", -1))),
+        Err(StoreError::Protocol(_))
+    ));
+}
+
+#[test]
+fn a_join_many_reply_is_decoded_visitor_by_visitor_and_a_wrong_shape_refused() {
+    let shared = by_name(
+        SHARED_FIELDS,
+        vec![
+            ("capacity", Value::Int(2)),
+            ("ttl_ms", Value::Int(60_000)),
+            ("rate_cap", Value::Int(20)),
+            ("target", b("https://shop.example/")),
+            ("now_ms", Value::Int(1_700_000_000_000)),
+        ],
+    );
+    let one = |state: &str, position: i64, promoted: &str| {
+        by_name(
+            BATCH_FIELDS,
+            vec![
+                ("state", b(state)),
+                ("position", Value::Int(position)),
+                ("queue_length", Value::Int(10)),
+                ("active", Value::Int(2)),
+                ("stock", Value::Int(-1)),
+                ("serial", Value::Int(5)),
+                ("issued_ms", Value::Int(1_000)),
+                ("expires_ms", Value::Int(61_000)),
+                ("promoted", b(promoted)),
+                ("away", Value::Int(0)),
+                ("admits", Value::Int(42)),
+                ("ticket", Value::Int(7_000)),
+                ("joined_ms", Value::Int(1_699_999_999_000)),
+                ("heartbeat_ms", Value::Int(1_700_000_007_500)),
+                ("line_epoch", b("e1")),
+                ("line_seq", Value::Int(12)),
+            ],
+        )
+    };
+    let flat = |parts: Vec<Value>| {
+        Value::Array(
+            parts
+                .into_iter()
+                .flat_map(|p| match p {
+                    Value::Array(a) => a,
+                    v => vec![v],
+                })
+                .collect(),
+        )
+    };
+    let replies = parse_join_batch(
+        flat(vec![
+            shared.clone(),
+            one("queued", 3, "aa bb"),
+            one("admitted", 0, ""),
+            one("too_many_places", 0, ""),
+            one("held", 1_500, ""),
+        ]),
+        4,
+    )
+    .unwrap();
+    let q = replies[0].as_ref().unwrap();
+    assert_eq!(
+        (q.state, q.position, q.queue_length),
+        (VisitorState::Queued, 3, 10)
+    );
+    assert_eq!(
+        (q.capacity, q.session_ttl_ms, q.rate_cap_per_minute),
+        (2, 60_000, 20)
+    );
+    assert_eq!(
+        (q.now_ms, q.target_url.as_str()),
+        (1_700_000_000_000, "https://shop.example/")
+    );
+    assert_eq!(q.promoted, ["aa", "bb"]);
+    assert_eq!(
+        (q.ticket, q.heartbeat_ms, q.line.seq),
+        (7_000, 1_700_000_007_500, 12)
+    );
+    let a = replies[1].as_ref().unwrap();
+    assert_eq!(a.state, VisitorState::Admitted);
+    assert_eq!(a.admission.as_ref().unwrap().serial, 5);
+    assert!(a.promoted.is_empty());
+    assert!(matches!(replies[2], Err(StoreError::TooManyPlaces)));
+    assert!(matches!(
+        replies[3],
+        Err(StoreError::Held {
+            retry_after_ms: 1_500
+        })
+    ));
+    // One field short, or a count that does not match the joins sent: refused whole.
+    assert!(matches!(
+        parse_join_batch(flat(vec![shared.clone(), one("queued", 1, "")]), 2),
         Err(StoreError::Protocol(_))
     ));
 }
