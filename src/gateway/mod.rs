@@ -24,6 +24,7 @@
 
 pub(crate) mod guard;
 pub(crate) mod headers;
+mod idle;
 pub(crate) mod pages;
 pub(crate) mod pass_cache;
 pub(crate) mod proxy;

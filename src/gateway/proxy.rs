@@ -60,7 +60,12 @@ impl Upstream {
         mut req: Request<Incoming>,
         ends: Option<TunnelEnd>,
     ) -> Result<Response<Incoming>, Failure> {
-        let client_side = is_upgrade(req.headers()).then(|| hyper::upgrade::on(&mut req));
+        // A plain connection joins the tunnel itself (it holds the socket, `idle.rs`);
+        // over TLS, hyper hands the upgraded connection over.
+        let slot = req.extensions_mut().remove::<super::idle::TunnelSlot>();
+        let client_side =
+            (slot.is_none() && is_upgrade(req.headers())).then(|| hyper::upgrade::on(&mut req));
+        let upgrading = is_upgrade(req.headers());
         let path = req
             .uri()
             .path_and_query()
@@ -83,34 +88,60 @@ impl Upstream {
                 }
                 Ok(Ok(res)) => res,
             };
-        if res.status() == StatusCode::SWITCHING_PROTOCOLS {
-            if let Some(client_side) = client_side {
-                let upstream_side = hyper::upgrade::on(&mut res);
+        if res.status() == StatusCode::SWITCHING_PROTOCOLS && upgrading {
+            let tunnel = Tunnel {
+                upstream: hyper::upgrade::on(&mut res),
+                ends,
+            };
+            if let Some(slot) = slot {
+                if let Ok(mut t) = slot.0.lock() {
+                    *t = Some(tunnel);
+                }
+            } else if let Some(client_side) = client_side {
                 tokio::spawn(async move {
-                    let (c, u) = match tokio::try_join!(client_side, upstream_side) {
-                        Ok(pair) => pair,
-                        Err(e) => {
-                            tracing::debug!(error = %e, "gateway: upgrade failed");
-                            return;
-                        }
-                    };
-                    let (mut c, mut u) = (TokioIo::new(c), TokioIo::new(u));
-                    let ended = async {
-                        match ends {
-                            Some(e) => e.await,
-                            None => std::future::pending().await,
-                        }
-                    };
-                    tokio::select! {
-                        _ = tokio::io::copy_bidirectional(&mut c, &mut u) => {}
-                        _ = ended => {
-                            tracing::debug!("gateway: a tunnel's pass was revoked; closed");
-                        }
+                    match client_side.await {
+                        Ok(c) => tunnel.join(TokioIo::new(c)).await,
+                        Err(e) => tracing::debug!(error = %e, "gateway: upgrade failed"),
                     }
                 });
             }
         }
         Ok(res)
+    }
+}
+
+/// The upstream's side of an upgraded connection, to be joined with the client's.
+pub struct Tunnel {
+    upstream: hyper::upgrade::OnUpgrade,
+    ends: Option<TunnelEnd>,
+}
+
+impl Tunnel {
+    /// Joins `client` and the upstream byte for byte, until either side closes or the
+    /// tunnel's pass is revoked; then both are dropped, which closes them.
+    pub async fn join<C>(self, mut client: C)
+    where
+        C: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
+    {
+        let mut u = match self.upstream.await {
+            Ok(u) => TokioIo::new(u),
+            Err(e) => {
+                tracing::debug!(error = %e, "gateway: upgrade failed");
+                return;
+            }
+        };
+        let ended = async {
+            match self.ends {
+                Some(e) => e.await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            _ = tokio::io::copy_bidirectional(&mut client, &mut u) => {}
+            _ = ended => {
+                tracing::debug!("gateway: a tunnel's pass was revoked; closed");
+            }
+        }
     }
 }
 

@@ -53,7 +53,8 @@ pub async fn serve(listener: tokio::net::TcpListener, gw: Arc<Gateway>, cancel: 
         let cancel = cancel.clone();
         tokio::spawn(async move {
             let Some(acceptor) = gw.tls.clone() else {
-                return serve_connection(stream, Hop::Plain, gw, peer, cancel).await;
+                // Boxed: the task stays small while the connection waits idle.
+                return Box::pin(super::idle::serve(stream, gw, peer, cancel)).await;
             };
             // A client has as long for its handshake as for its request headers.
             let stream =
@@ -149,7 +150,12 @@ struct Visitor {
 
 impl Gateway {
     /// Answers one request; `tls`: it came over the gateway's own TLS.
-    async fn handle(&self, req: Request<Incoming>, peer: SocketAddr, tls: bool) -> Response<Body> {
+    pub(super) async fn handle(
+        &self,
+        req: Request<Incoming>,
+        peer: SocketAddr,
+        tls: bool,
+    ) -> Response<Body> {
         let settings = self.engine.settings();
         let trusted = settings.trust_forwarded_for
             && (self.engine.trusted_proxies().is_empty()

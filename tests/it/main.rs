@@ -26,6 +26,7 @@ mod examples;
 mod faults;
 mod fuzz;
 mod gateway;
+mod gateway_idle;
 mod hardening;
 mod history;
 mod hostile;
