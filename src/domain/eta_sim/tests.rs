@@ -41,17 +41,17 @@ fn five_hundred_generated_crowds_hold_their_measured_figures() {
     let scores = score_all(0..500, Size::TEST);
     let s = Summary::of(&scores);
     println!("{}", report(&scores));
-    // Measured with the beta-process curve (eta.rs, survival::BetaProcess; release
-    // build of these tests, same figures in debug: the simulator is deterministic): 349
-    // judged, 81.4 % both, 86.5 % error, 86.0 % inside, 77.3 % known within 10 s, 2.8 %
-    // of waits past the range, 4.2 % before it. Targets: 90 % both, worst 35 %, 90 %
-    // known within 10 s.
+    // Measured with the beta-process curve (eta.rs, survival::BetaProcess) and the rate
+    // cap's pace checked at the unseen tail's late extreme (release build of these
+    // tests, same figures in debug: the simulator is deterministic): 349 judged, 81.7 %
+    // both, 86.8 % error, 86.5 % inside, 76.1 % known within 10 s, 2.3 % of waits past
+    // the range, 4.2 % before it. Targets: 90 % both, worst 35 %, 90 % known within 10 s.
     println!("targets (issue 31): both >= 90 %, worst <= 35 %, known within 10 s >= 90 %");
     assert!(s.scenarios >= 345, "{s:?}");
     assert!(s.both_ok >= 0.80, "{s:?}");
     assert!(s.error_ok >= 0.85, "{s:?}");
     assert!(s.inside_ok >= 0.85, "{s:?}");
-    assert!(s.known_10s >= 0.76, "{s:?}");
+    assert!(s.known_10s >= 0.75, "{s:?}");
     assert!(s.short_range <= 0.03, "{s:?}");
 }
 
@@ -110,7 +110,8 @@ fn one_crowd_in_detail() {
 }
 
 /// `SEED=58 AT=207 cargo test --lib basis_at -- --ignored --nocapture`: the basis and
-/// the schedule of one crowd at one moment (the room stepped a whole second at a time).
+/// the schedule of one crowd at one moment (the room stepped a whole second at a time;
+/// `AT_MS=32` instead of `AT`: a moment in ms).
 #[test]
 #[ignore = "a report to read, not a check: SEED=58 AT=207 … -- --ignored --nocapture"]
 fn basis_at() {
@@ -120,8 +121,9 @@ fn basis_at() {
     println!("{}", sc.describe());
     let mut room = Room::new(&sc);
     let (mut next_join, mut next_admin) = (0, 0);
-    for s in 0..=at {
-        let t = s * 1000;
+    // `AT_MS`: a moment within a second (the first joins of a burst come in the first).
+    let at_ms: u64 = std::env::var("AT_MS").map_or(at * 1000, |v| v.parse().unwrap());
+    for t in (0..=at_ms / 1000).map(|s| s * 1000).chain([at_ms]) {
         while next_join < sc.visitors.len() && sc.visitors[next_join].join_ms <= t {
             room.join(next_join);
             next_join += 1;
