@@ -1,8 +1,8 @@
 //! Plain HTTP/1.1 connections held as a bare socket while idle. hyper's connection keeps
 //! two 8 KiB buffers (and its state) for its whole life, so a keep-alive connection that
 //! waits between requests would cost that much for nothing. Here, once a connection has
-//! been idle for [`HANDOVER_AFTER`] (no request in flight, its last response written whole
-//! and nothing read since), hyper's connection is ended without closing the socket
+//! been idle for [`HANDOVER_AFTER`] to twice that (no request in flight, its last response
+//! written whole and nothing read since), hyper's connection is ended without closing the socket
 //! (`graceful_shutdown` + `poll_without_shutdown` → [`hyper::server::conn::http1::Parts`]),
 //! and the task waits on the socket alone (`readable()`, no buffer) until the client sends
 //! its next request, then serves it with a fresh hyper connection. Bytes hyper had read
@@ -10,7 +10,7 @@
 //! nothing is lost. An upgrade (WebSocket) is joined here, from the same `Parts`.
 //!
 //! Timeouts as before: an idle connection is closed when no request head starts within
-//! `header_read_timeout_ms`; on `cancel`, an idle connection closes at once and a busy one
+//! `header_read_timeout_ms` (counted from the handover: up to 2 × [`HANDOVER_AFTER`] late); on `cancel`, an idle connection closes at once and a busy one
 //! finishes its request first.
 
 use std::future::poll_fn;
@@ -257,7 +257,9 @@ async fn one_round(
         service_fn(move |mut req: http::Request<Incoming>| {
             let (gw, state) = (gw.clone(), state.clone());
             state.in_flight.fetch_add(1, Ordering::Relaxed);
-            req.extensions_mut().insert(TunnelSlot(tunnel.clone()));
+            if super::headers::is_upgrade(req.headers()) {
+                req.extensions_mut().insert(TunnelSlot(tunnel.clone()));
+            }
             // Boxed: hyper's `poll_without_shutdown` wants an `Unpin` future.
             Box::pin(async move {
                 let res = gw.handle(req, peer, false).await;
@@ -278,9 +280,10 @@ async fn one_round(
     let mut conn = builder.serve_connection(TokioIo::new(io), svc);
     let mut shutting = false;
     let mut handover = false;
-    // Armed when hyper waits on the client with nothing in flight: the reads seen then;
-    // the connection is handed over when `sleep` ends with nothing happened since.
-    let mut armed: Option<u64> = None;
+    // A look every `HANDOVER_AFTER` (one timer per connection, none per request): handed
+    // over when hyper waits on the client with nothing in flight and nothing has been
+    // read since the last look.
+    let mut seen = u64::MAX;
     let mut idle_since = Instant::now();
     let sleep = tokio::time::sleep(HANDOVER_AFTER);
     let cancelled = cancel.cancelled();
@@ -293,28 +296,21 @@ async fn one_round(
         if let Poll::Ready(r) = conn.poll_without_shutdown(cx) {
             return Poll::Ready(r);
         }
-        if shutting {
+        if shutting || sleep.as_mut().poll(cx).is_pending() {
             return Poll::Pending;
         }
         let reads = state.reads.load(Ordering::Relaxed);
         let waiting =
             state.waiting.load(Ordering::Relaxed) && state.in_flight.load(Ordering::Relaxed) == 0;
-        match armed {
-            None if waiting => {
-                armed = Some(reads);
-                idle_since = Instant::now();
-                sleep.as_mut().reset(idle_since + HANDOVER_AFTER);
-            }
-            Some(seen) if !waiting || seen != reads => armed = None,
-            _ => {}
-        }
-        if armed.is_some() && sleep.as_mut().poll(cx).is_ready() {
+        if waiting && reads == seen {
             Pin::new(&mut conn).graceful_shutdown();
             shutting = true;
             handover = true;
+            idle_since = Instant::now();
             continue;
         }
-        return Poll::Pending;
+        seen = reads;
+        sleep.as_mut().reset(Instant::now() + HANDOVER_AFTER);
     })
     .await;
     if ended.is_err() {
@@ -342,6 +338,10 @@ async fn one_round(
         return Round::Ended;
     }
     if handover && !cancel.is_cancelled() && !state.eof.load(Ordering::Relaxed) {
+        tracing::trace!(
+            unread = unread.len(),
+            "gateway: idle connection handed over"
+        );
         return Round::Idle {
             stream,
             unread,

@@ -51,28 +51,40 @@ pub async fn serve(listener: tokio::net::TcpListener, gw: Arc<Gateway>, cancel: 
         let _ = stream.set_nodelay(true);
         let gw = gw.clone();
         let cancel = cancel.clone();
+        // Each kind of connection boxed: the task itself stays small (the TLS handshake
+        // and hyper's HTTP/2 state would otherwise be in every task, plain ones too).
         tokio::spawn(async move {
-            let Some(acceptor) = gw.tls.clone() else {
-                // Boxed: the task stays small while the connection waits idle.
-                return Box::pin(super::idle::serve(stream, gw, peer, cancel)).await;
-            };
-            // A client has as long for its handshake as for its request headers.
-            let stream =
-                match tokio::time::timeout(gw.header_read_timeout, acceptor.accept(stream)).await {
-                    Ok(Ok(s)) => s,
-                    Ok(Err(e)) => {
-                        tracing::debug!(%peer, error = %e, "gateway: TLS handshake failed");
-                        return;
-                    }
-                    Err(_) => return,
-                };
-            let hop = match stream.get_ref().1.alpn_protocol() {
-                Some(crate::tls::ALPN_H2) => Hop::TlsH2,
-                _ => Hop::TlsH1,
-            };
-            serve_connection(stream, hop, gw, peer, cancel).await
+            match gw.tls.clone() {
+                None => Box::pin(super::idle::serve(stream, gw, peer, cancel)).await,
+                Some(acceptor) => Box::pin(serve_tls(stream, acceptor, gw, peer, cancel)).await,
+            }
         });
     }
+}
+
+/// A connection over the gateway's own TLS: the handshake, then HTTP/2 or HTTP/1.1 as
+/// ALPN agreed.
+async fn serve_tls(
+    stream: tokio::net::TcpStream,
+    acceptor: tokio_rustls::TlsAcceptor,
+    gw: Arc<Gateway>,
+    peer: SocketAddr,
+    cancel: CancellationToken,
+) {
+    // A client has as long for its handshake as for its request headers.
+    let stream = match tokio::time::timeout(gw.header_read_timeout, acceptor.accept(stream)).await {
+        Ok(Ok(s)) => s,
+        Ok(Err(e)) => {
+            tracing::debug!(%peer, error = %e, "gateway: TLS handshake failed");
+            return;
+        }
+        Err(_) => return,
+    };
+    let hop = match stream.get_ref().1.alpn_protocol() {
+        Some(crate::tls::ALPN_H2) => Hop::TlsH2,
+        _ => Hop::TlsH1,
+    };
+    serve_connection(stream, hop, gw, peer, cancel).await
 }
 
 /// How a client connection reached the gateway.
