@@ -94,15 +94,13 @@ fn echoed_path(body: &[u8]) -> String {
 async fn closed_within(sock: &mut TcpStream, within: Duration) -> Duration {
     let start = Instant::now();
     let mut chunk = [0u8; 1024];
-    loop {
-        match tokio::time::timeout(within, sock.read(&mut chunk)).await {
-            Ok(Ok(0)) | Ok(Err(_)) => return start.elapsed(),
-            Ok(Ok(n)) => panic!(
-                "unexpected bytes: {:?}",
-                String::from_utf8_lossy(&chunk[..n])
-            ),
-            Err(_) => panic!("the connection was still open after {within:?}"),
-        }
+    match tokio::time::timeout(within, sock.read(&mut chunk)).await {
+        Ok(Ok(0)) | Ok(Err(_)) => start.elapsed(),
+        Ok(Ok(n)) => panic!(
+            "unexpected bytes: {:?}",
+            String::from_utf8_lossy(&chunk[..n])
+        ),
+        Err(_) => panic!("the connection was still open after {within:?}"),
     }
 }
 
