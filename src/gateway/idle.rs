@@ -33,7 +33,7 @@ use tokio::net::TcpStream;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use super::proxy::Tunnel;
+use super::proxy::{Tunnel, TunnelSlot};
 use super::{Body, Gateway};
 
 /// How long a connection stays idle in hyper's hands before it is handed over to the
@@ -351,11 +351,6 @@ async fn one_round(
     let _ = stream.shutdown().await;
     Round::Ended
 }
-
-/// Where a plain connection's service leaves an upgrade for the connection to join (hyper
-/// hands the socket back rather than upgrading it itself: `poll_without_shutdown`).
-#[derive(Clone)]
-pub struct TunnelSlot(pub Arc<Mutex<Option<Tunnel>>>);
 
 /// A socket with bytes already read from it put back in front.
 pub struct Prefixed {

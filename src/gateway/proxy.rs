@@ -62,7 +62,7 @@ impl Upstream {
     ) -> Result<Response<Incoming>, Failure> {
         // A plain connection joins the tunnel itself (it holds the socket, `idle.rs`);
         // over TLS, hyper hands the upgraded connection over.
-        let slot = req.extensions_mut().remove::<super::idle::TunnelSlot>();
+        let slot = req.extensions_mut().remove::<TunnelSlot>();
         let client_side =
             (slot.is_none() && is_upgrade(req.headers())).then(|| hyper::upgrade::on(&mut req));
         let upgrading = is_upgrade(req.headers());
@@ -109,6 +109,12 @@ impl Upstream {
         Ok(res)
     }
 }
+
+/// Where a plain connection's service leaves an upgrade for the connection to join (hyper
+/// hands the socket back rather than upgrading it itself: `poll_without_shutdown`; see
+/// `idle.rs`).
+#[derive(Clone)]
+pub struct TunnelSlot(pub std::sync::Arc<std::sync::Mutex<Option<Tunnel>>>);
 
 /// The upstream's side of an upgraded connection, to be joined with the client's.
 pub struct Tunnel {
