@@ -59,11 +59,10 @@ struct State {
     waiting: AtomicBool,
 }
 
-/// The socket as hyper sees it: `prefix` (bytes a previous hyper connection had read and
-/// not used) first, and a note in [`State`] of every read.
+/// The socket as hyper sees it: a [`Prefixed`] socket (bytes a previous hyper connection
+/// had read and not used first), and a note in [`State`] of every read.
 struct Io {
-    prefix: Bytes,
-    stream: TcpStream,
+    inner: Prefixed,
     state: Arc<State>,
 }
 
@@ -74,18 +73,11 @@ impl AsyncRead for Io {
         buf: &mut ReadBuf<'_>,
     ) -> Poll<io::Result<()>> {
         let this = &mut *self;
-        if !this.prefix.is_empty() {
-            let n = this.prefix.len().min(buf.remaining());
-            buf.put_slice(&this.prefix[..n]);
-            this.prefix.advance(n);
-            this.state.reads.fetch_add(1, Ordering::Relaxed);
-            this.state.waiting.store(false, Ordering::Relaxed);
-            return Poll::Ready(Ok(()));
-        }
+        let from_prefix = !this.inner.prefix.is_empty();
         let before = buf.filled().len();
-        match Pin::new(&mut this.stream).poll_read(cx, buf) {
+        match Pin::new(&mut this.inner).poll_read(cx, buf) {
             Poll::Ready(Ok(())) => {
-                if buf.filled().len() == before {
+                if buf.filled().len() == before && !from_prefix {
                     this.state.eof.store(true, Ordering::Relaxed);
                 } else {
                     this.state.reads.fetch_add(1, Ordering::Relaxed);
@@ -108,23 +100,23 @@ impl AsyncWrite for Io {
         cx: &mut Context<'_>,
         buf: &[u8],
     ) -> Poll<io::Result<usize>> {
-        Pin::new(&mut self.stream).poll_write(cx, buf)
+        Pin::new(&mut self.inner).poll_write(cx, buf)
     }
     fn poll_write_vectored(
         mut self: Pin<&mut Self>,
         cx: &mut Context<'_>,
         bufs: &[io::IoSlice<'_>],
     ) -> Poll<io::Result<usize>> {
-        Pin::new(&mut self.stream).poll_write_vectored(cx, bufs)
+        Pin::new(&mut self.inner).poll_write_vectored(cx, bufs)
     }
     fn is_write_vectored(&self) -> bool {
-        self.stream.is_write_vectored()
+        self.inner.is_write_vectored()
     }
     fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.stream).poll_flush(cx)
+        Pin::new(&mut self.inner).poll_flush(cx)
     }
     fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.stream).poll_shutdown(cx)
+        Pin::new(&mut self.inner).poll_shutdown(cx)
     }
 }
 
@@ -273,8 +265,7 @@ async fn one_round(
         })
     };
     let io = Io {
-        prefix,
-        stream,
+        inner: Prefixed { prefix, stream },
         state: state.clone(),
     };
     let mut conn = builder.serve_connection(TokioIo::new(io), svc);
@@ -317,11 +308,10 @@ async fn one_round(
         return Round::Ended;
     }
     let parts = conn.into_parts();
-    let Io {
+    let Prefixed {
         prefix: rest,
         mut stream,
-        ..
-    } = parts.io.into_inner();
+    } = parts.io.into_inner().inner;
     let mut unread = parts.read_buf;
     if !rest.is_empty() {
         let mut all = bytes::BytesMut::from(&unread[..]);
@@ -382,6 +372,16 @@ impl AsyncWrite for Prefixed {
         buf: &[u8],
     ) -> Poll<io::Result<usize>> {
         Pin::new(&mut self.stream).poll_write(cx, buf)
+    }
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        Pin::new(&mut self.stream).poll_write_vectored(cx, bufs)
+    }
+    fn is_write_vectored(&self) -> bool {
+        self.stream.is_write_vectored()
     }
     fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         Pin::new(&mut self.stream).poll_flush(cx)
