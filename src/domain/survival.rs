@@ -44,17 +44,7 @@ impl KaplanMeier {
         let mut at_risk: f64 = w.iter().sum();
         let mut surv = 1.0;
         let mut steps: Vec<(u64, f64)> = Vec::new();
-        let mut i = 0;
-        while i < obs.len() {
-            let t = obs[i].0;
-            let (mut d, mut gone) = (0.0, 0.0);
-            while i < obs.len() && obs[i].0 == t {
-                if obs[i].1 {
-                    d += w[i];
-                }
-                gone += w[i];
-                i += 1;
-            }
+        for (t, d, gone) in tied(obs, &w) {
             if d > 0.0 && at_risk > 0.0 {
                 surv *= (1.0 - d / at_risk).max(0.0);
                 steps.push((t, surv));
@@ -153,23 +143,17 @@ impl BetaProcess {
             }
         };
         let mut segs = vec![(0u64, 1.0, between(at_risk))];
-        let mut i = 0;
-        while i < obs.len() {
-            let t = obs[i].0;
-            let (mut d, mut gone) = (0.0, 0.0);
-            while i < obs.len() && obs[i].0 == t {
-                if obs[i].1 {
-                    d += w[i];
-                }
-                gone += w[i];
-                i += 1;
-            }
+        for (t, d, gone) in tied(obs, &w) {
             let mut s = Self::at(segs[segs.len() - 1], t);
             if d > 0.0 && c + at_risk > 0.0 {
                 s *= (1.0 - d / (c + at_risk)).max(0.0);
             }
             // Past the oldest age nobody is at risk (no rounding left over).
-            at_risk = if i == obs.len() { 0.0 } else { at_risk - gone };
+            at_risk = if Some(t) == obs.last().map(|o| o.0) {
+                0.0
+            } else {
+                at_risk - gone
+            };
             if t == segs[segs.len() - 1].0 {
                 segs.pop();
             }
@@ -249,6 +233,24 @@ impl BetaProcess {
         }
         m
     }
+}
+
+/// Observations already [`sorted`] grouped by age: `(age, weight of the ends at that age,
+/// weight of every observation at that age)`, ascending; observation `i` weighs `w[i]`.
+fn tied<'a>(obs: &'a [(u64, bool)], w: &'a [f64]) -> impl Iterator<Item = (u64, f64, f64)> + 'a {
+    let mut i = 0;
+    std::iter::from_fn(move || {
+        let t = obs.get(i)?.0;
+        let (mut d, mut gone) = (0.0, 0.0);
+        while i < obs.len() && obs[i].0 == t {
+            if obs[i].1 {
+                d += w[i];
+            }
+            gone += w[i];
+            i += 1;
+        }
+        Some((t, d, gone))
+    })
 }
 
 #[cfg(test)]
