@@ -56,6 +56,12 @@ impl Engine {
             .release_ended(room, visitor)
             .await
             .map_err(|e| self.store_failed("release", room, e))?;
+        // Those the release let in: their next status is the store's (admitted), not the
+        // line view's, which is a tick behind and hears of admissions by pub/sub only
+        // (slow or lost while the store fails over).
+        for v in &released.admitted {
+            self.line_views.forget(room, v);
+        }
         // What ended stays ended, whatever the store forgets later (domain::ended).
         let now = crate::clock::wall_ms();
         if released.held {

@@ -419,3 +419,33 @@ async fn an_admitted_status_in_a_room_renewing_sessions_is_the_stores() {
     }
     assert_eq!(answers(&app, "line"), before, "asked the store");
 }
+
+/// A release through this instance lets the head of the line in: the promoted visitor's
+/// next status, right after the release answered, says admitted, though the admission
+/// message the store published never reached this instance (its subscription was cut, as
+/// in a failover) and the hub's view of the line is a tick behind.
+#[tokio::test]
+async fn the_visitor_a_release_here_lets_in_is_told_admitted_at_once() {
+    let (app, r) = app(true).await;
+    let holder = app.join("r").await;
+    assert_eq!(holder.state(), "admitted");
+    let head = app.join("r").await.token();
+    let next = app.join("r").await.token();
+    answered_from_the_line_at(&app, &head, 1).await;
+    answered_from_the_line_at(&app, &next, 2).await;
+    // Cut the instance's admission subscription (it comes back after a backoff).
+    let killed: i64 = redis::cmd("CLIENT")
+        .arg("KILL")
+        .arg("TYPE")
+        .arg("pubsub")
+        .query(&mut r.conn())
+        .unwrap();
+    assert!(killed >= 1, "the instance subscribes to admissions");
+    let released = app.release("r", &holder.token()).await;
+    assert!(released.status / 100 == 2, "{:?}", released.body);
+    let (b, local) = status(&app, &head).await;
+    assert_eq!(b["state"], "admitted", "{b}");
+    assert!(!local, "an admission is the store's to tell");
+    // The rest of the line moves up within a tick.
+    answered_from_the_line_at(&app, &next, 1).await;
+}

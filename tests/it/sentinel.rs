@@ -64,10 +64,39 @@ async fn a_failover_is_followed_without_a_restart_and_loses_no_place() {
         }
     }
     assert_eq!(lost, 0, "places lost in the failover");
+    // The instance counts the failover once its keeper has seen it (and put back the
+    // sessions it knew of).
+    wait_until(
+        Duration::from_secs(10),
+        "the failover to be counted",
+        || async {
+            let m = app.get("/metrics").await.body;
+            let counted = m.as_str().unwrap_or_default().lines().any(|l| {
+                l.strip_prefix("anteroom_store_failovers_total ")
+                    .and_then(|n| n.trim().parse::<f64>().ok())
+                    .is_some_and(|n| n >= 1.0)
+            });
+            counted.then_some(())
+        },
+    )
+    .await;
     assert_eq!(app.status("r", &holder.token()).await.state(), "admitted");
     // Admissions go on: the holder leaves, the first in line is let in.
-    app.release("r", &holder.token()).await;
-    assert_eq!(app.status("r", &queued[0]).await.state(), "admitted");
+    let released = app.release("r", &holder.token()).await;
+    assert!(
+        released.status / 100 == 2,
+        "{} {:?}",
+        released.status,
+        released.body
+    );
+    let first = app.status("r", &queued[0]).await;
+    assert_eq!(
+        first.state(),
+        "admitted",
+        "release: {:?}; first in line: {:?}",
+        released.body,
+        first.body
+    );
     eprintln!(
         "sentinel failover: master killed, joins answered again after {:.1} s; {} of {} places lost",
         recovered.as_secs_f64(),
