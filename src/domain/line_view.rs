@@ -33,7 +33,8 @@
 //!   release or removal on any instance, a revoked pass, a no-show taken back — is written
 //!   there, so an ended session is answered here at most one poll (250 ms) after its end
 //!   reached the log, as a status racing the release would be. A release through this
-//!   instance forgets the visitor at once.
+//!   instance forgets the visitor at once, and the visitors it let in (their admission's
+//!   pub/sub message may come late).
 //!
 //! What stays the store's: the first status after an admission (the claim), every status
 //! near the session's end, and rooms that renew sessions on activity (another instance's
