@@ -10,8 +10,8 @@
 //! nothing is lost. An upgrade (WebSocket) is joined here, from the same `Parts`.
 //!
 //! Timeouts as before: an idle connection is closed when no request head starts within
-//! `header_read_timeout_ms` (counted from the handover: up to 2 × [`HANDOVER_AFTER`] late); on `cancel`, an idle connection closes at once and a busy one
-//! finishes its request first.
+//! `header_read_timeout_ms` (counted from the handover: up to 2 × [`HANDOVER_AFTER`] late); on `cancel`, an idle connection closes at once, a busy one
+//! finishes its request first, and a tunnel closes at once.
 
 use std::future::poll_fn;
 use std::future::Future;
@@ -320,11 +320,15 @@ async fn one_round(
     }
     let pending = tunnel.lock().map(|mut t| t.take()).unwrap_or(None);
     if let Some(t) = pending {
-        t.join(Prefixed {
-            prefix: unread,
-            stream,
-        })
-        .await;
+        // A tunnel closes when the gateway stops (its requests are done; it could run
+        // for hours).
+        tokio::select! {
+            _ = t.join(Prefixed {
+                prefix: unread,
+                stream,
+            }) => {}
+            _ = cancel.cancelled() => {}
+        }
         return Round::Ended;
     }
     if handover && !cancel.is_cancelled() && !state.eof.load(Ordering::Relaxed) {

@@ -77,7 +77,9 @@ pub struct Running {
 }
 
 impl Running {
-    /// Waits for the server task (after the cancellation token passed to [`start`]).
+    /// Waits for the server task (after the cancellation token passed to [`start`]): it
+    /// ends once the open connections have finished their requests, or after
+    /// [`server::SHUTDOWN_GRACE`].
     pub async fn stopped(mut self) {
         if let Some(t) = self.server.take() {
             let _ = t.await;

@@ -32,9 +32,16 @@ use crate::store::Revocation;
 
 use super::Body;
 
-/// Accepts connections on `listener` until `cancel`; then open connections finish their
-/// current request and close.
+/// How long a stopping gateway waits for its open connections to finish their requests
+/// (as long as the main listener's graceful stop, actix-web's default): then the runtime
+/// goes, and with it what is left.
+pub const SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// Accepts connections on `listener` until `cancel`; then stops accepting at once, and
+/// returns once every open connection has finished its current request and closed
+/// (tunnels close at once), or after [`SHUTDOWN_GRACE`].
 pub async fn serve(listener: tokio::net::TcpListener, gw: Arc<Gateway>, cancel: CancellationToken) {
+    let open = tokio_util::task::TaskTracker::new();
     loop {
         let (stream, peer) = tokio::select! {
             _ = cancel.cancelled() => break,
@@ -53,12 +60,24 @@ pub async fn serve(listener: tokio::net::TcpListener, gw: Arc<Gateway>, cancel: 
         let cancel = cancel.clone();
         // Each kind of connection boxed: the task itself stays small (the TLS handshake
         // and hyper's HTTP/2 state would otherwise be in every task, plain ones too).
-        tokio::spawn(async move {
+        open.spawn(async move {
             match gw.tls.clone() {
                 None => Box::pin(super::idle::serve(stream, gw, peer, cancel)).await,
                 Some(acceptor) => Box::pin(serve_tls(stream, acceptor, gw, peer, cancel)).await,
             }
         });
+    }
+    drop(listener);
+    open.close();
+    if tokio::time::timeout(SHUTDOWN_GRACE, open.wait())
+        .await
+        .is_err()
+    {
+        tracing::warn!(
+            open = open.len(),
+            "gateway: connections still open {} s after shutdown began; closing them",
+            SHUTDOWN_GRACE.as_secs()
+        );
     }
 }
 

@@ -245,3 +245,73 @@ async fn shutdown_closes_idle_connections_at_once() {
     closed_within(&mut handed_over, Duration::from_secs(3)).await;
     closed_within(&mut fresh, Duration::from_secs(3)).await;
 }
+
+/// Reads from `sock` into `buf` until `want` is in it; panics on the connection closing
+/// first or after 10 s.
+async fn read_until(sock: &mut TcpStream, buf: &mut Vec<u8>, want: &[u8]) {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    while !buf.windows(want.len()).any(|w| w == want) {
+        let mut chunk = [0u8; 4096];
+        let n = tokio::time::timeout_at(deadline, sock.read(&mut chunk))
+            .await
+            .unwrap_or_else(|_| panic!("{:?} within 10 s", String::from_utf8_lossy(want)))
+            .unwrap_or(0);
+        assert!(
+            n > 0,
+            "the connection closed before {:?}: {:?}",
+            String::from_utf8_lossy(want),
+            String::from_utf8_lossy(buf)
+        );
+        buf.extend_from_slice(&chunk[..n]);
+    }
+}
+
+/// A request in flight when the instance stops is answered whole before its connection
+/// closes (the gateway's runtime is not dropped under it); new connections are refused
+/// at once, and a WebSocket tunnel closes at once (it would hold the stop for the whole
+/// grace).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shutdown_lets_a_request_in_flight_finish() {
+    let g = gateway(30_000).await;
+    let url = format!("ws://127.0.0.1:{}/ws", g.port);
+    let (mut ws, _) = tokio_tungstenite::connect_async(url).await.unwrap();
+    ws.send(Message::text("up")).await.unwrap();
+    let m = tokio::time::timeout(Duration::from_secs(5), ws.next()).await;
+    assert_eq!(m.unwrap().unwrap().unwrap(), Message::text("up"));
+    let mut sock = TcpStream::connect(("127.0.0.1", g.port)).await.unwrap();
+    sock.write_all(get("/gated").as_bytes()).await.unwrap();
+    let mut buf = Vec::new();
+    // Its first part has come through: the response is in flight.
+    read_until(&mut sock, &mut buf, b"first").await;
+    g.app.shutdown.cancel();
+    // The tunnel ends (closed, or a close frame) within 3 s.
+    let ended = tokio::time::timeout(Duration::from_secs(3), async {
+        loop {
+            match ws.next().await {
+                None | Some(Err(_)) | Some(Ok(Message::Close(_))) => break,
+                Some(Ok(_)) => {}
+            }
+        }
+    })
+    .await;
+    assert!(
+        ended.is_ok(),
+        "the tunnel was still open 3 s after the stop"
+    );
+    crate::helpers::wait_until(
+        Duration::from_secs(10),
+        "the gateway to refuse new connections",
+        || async {
+            TcpStream::connect(("127.0.0.1", g.port))
+                .await
+                .is_err()
+                .then_some(())
+        },
+    )
+    .await;
+    g._up.open_gate();
+    read_until(&mut sock, &mut buf, b"second").await;
+    // The chunked body's end, then the connection closes.
+    read_until(&mut sock, &mut buf, b"0\r\n\r\n").await;
+    closed_within(&mut sock, Duration::from_secs(3)).await;
+}
