@@ -312,12 +312,17 @@ async fn one_round(
         prefix: rest,
         mut stream,
     } = parts.io.into_inner().inner;
-    let mut unread = parts.read_buf;
-    if !rest.is_empty() {
-        let mut all = bytes::BytesMut::from(&unread[..]);
+    // Copied out (a few bytes at most, mostly none): hyper's `read_buf` is a view of its
+    // whole read buffer (8 KiB or more), which it would keep alive while the connection
+    // idles.
+    let unread = if rest.is_empty() && parts.read_buf.is_empty() {
+        Bytes::new()
+    } else {
+        let mut all = bytes::BytesMut::with_capacity(parts.read_buf.len() + rest.len());
+        all.extend_from_slice(&parts.read_buf);
         all.extend_from_slice(&rest);
-        unread = all.freeze();
-    }
+        all.freeze()
+    };
     let pending = tunnel.lock().map(|mut t| t.take()).unwrap_or(None);
     if let Some(t) = pending {
         // A tunnel closes when the gateway stops (its requests are done; it could run
