@@ -17,8 +17,11 @@ use crate::metrics::Metrics;
 use crate::store::{Admission, Released, Snapshot, Store, StoreError, VisitorState};
 
 mod parts;
+mod redirect;
 mod status;
 mod told_view;
+
+pub use redirect::{redirect_with_pass, resolve_return};
 
 pub use parts::EngineParts;
 
@@ -236,36 +239,6 @@ pub fn eta_for(s: &Snapshot, f: Option<&Forecast>) -> (Eta, Option<&'static str>
             (eta, away.or(stock).or(f.reason))
         }
         _ => (Eta::default(), away),
-    }
-}
-
-/// Resolves `?return=` against the room's target: a path (`/…`, not `//…`), or an
-/// absolute URL (what the gateway sends), that stays on the target's origin is accepted;
-/// anything else is ignored, so the queue can never be used as an open redirect.
-pub fn resolve_return(target: &str, ret: Option<&str>) -> Option<String> {
-    let ret = ret?;
-    if ret.contains('\\') {
-        return None;
-    }
-    let base = url::Url::parse(target).ok()?;
-    let joined = if ret.starts_with("http://") || ret.starts_with("https://") {
-        url::Url::parse(ret).ok()?
-    } else if ret.starts_with('/') && !ret.starts_with("//") {
-        base.join(ret).ok()?
-    } else {
-        return None;
-    };
-    (joined.origin() == base.origin()).then(|| joined.to_string())
-}
-
-/// Adds `anteroom_pass=<pass>` to the target URL (for cross-site deployments).
-pub fn redirect_with_pass(target: &str, pass: &str) -> String {
-    match url::Url::parse(target) {
-        Ok(mut u) => {
-            u.query_pairs_mut().append_pair("anteroom_pass", pass);
-            u.to_string()
-        }
-        Err(_) => target.to_string(),
     }
 }
 
@@ -1091,37 +1064,5 @@ impl Engine {
             now_ms,
             Some(DEGRADED_STORE_UNREACHABLE),
         ))
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::resolve_return;
-
-    #[test]
-    fn return_paths_stay_on_the_target_origin() {
-        let t = "https://shop.example/sale/";
-        assert_eq!(
-            resolve_return(t, Some("/sale/item/5?x=1")).as_deref(),
-            Some("https://shop.example/sale/item/5?x=1")
-        );
-        // The gateway's absolute return URL, on the target's origin.
-        assert_eq!(
-            resolve_return(t, Some("https://shop.example/cart?a=1")).as_deref(),
-            Some("https://shop.example/cart?a=1")
-        );
-        for bad in [
-            "//evil.example/x",
-            "https://evil.example/",
-            "http://shop.example/",
-            "https://shop.example.evil.example/",
-            "https://shop.example@evil.example/",
-            "javascript:alert(1)",
-            "/\\evil",
-            "relative",
-        ] {
-            assert_eq!(resolve_return(t, Some(bad)), None, "{bad}");
-        }
-        assert_eq!(resolve_return(t, None), None);
     }
 }
