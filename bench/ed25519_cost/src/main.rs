@@ -26,7 +26,11 @@ fn main() {
     let r = ring::signature::Ed25519KeyPair::from_seed_unchecked(&seed).unwrap();
     let sig2 = ed25519_dalek::Signer::sign(&d2, INPUT).to_bytes();
     assert_eq!(sig2.as_slice(), r.sign(INPUT).as_ref(), "ring signs alike");
-    assert_eq!(sig2, ed3::Signer::sign(&d3, INPUT).to_bytes(), "dalek 3 signs alike");
+    assert_eq!(
+        sig2,
+        ed3::Signer::sign(&d3, INPUT).to_bytes(),
+        "dalek 3 signs alike"
+    );
     for round in 1..=3 {
         let a = per_sig(|| ed25519_dalek::Signer::sign(&d2, INPUT).to_bytes()[0]);
         let b = per_sig(|| r.sign(INPUT).as_ref()[0]);
