@@ -272,18 +272,35 @@ def memory_http_section(r):
         "cores (shared with other builds while it ran: the figures are noisy). One instance on the "
         "memory store (`workers = 1`, capacity 1,000, a fresh instance per round), 64 connections "
         "of join + status; the ceiling is `anteroom-loadtest get` against the trivial server, "
-        "measured just before each round. Issue 35's target: p99 ≤ 5 × p50.",
+        "measured just before each round. Issue 35's targets: p99 ≤ 5 × p50, and join + status at "
+        "least the rate of the in-process single-node prototype under the same load in the same "
+        "round (`anteroom-loadtest prototype-server`: our rendering of that design, a `BTreeMap` "
+        "behind a mutex, one actix-web worker, no signatures, no heartbeats, no ETA, nobody "
+        "leaving, position read in O(1): loadtest/src/prototype.rs).",
         "",
-        "| round | requests/s | × ceiling | p50 ms | p99 ms | max ms | p99 / p50 | errors |",
-        "|---|---|---|---|---|---|---|---|",
+        "Server CPU µs per request: the server process's CPU over the run (/proc) divided by its "
+        "requests; it moves less with the machine's moment than the rate does.",
+        "",
+        "| round | requests/s | × ceiling | p50 ms | p99 ms | max ms | p99 / p50 | errors | CPU µs / request | prototype requests/s | prototype CPU µs / request | Anteroom ÷ prototype (rate) |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
+
+    def cpu_us(run):
+        servers = run.get("servers") or []
+        if not servers or not run["requests_per_s"]:
+            return "–"
+        return f"{servers[0]['cpu_percent'] * 1e4 / run['requests_per_s']:.1f}"
+
     for x in r["memory_http"]:
         js, c = x["join_status"], x["ceiling"]
         lat = js["latency"]
+        p = x.get("prototype")
+        proto = (f"{fmt(p['requests_per_s'])} | {cpu_us(p)} | {js['requests_per_s'] / max(p['requests_per_s'], 1e-9):.2f}"
+                 if p else "– | – | –")
         lines.append(
             f"| {x['round']} | {fmt(js['requests_per_s'])} | {js['requests_per_s'] / c['requests_per_s']:.2f} | "
             f"{lat['p50_ms']:.2f} | {lat['p99_ms']:.2f} | {lat['max_ms']:.1f} | "
-            f"{lat['p99_ms'] / max(lat['p50_ms'], 1e-9):.1f} | {sum(js['errors'].values())} |")
+            f"{lat['p99_ms'] / max(lat['p50_ms'], 1e-9):.1f} | {sum(js['errors'].values())} | {cpu_us(js)} | {proto} |")
     return lines
 
 

@@ -76,7 +76,9 @@ def memory_http(bin_dir, lt, tmp, dur, rounds=2):
     """join + status over HTTP on the memory store (one instance, no Redis, capacity 1000,
     `workers = 1`), 64 connections, beside the trivial-HTTP ceiling measured just before it,
     `rounds` times (a fresh instance each round, so each starts with an empty line). Issue
-    35's stall check: p99 against p50."""
+    35's stall check: p99 against p50. After it in each round, the same load against the
+    in-process single-node prototype (`anteroom-loadtest prototype-server`: a `BTreeMap`
+    behind a mutex, one worker, capacity 1000): item 3 asks for at least its rate."""
     out = []
     for i in range(rounds):
         ceiling = http_ceiling(lt, dur)
@@ -108,7 +110,13 @@ max_places_per_ip = 0
         run = loadtest(lt, "http", "--target", f"http://127.0.0.1:{port}", "--room", "bench",
                        "--concurrency", 64, "--duration", dur, "--threads", 1, "--pids", p.pid)
         stop(p)
-        out.append({"round": i + 1, "ceiling": ceiling, "join_status": run})
+        pport = free_port()
+        proto = start([lt, "prototype-server", "--listen", f"127.0.0.1:{pport}", "--capacity", "1000"])
+        wait_http(f"http://127.0.0.1:{pport}/")
+        prun = loadtest(lt, "http", "--target", f"http://127.0.0.1:{pport}", "--room", "bench",
+                        "--concurrency", 64, "--duration", dur, "--threads", 1, "--pids", proto.pid)
+        stop(proto)
+        out.append({"round": i + 1, "ceiling": ceiling, "join_status": run, "prototype": prun})
     return out
 
 

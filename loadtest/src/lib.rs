@@ -12,11 +12,14 @@
 //! - [`drops`]: a launch-day drop: a pre-queue of visitors, the opening, the shuffle
 //!   and the first pushes.
 //! - [`procstat`]: the server processes' RSS and CPU from `/proc`.
+//! - [`prototype`]: the in-process single-node prototype the memory store is measured
+//!   against (issue 35 item 3).
 
 pub mod drops;
 pub mod eta;
 pub mod http;
 pub mod procstat;
+pub mod prototype;
 pub mod ws;
 
 use std::collections::BTreeMap;

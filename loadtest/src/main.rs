@@ -7,6 +7,7 @@
 //! anteroom-loadtest ws    --target http://127.0.0.1:8080 --room bench --visitors 1000 --arrival-rate 500 --duration 30 --think-ms 2000 --abandon-share 0.1 [--bind-ips 127.0.0.2,127.0.0.3] [--pids 123,456]
 //! anteroom-loadtest drop  --target http://127.0.0.1:8080 --room bench --visitors 10000 --watchers 200 --concurrency 64 --opens-at-ms <ms since the epoch> --wait-s 30
 //! anteroom-loadtest trivial-server --listen 127.0.0.1:9000     (the HTTP ceiling: one actix-web handler)
+//! anteroom-loadtest prototype-server --listen 127.0.0.1:9001 --capacity 1000  (the single-node prototype: BTreeMap behind a mutex)
 //! anteroom-loadtest memstore --tasks 2 --duration 5             (join + status on the in-memory store, no HTTP)
 //! anteroom-loadtest redis [--cluster] [--maxclients 60000]      (a real Redis, or a 3-master cluster, for bench/)
 //! anteroom-loadtest eta-sim --crowds 5000 [--first 0] [--size test]  (generated crowds on the ETA simulator, no I/O)
@@ -23,7 +24,7 @@ fn main() {
     let mut argv = std::env::args().skip(1);
     let Some(cmd) = argv.next() else {
         eprintln!(
-            "usage: anteroom-loadtest http|get|ws|drop|memstore|trivial-server|redis|eta|eta-sim|pow --option value …"
+            "usage: anteroom-loadtest http|get|ws|drop|memstore|trivial-server|prototype-server|redis|eta|eta-sim|pow --option value …"
         );
         std::process::exit(2);
     };
@@ -52,6 +53,12 @@ fn run(cmd: &str, a: &Args) -> Result<(), String> {
     let _ = rlimit::increase_nofile_limit(u64::MAX);
     if cmd == "trivial-server" {
         return trivial_server(&a.str("listen", "127.0.0.1:9000"));
+    }
+    if cmd == "prototype-server" {
+        return anteroom_loadtest::prototype::serve(
+            &a.str("listen", "127.0.0.1:9001"),
+            a.num("capacity", 1000u64)?,
+        );
     }
     if cmd == "memstore" {
         return memstore(a);
