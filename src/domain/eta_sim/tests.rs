@@ -153,3 +153,136 @@ fn basis_at() {
         println!("place {p}: {:?}", s.at(p, b.now_ms, b.admits));
     }
 }
+
+/// Two crowds of the real-time runner (`anteroom-loadtest eta`, loadtest/src/eta.rs) as
+/// the runner drives them: visitors polling once a second learn of their admission at
+/// their next poll, so a release comes 0-1 s later than the stay drawn.
+fn runner_crowd(
+    capacity: u64,
+    ttl_s: u64,
+    heartbeat_s: u64,
+    visitors: Vec<scenario::Visitor>,
+) -> Scenario {
+    Scenario {
+        seed: 0,
+        capacity,
+        ttl_ms: ttl_s * 1000,
+        heartbeat_ms: heartbeat_s * 1000,
+        rate_cap: 0,
+        stock: None,
+        stays: scenario::Stays::Uniform,
+        stay_mean_ms: 0,
+        hold_share: 0.0,
+        arrivals: scenario::Arrivals::Burst,
+        abandon_share: 0.0,
+        admin: Vec::new(),
+        visitors,
+    }
+}
+
+/// The runner's steady drain: 120 visitors over 6 s into 6 slots of 30 s, most leaving
+/// 0.5-2.5 s after admission, a tenth keeping the whole session.
+fn runners_steady_drain() -> Scenario {
+    use rand::{rngs::StdRng, Rng, SeedableRng};
+    let mut rng = StdRng::seed_from_u64(7);
+    let visitors = (0..120)
+        .map(|i| scenario::Visitor {
+            join_ms: i * 50,
+            stay_ms: if rng.gen_bool(0.1) {
+                u64::MAX
+            } else {
+                rng.gen_range(500..2_500) + rng.gen_range(0..1_000)
+            },
+            silent_at: None,
+        })
+        .collect();
+    Scenario {
+        stay_mean_ms: 2_000,
+        hold_share: 0.1,
+        ..runner_crowd(6, 30, 10, visitors)
+    }
+}
+
+/// The runner's 20 % silent abandonment: 60 visitors over 15 s into 4 slots of 20 s,
+/// stays of 1-3 s, a fifth silent from their join (heartbeat timeout 5 s).
+fn runners_silent_abandonment() -> Scenario {
+    use rand::{rngs::StdRng, Rng, SeedableRng};
+    let mut rng = StdRng::seed_from_u64(8);
+    let visitors = (0..60)
+        .map(|i| {
+            let join_ms = i * 250;
+            scenario::Visitor {
+                join_ms,
+                stay_ms: rng.gen_range(1_000..3_000) + rng.gen_range(0..1_000),
+                silent_at: rng.gen_bool(0.2).then_some(join_ms),
+            }
+        })
+        .collect();
+    Scenario {
+        stay_mean_ms: 2_500,
+        abandon_share: 0.2,
+        ..runner_crowd(4, 20, 5, visitors)
+    }
+}
+
+/// Of the visitors who waited: how many were shown "not known yet" at join, and the
+/// median time (ms) from join to their first known estimate.
+fn unknown_at_join(sc: &Scenario) -> (usize, usize, u64) {
+    let seen = play(sc);
+    let mut after: Vec<u64> = Vec::new();
+    let mut waited = 0;
+    for (s, v) in seen.iter().zip(&sc.visitors) {
+        let Some(admitted) = s.admitted_at else {
+            continue;
+        };
+        if admitted <= s.joined || v.silent_at.is_some() {
+            continue;
+        }
+        waited += 1;
+        match s.first_known {
+            Some((at, _)) if at == s.joined => {}
+            Some((at, _)) => after.push(at - s.joined),
+            None => after.push(admitted - s.joined),
+        }
+    }
+    after.sort_unstable();
+    let median = after
+        .get(after.len().saturating_sub(1) / 2)
+        .copied()
+        .unwrap_or(0);
+    (after.len(), waited, median)
+}
+
+/// `cargo test --lib runners_crowds -- --ignored --nocapture`: the real-time runner's
+/// steady drain and silent abandonment in the simulator, with what each visitor shown a
+/// known estimate was shown and waited.
+#[test]
+#[ignore = "a report to read, not a check: … -- --ignored --nocapture"]
+fn runners_crowds_in_detail() {
+    for sc in [runners_steady_drain(), runners_silent_abandonment()] {
+        let (unknown, waited, after) = unknown_at_join(&sc);
+        println!("{unknown} of {waited} unknown at join, known after {after} ms (median)");
+        println!("{:?}", score(&sc));
+    }
+}
+
+/// The real-time runner's steady drain, played by the simulator, is what the runner
+/// measured (2026-11-28: 114 of 114 "not known yet" at join, known after 32 s): the
+/// replica shows every visitor "not known yet" at join too (known after 25 s, median).
+/// That is right for this crowd: shown anyway, the estimates at join erred 63 % (the
+/// holders are not yet seen; docs/eta.md, "Limits"). What this test holds: the estimates
+/// that are shown meet the targets, and the first known estimate comes no later than
+/// measured (the target is 10 s; the floor moves down as the model improves).
+#[test]
+fn the_runners_steady_drain_is_shown_only_estimates_that_hold() {
+    let sc = runners_steady_drain();
+    let s = score(&sc);
+    let (unknown, waited, after_ms) = unknown_at_join(&sc);
+    assert_eq!(waited, 114, "{s:?}");
+    assert!(s.median_error <= 0.2 && s.inside >= 0.8, "{s:?}");
+    // Measured: 114 unknown, known after 25 s.
+    assert!(
+        after_ms <= 30_000,
+        "{unknown} unknown, known after {after_ms} ms"
+    );
+}
