@@ -156,7 +156,8 @@ fn basis_at() {
 
 /// Two crowds of the real-time runner (`anteroom-loadtest eta`, loadtest/src/eta.rs) as
 /// the runner drives them: visitors polling once a second learn of their admission at
-/// their next poll, so a release comes 0-1 s later than the stay drawn.
+/// their next poll, so a release comes 0-1 s later than the stay drawn. The same kinds of
+/// draws as the runner's, not its very draws (its generator is shared by all nine crowds).
 fn runner_crowd(
     capacity: u64,
     ttl_s: u64,
@@ -226,7 +227,8 @@ fn runners_silent_abandonment() -> Scenario {
 }
 
 /// Of the visitors who waited: how many were shown "not known yet" at join, and the
-/// median time (ms) from join to their first known estimate.
+/// median time (ms) from join to their first known estimate (or to their admission, for
+/// those never shown one: as the "known within 10 s" figure counts them).
 fn unknown_at_join(sc: &Scenario) -> (usize, usize, u64) {
     let seen = play(sc);
     let mut after: Vec<u64> = Vec::new();
