@@ -231,7 +231,7 @@ fn runners_silent_abandonment() -> Scenario {
 /// those never shown one: as the "known within 10 s" figure counts them).
 fn unknown_at_join(sc: &Scenario) -> (usize, usize, u64) {
     let seen = play(sc);
-    let mut after: Vec<u64> = Vec::new();
+    let mut after: Vec<f64> = Vec::new();
     let mut waited = 0;
     for (s, v) in seen.iter().zip(&sc.visitors) {
         let Some(admitted) = s.admitted_at else {
@@ -243,16 +243,11 @@ fn unknown_at_join(sc: &Scenario) -> (usize, usize, u64) {
         waited += 1;
         match s.first_known {
             Some((at, _)) if at == s.joined => {}
-            Some((at, _)) => after.push(at - s.joined),
-            None => after.push(admitted - s.joined),
+            Some((at, _)) => after.push((at - s.joined) as f64),
+            None => after.push((admitted - s.joined) as f64),
         }
     }
-    after.sort_unstable();
-    let median = after
-        .get(after.len().saturating_sub(1) / 2)
-        .copied()
-        .unwrap_or(0);
-    (after.len(), waited, median)
+    (after.len(), waited, median(&mut after) as u64)
 }
 
 /// `cargo test --lib runners_crowds -- --ignored --nocapture`: the real-time runner's
