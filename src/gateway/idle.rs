@@ -2,16 +2,18 @@
 //! two 8 KiB buffers (and its state) for its whole life, so a keep-alive connection that
 //! waits between requests would cost that much for nothing. Here, once a connection has
 //! been idle for [`HANDOVER_AFTER`] to twice that (no request in flight, its last response
-//! written whole and nothing read since), hyper's connection is ended without closing the socket
-//! (`graceful_shutdown` + `poll_without_shutdown` → [`hyper::server::conn::http1::Parts`]),
+//! written whole and nothing read since), hyper's connection is ended without closing the
+//! socket (`graceful_shutdown` + `poll_without_shutdown` →
+//! [`hyper::server::conn::http1::Parts`]),
 //! and the task waits on the socket alone (`readable()`, no buffer) until the client sends
 //! its next request, then serves it with a fresh hyper connection. Bytes hyper had read
 //! and not yet used (part of a pipelined request) are handed to the next connection first:
 //! nothing is lost. An upgrade (WebSocket) is joined here, from the same `Parts`.
 //!
 //! Timeouts as before: an idle connection is closed when no request head starts within
-//! `header_read_timeout_ms` (counted from the handover: up to 2 × [`HANDOVER_AFTER`] late); on `cancel`, an idle connection closes at once, a busy one
-//! finishes its request first, and a tunnel closes at once.
+//! `header_read_timeout_ms` (counted from the handover: up to 2 × [`HANDOVER_AFTER`]
+//! late); on `cancel`, an idle connection closes at once, a busy one finishes its request
+//! first, and a tunnel closes at once.
 
 use std::future::poll_fn;
 use std::future::Future;
