@@ -13,8 +13,10 @@ use anteroom::store::RoomPatch;
 use rand::{rngs::StdRng, Rng, SeedableRng};
 use serde_json::Value;
 
+pub mod drawn;
+
 /// How an admitted visitor leaves.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 enum Stay {
     /// Releases after this long.
     Release(Duration),

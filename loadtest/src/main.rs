@@ -11,6 +11,7 @@
 //! anteroom-loadtest memstore --tasks 2 --duration 5             (join + status on the in-memory store, no HTTP)
 //! anteroom-loadtest redis [--cluster] [--maxclients 60000]      (a real Redis, or a 3-master cluster, for bench/)
 //! anteroom-loadtest eta-sim --crowds 5000 [--first 0] [--size test]  (generated crowds on the ETA simulator, no I/O)
+//! anteroom-loadtest eta [--scale 1] [--only eta-drain,…|none] [--seeds 2,11,…|none]  (ETA crowds in real time on Redis)
 //! ```
 
 use std::time::{Duration, Instant};
@@ -105,8 +106,25 @@ fn run(cmd: &str, a: &Args) -> Result<(), String> {
             .enable_all()
             .build()
             .map_err(|e| e.to_string())?;
-        let table = rt.block_on(anteroom_loadtest::eta::run(scale, &only))?;
-        println!("{table}");
+        // `--seeds 2,11`: the generator's crowds of those seeds after the nine, each beside
+        // the simulator's play of it (default: `eta::drawn::DEFAULT_SEEDS`; `--seeds none`:
+        // no drawn crowd; `--only none`: none of the nine).
+        let seeds: Vec<u64> = match a.str("seeds", "").as_str() {
+            "" => anteroom_loadtest::eta::drawn::DEFAULT_SEEDS.to_vec(),
+            "none" => Vec::new(),
+            list => list
+                .split(',')
+                .map(|s| s.trim().parse().map_err(|_| format!("--seeds: {s:?}")))
+                .collect::<Result<_, _>>()?,
+        };
+        if only != "none" {
+            let table = rt.block_on(anteroom_loadtest::eta::run(scale, &only))?;
+            println!("{table}");
+        }
+        if !seeds.is_empty() {
+            let table = rt.block_on(anteroom_loadtest::eta::drawn::run(&seeds))?;
+            println!("{table}");
+        }
         return Ok(());
     }
     let target = a.str("target", "http://127.0.0.1:8080");

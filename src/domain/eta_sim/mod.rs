@@ -199,7 +199,12 @@ fn median(v: &mut [f64]) -> f64 {
 
 /// Plays and scores one crowd.
 pub fn score(sc: &Scenario) -> Score {
-    let seen = play(sc);
+    score_seen(sc, &play(sc))
+}
+
+/// Scores what the visitors of `sc` saw (from [`play`], or from the real-time runner's
+/// records of the same crowd, on the crowd's clock: ms since its start).
+pub fn score_seen(sc: &Scenario, seen: &[Seen]) -> Score {
     let (mut errors, mut inside, mut short_range, mut short_point, mut long_range) =
         (Vec::new(), 0, 0, 0, 0);
     let (mut visitors, mut known_10s) = (0, 0);
