@@ -163,8 +163,12 @@ async fn visitor(
     rec.admitted_ms = admitted;
     if let (Some(at), Stay::Release(d)) = (admitted, part.stay) {
         let wait = (at + d.as_millis() as u64).saturating_sub(now_ms());
-        tokio::time::sleep(Duration::from_millis(wait)).await;
-        let _ = client.post(url("release")).bearer_auth(&token).send().await;
+        let release = Instant::now() + Duration::from_millis(wait);
+        // Past the deadline nobody waits for the slot any more: the run ends.
+        if release < deadline {
+            tokio::time::sleep_until(release.into()).await;
+            let _ = client.post(url("release")).bearer_auth(&token).send().await;
+        }
     }
     rec
 }
