@@ -118,7 +118,7 @@ def gateway_section(r):
         "every request); the same request through "
         "nginx `proxy_pass` (an upstream `keepalive 64` pool, access log off); and the upstream alone, "
         "`anteroom-loadtest trivial-server` (one actix-web handler answering `ok`), as the ceiling. "
-        "The gateway runs one thread (`workers = 1`: one single-threaded runtime), nginx one worker process, the load generator one "
+        "The gateway runs one thread (`workers = 1`), nginx one worker process, the load generator one "
         "thread; the upstream's two actix workers and all of these share the machine's cores. "
         f"Closed loop: 64 connections for as long as the answers come; open loop: {rate:,} requests/s "
         "scheduled, latency from the scheduled send time."
@@ -173,7 +173,7 @@ def gateway_section(r):
                 f"{max(cpu_us('gateway') - cpu_us('gateway_unguarded'), 0):.0f} µs (a pass's Ed25519 signature is "
                 "verified once and kept until it expires), so what is left is the proxying itself: hyper's server "
                 "and pooled client, the header rewriting and the path normalisation, against nginx's C event loop. "
-                "A `perf` profile of that path (issue 35 item 6, after the single-threaded runtimes) is flat: about "
+                "A `perf` profile of that path (issue 35 item 6) is flat: about "
                 "half the gateway thread's time is the kernel's socket reads and writes, hyper's two HTTP/1.1 "
                 "connections most of the rest, and the gateway's own request handling (guard, headers, routes) "
                 "about 8 %: [the lever table](#what-each-change-cost-or-saved-redis).")

@@ -19,8 +19,8 @@
 //! through as they arrive (no buffering), one keep-alive pool, and upgraded connections
 //! joined at the byte level so any WebSocket subprotocol or extension passes untouched;
 //! hyper and hyper-util give exactly those parts, and the upgrade stays a plain
-//! `copy_bidirectional`. It runs on its own threads, one single-threaded runtime each
-//! ([`start`]), so proxied traffic never competes with the actix workers' event loops.
+//! `copy_bidirectional`. It runs on its own multi-threaded runtime so proxied traffic
+//! never competes with the actix workers' event loops.
 
 pub(crate) mod guard;
 pub(crate) mod headers;
@@ -51,16 +51,13 @@ use routes::Routes;
 /// The body of every answer the gateway gives (its own pages and the proxied ones).
 pub type Body = http_body_util::combinators::BoxBody<bytes::Bytes, hyper::Error>;
 
-/// What one worker's requests share (the engine, guard and renewals with every worker).
+/// What every gateway request shares.
 pub struct Gateway {
     engine: Arc<Engine>,
-    /// Shared by the workers (one pass cache, one revocation view).
-    guard: Arc<Guard>,
-    /// This worker's own pool of upstream connections.
+    guard: Guard,
     upstream: Upstream,
-    /// When each visitor's session was last renewed here (`renew_on_activity`), shared
-    /// by the workers.
-    renewals: Arc<renew::Renewals>,
+    /// When each visitor's session was last renewed here (`renew_on_activity`).
+    renewals: renew::Renewals,
     header_read_timeout: Duration,
     /// The TLS handshake, when `gateway.tls_cert` is set (HTTP/2 or HTTP/1.1 by ALPN).
     tls: Option<tokio_rustls::TlsAcceptor>,
@@ -71,23 +68,33 @@ pub struct Gateway {
     meter: Arc<crate::domain::outflow::OriginMeter>,
 }
 
-/// A running gateway: its port and its worker threads.
+/// A running gateway: its port, its runtime and the server task.
 pub struct Running {
     pub port: u16,
-    /// One per worker thread, resolved when its server task has ended.
-    stopped: Vec<tokio::sync::oneshot::Receiver<()>>,
-    /// Cancelled when this is dropped: the workers then stop at once, without the
-    /// graceful wait (as a dropped runtime would).
-    _kill: tokio_util::sync::DropGuard,
+    server: Option<tokio::task::JoinHandle<()>>,
+    /// Declared last: dropped after the task handle.
+    _runtime: OwnRuntime,
 }
 
 impl Running {
-    /// Waits for the server tasks (after the cancellation token passed to [`start`]):
-    /// they end once the open connections have finished their requests, or after
+    /// Waits for the server task (after the cancellation token passed to [`start`]): it
+    /// ends once the open connections have finished their requests, or after
     /// [`server::SHUTDOWN_GRACE`].
     pub async fn stopped(mut self) {
-        for done in self.stopped.drain(..) {
-            let _ = done.await;
+        if let Some(t) = self.server.take() {
+            let _ = t.await;
+        }
+    }
+}
+
+/// The gateway's runtime, shut down without blocking when dropped: a runtime cannot be
+/// dropped the ordinary way inside another one's async context.
+struct OwnRuntime(Option<tokio::runtime::Runtime>);
+
+impl Drop for OwnRuntime {
+    fn drop(&mut self) {
+        if let Some(rt) = self.0.take() {
+            rt.shutdown_background();
         }
     }
 }
@@ -95,13 +102,6 @@ impl Running {
 /// Starts the gateway on `listener` with `workers` threads (0: one per core), serving
 /// until `cancel`. `revoked` is fed by [`revoked::run_poller`], which the caller runs;
 /// `meter` is read by the outflow task (`crate::outflow`).
-///
-/// Each worker is a thread running its own single-threaded runtime (nginx's worker
-/// model): it accepts on its own handle of the listener and serves what it accepted to
-/// the end, through its own pool of upstream connections, so a request never wakes
-/// another thread and no task is stolen or moved. The pass cache, the renewals and the
-/// routes are shared. (A work-stealing runtime of one thread measured slower: its wakes
-/// and queues go through atomics and a second queue; BENCHMARKS.md, lever table.)
 // Each argument is a separate piece the composition root owns; a struct for them would
 // only be built here.
 #[allow(clippy::too_many_arguments)]
@@ -122,55 +122,39 @@ pub fn start(
     } else {
         workers
     };
-    let guard = Arc::new(Guard {
-        routes: Routes::new(&settings.routes),
-        revoked,
-        checked: Default::default(),
-    });
-    let renewals = Arc::new(renew::Renewals::default());
-    let kill = CancellationToken::new();
-    let mut stopped = Vec::with_capacity(threads);
-    for _ in 0..threads {
-        let runtime = tokio::runtime::Builder::new_current_thread()
+    let own = OwnRuntime(Some(
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(threads)
+            .thread_name("anteroom-gateway")
             .enable_all()
-            .build()?;
-        let gateway = Gateway {
-            engine: engine.clone(),
-            guard: guard.clone(),
+            .build()?,
+    ));
+    // unwrap: just set.
+    let runtime = own.0.as_ref().expect("the runtime was just built");
+    let server = {
+        // The listener and the client's pool belong to the gateway's runtime.
+        let _enter = runtime.enter();
+        let gateway = Arc::new(Gateway {
+            engine,
+            guard: Guard {
+                routes: Routes::new(&settings.routes),
+                revoked: revoked.clone(),
+                checked: Default::default(),
+            },
             upstream: Upstream::new(settings)?,
-            renewals: renewals.clone(),
+            renewals: Default::default(),
             header_read_timeout: Duration::from_millis(settings.header_read_timeout_ms),
-            tls: tls.clone(),
+            tls,
             local_addr,
-            meter: meter.clone(),
-        };
-        let listener = listener.try_clone()?;
-        let (cancel, kill) = (cancel.clone(), kill.clone());
-        let (done, done_rx) = tokio::sync::oneshot::channel();
-        std::thread::Builder::new()
-            .name("anteroom-gateway".into())
-            .spawn(move || {
-                runtime.block_on(async move {
-                    // The listener's registration belongs to this runtime's driver.
-                    match tokio::net::TcpListener::from_std(listener) {
-                        Ok(listener) => tokio::select! {
-                            _ = server::serve(listener, Arc::new(gateway), cancel) => {}
-                            _ = kill.cancelled() => {}
-                        },
-                        Err(e) => tracing::error!(error = %e, "gateway: worker could not listen"),
-                    }
-                });
-                // What is left (a tunnel opened over TLS) goes with the runtime, without
-                // waiting: as the main listener's stop does.
-                runtime.shutdown_background();
-                let _ = done.send(());
-            })?;
-        stopped.push(done_rx);
-    }
-    tracing::info!(addr = %local_addr, tls = settings.tls_cert.is_some(), upstream = settings.upstream.as_deref().unwrap_or(""), routes = settings.routes.len(), workers = threads, "gateway listening");
+            meter,
+        });
+        let listener = tokio::net::TcpListener::from_std(listener)?;
+        runtime.spawn(server::serve(listener, gateway, cancel))
+    };
+    tracing::info!(addr = %local_addr, tls = settings.tls_cert.is_some(), upstream = settings.upstream.as_deref().unwrap_or(""), routes = settings.routes.len(), "gateway listening");
     Ok(Running {
         port: local_addr.port(),
-        stopped,
-        _kill: kill.drop_guard(),
+        server: Some(server),
+        _runtime: own,
     })
 }
