@@ -167,10 +167,31 @@ fn request_host(req: &Request<Incoming>) -> Result<Option<Host>, BadTarget> {
     let mut hosts = req.headers().get_all(HOST).iter();
     let raw = match (hosts.next(), hosts.next()) {
         (Some(_), Some(_)) => return Err(BadTarget::Host),
-        (Some(h), None) => Some(h.to_str().map_err(|_| BadTarget::Host)?.to_string()),
-        (None, _) => req.uri().authority().map(|a| a.to_string()),
+        (Some(h), None) => Some(h.to_str().map_err(|_| BadTarget::Host)?),
+        (None, _) => req.uri().authority().map(|a| a.as_str()),
     };
-    raw.as_deref().map(read_host).transpose()
+    raw.map(read_host_cached).transpose()
+}
+
+/// [`read_host`], remembered for the last host this thread read: a connection (and
+/// most of a site's traffic) names the same host request after request, and reading
+/// one through `url`'s IDNA parser was a twelfth of the gateway's instructions per
+/// request (callgrind, BENCHMARKS.md's lever table). A pure function's cache: whatever
+/// thread a task runs on, the answer is the same.
+fn read_host_cached(raw: &str) -> Result<Host, BadTarget> {
+    thread_local! {
+        static LAST: std::cell::RefCell<Option<(String, Host)>> = const { std::cell::RefCell::new(None) };
+    }
+    LAST.with(|last| {
+        if let Some((r, host)) = &*last.borrow() {
+            if r == raw {
+                return Ok(host.clone());
+            }
+        }
+        let host = read_host(raw)?;
+        *last.borrow_mut() = Some((raw.to_string(), host.clone()));
+        Ok(host)
+    })
 }
 
 /// The visitor a proxied request was let in as.
@@ -508,6 +529,30 @@ impl Gateway {
         }
         if let Err(e) = self.engine.revoke(&v.room, &v.claims).await {
             tracing::warn!(room = v.room, error = %e, "gateway: could not end the session the origin revoked");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_remembered_host_answers_as_read_host_does() {
+        for raw in [
+            "Shop.Example",
+            "shop.example:8080",
+            "shop.example:8080",
+            "other.example.",
+            "BÜCHER.example",
+            "[::1]:80",
+            "127.0.0.1",
+            "bad%host",
+            "shop.example:x",
+            "Shop.Example",
+            "",
+        ] {
+            assert_eq!(read_host_cached(raw), read_host(raw), "{raw}");
         }
     }
 }
