@@ -380,15 +380,26 @@ def idle_connections(port, n, headers):
 
 
 def memory_per_connection(pid, port, n, headers):
-    """RSS growth of `pid` (KiB) per idle keep-alive connection, over `n` connections."""
+    """RSS growth of `pid` (KiB) per idle keep-alive connection, over `n` connections
+    from the start (`kib_per_connection`: it includes what the process grows by once,
+    whatever the count), then over `n` more opened on top of those
+    (`marginal_kib_per_connection`: what one more idle connection costs)."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft < 2 * n + 100:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, 2 * n + 1000), hard))
     before = rss(pid)
     conns = idle_connections(port, n, headers)
     time.sleep(1)
     after = rss(pid)
-    for c in conns:
+    more = idle_connections(port, n, headers)
+    time.sleep(1)
+    after_more = rss(pid)
+    for c in conns + more:
         c.close()
     return {"connections": n, "rss_before_mb": before, "rss_after_mb": after,
-            "kib_per_connection": (after - before) * 1024 / n}
+            "rss_after_more_mb": after_more,
+            "kib_per_connection": (after - before) * 1024 / n,
+            "marginal_kib_per_connection": (after_more - after) * 1024 / n}
 
 
 def gateway(bin_dir, lt, tmp, dur, smoke):
