@@ -42,8 +42,13 @@ struct Entry {
 }
 
 impl Entry {
+    #[cfg(test)]
     fn update(&mut self, b: &EtaBasis) -> Arc<Forecast> {
-        let schedule = Schedule::compute(b);
+        self.update_with(b, Schedule::compute(b))
+    }
+
+    /// Takes `schedule`, computed from `b`, as the room's current forecast.
+    fn update_with(&mut self, b: &EtaBasis, schedule: Schedule) -> Arc<Forecast> {
         let now = b.now_ms;
         let mut event = None;
         match self.capacity {
@@ -129,7 +134,25 @@ impl Forecasts {
             }
         }
         match store.eta_basis(room).await {
-            Ok(b) => Some(e.update(&b)),
+            Ok(b) => {
+                // The schedule plays the line through [`crate::domain::eta::RUNS`] times
+                // (10–24 ms in a release build for lines of 500–100,000): on a blocking
+                // thread, so the worker that found it stale keeps answering its other
+                // connections meanwhile. Readers of this room wait on the entry, as
+                // before.
+                let computed = tokio::task::spawn_blocking(move || {
+                    let schedule = Schedule::compute(&b);
+                    (b, schedule)
+                })
+                .await;
+                match computed {
+                    Ok((b, schedule)) => Some(e.update_with(&b, schedule)),
+                    Err(err) => {
+                        tracing::error!(room, error = %err, "eta schedule failed");
+                        e.current.clone()
+                    }
+                }
+            }
             Err(err) => {
                 tracing::debug!(room, error = %err, "eta basis unavailable");
                 e.current.clone()
