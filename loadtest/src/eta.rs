@@ -8,8 +8,9 @@
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use anteroom::config::Settings;
+use anteroom::domain::eta_sim::scenario::Admin;
 use anteroom::room::RoomConfig;
-use anteroom::store::RoomPatch;
+use anteroom::store::{RoomPatch, StockChange};
 use rand::{rngs::StdRng, Rng, SeedableRng};
 use serde_json::Value;
 
@@ -32,18 +33,11 @@ struct Plan {
     silent: bool,
 }
 
-#[derive(Clone, Copy, Debug)]
-enum Action {
-    Capacity(u64),
-    Pause,
-    Resume,
-}
-
 struct Scenario {
     name: &'static str,
     room: RoomConfig,
     plans: Vec<Plan>,
-    actions: Vec<(Duration, Action)>,
+    actions: Vec<(Duration, Admin)>,
     /// Whether the future was knowable at join (see the docs' table).
     knowable: &'static str,
     /// Only visitors joining after this count in the error and range figures (before,
@@ -160,7 +154,7 @@ fn scenarios(scale: f64) -> Vec<Scenario> {
         name: "capacity raised 2→6 at 20 s",
         room: room("eta-up", 2, 20),
         plans: crowd(&mut rng, n(60), 40.0, 2.0, 6.0, 0.0),
-        actions: vec![(secs(20), Action::Capacity(6))],
+        actions: vec![(secs(20), Admin::Capacity(6))],
         knowable: "for those joining after the change (20 s)",
         measure_after: secs(21),
         deadline: secs(200),
@@ -170,7 +164,7 @@ fn scenarios(scale: f64) -> Vec<Scenario> {
         name: "capacity lowered 6→2 at 15 s",
         room: room("eta-down", 6, 20),
         plans: crowd(&mut rng, n(60), 40.0, 2.0, 6.0, 0.0),
-        actions: vec![(secs(15), Action::Capacity(2))],
+        actions: vec![(secs(15), Admin::Capacity(2))],
         knowable: "for those joining after the change (15 s)",
         measure_after: secs(16),
         deadline: secs(240),
@@ -180,7 +174,7 @@ fn scenarios(scale: f64) -> Vec<Scenario> {
         name: "pause 30 s at 10 s, then resume",
         room: room("eta-pause", 4, 20),
         plans: crowd(&mut rng, n(80), 60.0, 1.0, 3.0, 0.0),
-        actions: vec![(secs(10), Action::Pause), (secs(40), Action::Resume)],
+        actions: vec![(secs(10), Admin::Pause), (secs(40), Admin::Resume)],
         knowable: "for those joining after the resume (40 s); before, the pause's length is an admin's decision",
         measure_after: secs(41),
         deadline: secs(200),
@@ -376,6 +370,64 @@ fn summarise(records: &[Record], measure_from_ms: u64) -> Summary {
     s
 }
 
+/// The settings of the Anteroom instances a runner starts: one Redis, these rooms, the
+/// rate limits and the admin off (the crowd is the only traffic).
+fn runner_settings(redis_url: String, key_prefix: &str, rooms: Vec<RoomConfig>) -> Settings {
+    let mut settings = Settings {
+        listen: "127.0.0.1:0".into(),
+        redis_url: Some(redis_url),
+        key_prefix: key_prefix.into(),
+        secret_key: Some(anteroom::room::Secret::new(
+            "eta-runner-secret-key-0123456789abcdef0123456789",
+        )),
+        demo: false,
+        rooms,
+        ..Settings::default()
+    };
+    settings.rate_limit.ip_per_second = 0;
+    settings.rate_limit.visitor_requests = 0;
+    settings.admin.enabled = false;
+    settings
+}
+
+/// The visitors' HTTP client.
+fn runner_client() -> Result<reqwest::Client, String> {
+    reqwest::Client::builder()
+        .timeout(Duration::from_secs(10))
+        .pool_max_idle_per_host(1000)
+        .build()
+        .map_err(|e| e.to_string())
+}
+
+/// Makes an admin's change to `room` through the store, as the admin API would. A change
+/// that fails shows in the figures (the crowd is then not the one planned).
+async fn apply(engine: &anteroom::domain::admission::Engine, room: &str, action: Admin) {
+    let store = engine.room_store();
+    let change = |capacity, paused| RoomPatch {
+        capacity,
+        paused,
+        ..RoomPatch::default()
+    };
+    let _ = match action {
+        Admin::Capacity(c) => store
+            .patch_room(room, &change(Some(c), None))
+            .await
+            .map(drop),
+        Admin::Pause => store
+            .patch_room(room, &change(None, Some(true)))
+            .await
+            .map(drop),
+        Admin::Resume => store
+            .patch_room(room, &change(None, Some(false)))
+            .await
+            .map(drop),
+        Admin::TopUp(n) => store
+            .change_stock(room, StockChange::Add(n))
+            .await
+            .map(drop),
+    };
+}
+
 /// Runs every scenario at once; `scale` multiplies the crowd sizes (1.0 = the table in
 /// BENCHMARKS.md); `only`, when not empty, is a comma-separated list of the room ids to run.
 pub async fn run(scale: f64, only: &str) -> Result<String, String> {
@@ -384,20 +436,11 @@ pub async fn run(scale: f64, only: &str) -> Result<String, String> {
     if !only.is_empty() {
         list.retain(|s| only.split(',').any(|id| id == s.room.id));
     }
-    let mut settings = Settings {
-        listen: "127.0.0.1:0".into(),
-        redis_url: Some(redis.url()),
-        key_prefix: "eta".into(),
-        secret_key: Some(anteroom::room::Secret::new(
-            "eta-runner-secret-key-0123456789abcdef0123456789",
-        )),
-        demo: false,
-        rooms: list.iter().map(|s| s.room.clone()).collect(),
-        ..Settings::default()
-    };
-    settings.rate_limit.ip_per_second = 0;
-    settings.rate_limit.visitor_requests = 0;
-    settings.admin.enabled = false;
+    let settings = runner_settings(
+        redis.url(),
+        "eta",
+        list.iter().map(|s| s.room.clone()).collect(),
+    );
     let app = anteroom::startup::Application::build(settings)
         .await
         .map_err(|e| format!("start: {e}"))?;
@@ -405,11 +448,7 @@ pub async fn run(scale: f64, only: &str) -> Result<String, String> {
     let engine = app.engine();
     let stop = tokio_util::sync::CancellationToken::new();
     let server = tokio::spawn(app.run_until_stopped(stop.clone()));
-    let client = reqwest::Client::builder()
-        .timeout(Duration::from_secs(10))
-        .pool_max_idle_per_host(1000)
-        .build()
-        .map_err(|e| e.to_string())?;
+    let client = runner_client()?;
     let start = Instant::now() + Duration::from_millis(500);
     let mut tasks = Vec::new();
     for sc in &list {
@@ -433,21 +472,7 @@ pub async fn run(scale: f64, only: &str) -> Result<String, String> {
             let id = sc.room.id.clone();
             tokio::spawn(async move {
                 tokio::time::sleep_until((start + at).into()).await;
-                let patch = match action {
-                    Action::Capacity(c) => RoomPatch {
-                        capacity: Some(c),
-                        ..RoomPatch::default()
-                    },
-                    Action::Pause => RoomPatch {
-                        paused: Some(true),
-                        ..RoomPatch::default()
-                    },
-                    Action::Resume => RoomPatch {
-                        paused: Some(false),
-                        ..RoomPatch::default()
-                    },
-                };
-                let _ = engine.room_store().patch_room(&id, &patch).await;
+                apply(&engine, &id, action).await;
             });
         }
         tasks.push(visitors);

@@ -22,13 +22,11 @@
 
 use std::time::{Duration, Instant};
 
-use anteroom::config::Settings;
 use anteroom::domain::eta::Eta;
 use anteroom::domain::eta_sim::{self, scenario::Admin, scenario::Scenario, scenario::Size};
 use anteroom::room::RoomConfig;
-use anteroom::store::{RoomPatch, StockChange};
 
-use super::{call, now_ms, seen_of, Record, Stay};
+use super::{apply, call, now_ms, runner_client, runner_settings, seen_of, Record, Stay};
 
 /// The seeds run when none are given: crowds among the first 300 seeds that fit real time
 /// ([`plan_of`]; `fitting_seeds` lists them) where 24 or more visitors wait, picked for
@@ -313,20 +311,11 @@ pub async fn run(seeds: &[u64]) -> Result<String, String> {
         return Ok(out);
     }
     let redis = anteroom_testkit::RedisServer::start();
-    let mut settings = Settings {
-        listen: "127.0.0.1:0".into(),
-        redis_url: Some(redis.url()),
-        key_prefix: "eta-drawn".into(),
-        secret_key: Some(anteroom::room::Secret::new(
-            "eta-runner-secret-key-0123456789abcdef0123456789",
-        )),
-        demo: false,
-        rooms: plans.iter().map(|p| p.room.clone()).collect(),
-        ..Settings::default()
-    };
-    settings.rate_limit.ip_per_second = 0;
-    settings.rate_limit.visitor_requests = 0;
-    settings.admin.enabled = false;
+    let settings = runner_settings(
+        redis.url(),
+        "eta-drawn",
+        plans.iter().map(|p| p.room.clone()).collect(),
+    );
     let stop = tokio_util::sync::CancellationToken::new();
     let (mut bases, mut servers, mut engine) = (Vec::new(), Vec::new(), None);
     for _ in 0..2 {
@@ -339,11 +328,7 @@ pub async fn run(seeds: &[u64]) -> Result<String, String> {
     }
     // unwrap: set in the loop's first round.
     let engine = engine.unwrap();
-    let client = reqwest::Client::builder()
-        .timeout(Duration::from_secs(10))
-        .pool_max_idle_per_host(1000)
-        .build()
-        .map_err(|e| e.to_string())?;
+    let client = runner_client()?;
     let start = Instant::now() + Duration::from_millis(500);
     let start_ms = now_ms() + 500;
     let mut tasks = Vec::new();
@@ -369,28 +354,7 @@ pub async fn run(seeds: &[u64]) -> Result<String, String> {
             let id = p.room.id.clone();
             tokio::spawn(async move {
                 tokio::time::sleep_until((start + at).into()).await;
-                let store = engine.room_store();
-                let change = |capacity, paused| RoomPatch {
-                    capacity,
-                    paused,
-                    ..RoomPatch::default()
-                };
-                // A change that fails shows in the figures (the crowd is not the simulator's).
-                let _ = match action {
-                    Admin::Capacity(c) => store
-                        .patch_room(&id, &change(Some(c), None))
-                        .await
-                        .map(drop),
-                    Admin::Pause => store
-                        .patch_room(&id, &change(None, Some(true)))
-                        .await
-                        .map(drop),
-                    Admin::Resume => store
-                        .patch_room(&id, &change(None, Some(false)))
-                        .await
-                        .map(drop),
-                    Admin::TopUp(n) => store.change_stock(&id, StockChange::Add(n)).await.map(drop),
-                };
+                apply(&engine, &id, action).await;
             });
         }
         tasks.push(visitors);
